@@ -1,0 +1,225 @@
+//! Helpers for topology hooks (GeneratePatches, ValidateTopology): typed builtin variables,
+//! user variables read into serde types, and selection of request items by template kind
+//! and holder field path.
+//!
+//! ```
+//! use capi_ext::hooks::v1alpha1::*;
+//! use capi_ext::topology::TemplateItem;
+//! use serde_json::json;
+//!
+//! let request: GeneratePatchesRequest = serde_json::from_value(json!({
+//!     "variables": [
+//!         {"name": "imageRepository", "value": "registry.example.com"},
+//!         {"name": "builtin", "value": {"cluster": {"name": "c1", "namespace": "default",
+//!             "topology": {"version": "v1.33.0", "classRef": {"name": "quick-start", "namespace": "default"}}}}}
+//!     ],
+//!     "items": [{
+//!         "uid": "1", "object": {"kind": "KubeadmControlPlaneTemplate", "spec": {}},
+//!         "holderReference": {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+//!             "namespace": "default", "name": "c1", "fieldPath": "spec.controlPlaneRef"},
+//!         "variables": [{"name": "builtin", "value": {"controlPlane": {"version": "v1.33.0", "replicas": 3}}}]
+//!     }]
+//! })).unwrap();
+//!
+//! let repo: String = request.variable("imageRepository").unwrap().unwrap();
+//! assert_eq!(repo, "registry.example.com");
+//! let item = request.items_of_kind("KubeadmControlPlaneTemplate").next().unwrap();
+//! let builtins = item.builtins(&request.variables).unwrap();
+//! assert_eq!(builtins.cluster.unwrap().topology.unwrap().version, "v1.33.0");
+//! assert_eq!(builtins.control_plane.unwrap().replicas, Some(3));
+//! ```
+
+use crate::hooks::v1alpha1::{
+    Builtins, GeneratePatchesRequest, GeneratePatchesRequestItem, HolderReference, ValidateTopologyRequest,
+    ValidateTopologyRequestItem, Variable,
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// The name of the builtin variable.
+pub const BUILTIN: &str = "builtin";
+
+/// A variable whose value does not fit the requested type.
+#[derive(Debug, thiserror::Error)]
+#[error("variable `{name}` does not have the expected shape: {source}")]
+pub struct VariableError {
+    /// The variable's name.
+    pub name: String,
+    /// Why decoding failed.
+    #[source]
+    pub source: serde_json::Error,
+}
+
+/// Reads variable `name` from a list into `T`; `Ok(None)` when the variable is absent.
+pub fn variable<T: DeserializeOwned>(variables: &[Variable], name: &str) -> Result<Option<T>, VariableError> {
+    variables
+        .iter()
+        .rev()
+        .find(|v| v.name == name)
+        .map(|v| T::deserialize(&v.value).map_err(|source| VariableError { name: name.to_string(), source }))
+        .transpose()
+}
+
+/// The typed `builtin` variable of a list (empty when absent).
+pub fn builtins(variables: &[Variable]) -> Result<Builtins, VariableError> {
+    Ok(variable(variables, BUILTIN)?.unwrap_or_default())
+}
+
+/// `namespace/name` of the Cluster named by the `builtin` variable, if any.
+pub fn cluster_key(variables: &[Variable]) -> Option<String> {
+    let cluster = variables.iter().find(|v| v.name == BUILTIN)?.value.get("cluster")?;
+    let name = cluster.get("name")?.as_str()?;
+    let namespace = cluster.get("namespace").and_then(Value::as_str).unwrap_or_default();
+    Some(format!("{namespace}/{name}"))
+}
+
+/// Deep-merges JSON objects: keys of `overlay` win, nested objects are merged.
+fn deep_merge(base: &mut Value, overlay: &Value) {
+    match (base, overlay) {
+        (Value::Object(base), Value::Object(overlay)) => {
+            for (key, value) in overlay {
+                deep_merge(base.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+        (base, overlay) => *base = overlay.clone(),
+    }
+}
+
+/// Global variables merged with an item's variables, the way CAPI's `MergeVariableMaps` does:
+/// item values win, `builtin` is deep-merged.
+pub fn merge_variables(global: &[Variable], item: &[Variable]) -> Vec<Variable> {
+    let mut merged: Vec<Variable> = global.to_vec();
+    for var in item {
+        match merged.iter_mut().find(|v| v.name == var.name) {
+            Some(existing) if var.name == BUILTIN => deep_merge(&mut existing.value, &var.value),
+            Some(existing) => existing.value = var.value.clone(),
+            None => merged.push(var.clone()),
+        }
+    }
+    merged
+}
+
+/// What topology request items have in common.
+pub trait TemplateItem {
+    /// The template object.
+    fn object(&self) -> &Value;
+    /// Where the template is used.
+    fn holder(&self) -> &HolderReference;
+    /// The item's own variables.
+    fn item_variables(&self) -> &[Variable];
+
+    /// The template's `kind`.
+    fn kind(&self) -> &str {
+        self.object().get("kind").and_then(Value::as_str).unwrap_or_default()
+    }
+
+    /// The template's `apiVersion`.
+    fn api_version(&self) -> &str {
+        self.object().get("apiVersion").and_then(Value::as_str).unwrap_or_default()
+    }
+
+    /// Whether the template is used by a holder of this kind at this field path,
+    /// e.g. `("MachineDeployment", "spec.template.spec.infrastructureRef")`.
+    fn held_by(&self, holder_kind: &str, field_path: &str) -> bool {
+        self.holder().kind == holder_kind && self.holder().field_path == field_path
+    }
+
+    /// The template decoded into a typed struct.
+    fn object_as<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        T::deserialize(self.object())
+    }
+
+    /// Global and item variables merged (item wins, `builtin` deep-merged).
+    fn variables(&self, global: &[Variable]) -> Vec<Variable> {
+        merge_variables(global, self.item_variables())
+    }
+
+    /// The merged, typed builtins for this item.
+    fn builtins(&self, global: &[Variable]) -> Result<Builtins, VariableError> {
+        builtins(&self.variables(global))
+    }
+
+    /// A variable for this item (item overrides win) read into `T`.
+    fn variable<T: DeserializeOwned>(&self, global: &[Variable], name: &str) -> Result<Option<T>, VariableError> {
+        match variable(self.item_variables(), name)? {
+            Some(v) if name != BUILTIN => Ok(Some(v)),
+            _ => variable(&self.variables(global), name),
+        }
+    }
+}
+
+macro_rules! template_items {
+    ($($item:ty => $req:ty),*) => {$(
+        impl TemplateItem for $item {
+            fn object(&self) -> &Value {
+                &self.object
+            }
+            fn holder(&self) -> &HolderReference {
+                &self.holder_reference
+            }
+            fn item_variables(&self) -> &[Variable] {
+                &self.variables
+            }
+        }
+
+        impl $req {
+            /// A global variable read into `T` (`Ok(None)` when absent).
+            pub fn variable<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, VariableError> {
+                variable(&self.variables, name)
+            }
+
+            /// The global typed builtins (only `cluster` is set at this level).
+            pub fn builtins(&self) -> Result<Builtins, VariableError> {
+                builtins(&self.variables)
+            }
+
+            /// Items whose template has this `kind`.
+            pub fn items_of_kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a $item> + 'a {
+                self.items.iter().filter(move |i| i.kind() == kind)
+            }
+
+            /// Items used by a holder of this kind at this field path.
+            pub fn items_held_by<'a>(&'a self, holder_kind: &'a str, field_path: &'a str) -> impl Iterator<Item = &'a $item> + 'a {
+                self.items.iter().filter(move |i| i.held_by(holder_kind, field_path))
+            }
+        }
+    )*};
+}
+
+template_items!(GeneratePatchesRequestItem => GeneratePatchesRequest, ValidateTopologyRequestItem => ValidateTopologyRequest);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn var(name: &str, value: Value) -> Variable {
+        Variable { name: name.into(), value }
+    }
+
+    #[test]
+    fn item_values_override_and_builtin_deep_merges() {
+        let global = vec![var("a", json!(1)), var("builtin", json!({"cluster": {"name": "c"}}))];
+        let item = vec![var("a", json!(2)), var("builtin", json!({"machineDeployment": {"class": "w"}}))];
+        let merged = merge_variables(&global, &item);
+        assert_eq!(variable::<i32>(&merged, "a").unwrap(), Some(2));
+        let b = builtins(&merged).unwrap();
+        assert_eq!(b.cluster.unwrap().name, "c");
+        assert_eq!(b.machine_deployment.unwrap().class, "w");
+    }
+
+    #[test]
+    fn wrong_shapes_name_the_variable() {
+        let vars = vec![var("replicas", json!("three"))];
+        let err = variable::<i32>(&vars, "replicas").unwrap_err();
+        assert!(err.to_string().starts_with("variable `replicas` does not have the expected shape"), "{err}");
+        assert_eq!(variable::<i32>(&vars, "missing").unwrap(), None);
+    }
+
+    #[test]
+    fn cluster_key_from_builtin() {
+        let vars = vec![var("builtin", json!({"cluster": {"name": "c1", "namespace": "ns"}}))];
+        assert_eq!(cluster_key(&vars).as_deref(), Some("ns/c1"));
+        assert_eq!(cluster_key(&[]), None);
+    }
+}
