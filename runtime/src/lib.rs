@@ -30,6 +30,8 @@
 //! }
 //! ```
 
+#[cfg(feature = "dev-certs")]
+pub mod dev_certs;
 pub mod duration;
 pub mod hooks;
 pub mod objects;

@@ -1,0 +1,168 @@
+//! A TLS test client that speaks HTTP/2 or HTTP/1.1 the way CAPI does (POST, no
+//! Content-Type), and a server started on loopback with fresh certificates.
+
+#![allow(dead_code)]
+
+use capi_ext::dev_certs::DevCerts;
+use capi_ext::{Extension, ServerOptions};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+
+/// A running server and what a test needs to reach it.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub admin: Vec<SocketAddr>,
+    pub certs: DevCerts,
+    pub dir: PathBuf,
+    stop: Option<oneshot::Sender<()>>,
+    pub done: tokio::task::JoinHandle<()>,
+}
+
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("capi-ext-test-{tag}-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+}
+
+impl TestServer {
+    pub async fn start(extension: Extension, tweak: impl FnOnce(&mut ServerOptions)) -> TestServer {
+        let dir = temp_dir("server");
+        let certs = DevCerts::generate(&[]).unwrap();
+        certs.write_to(&dir).unwrap();
+        let mut options = ServerOptions::local(&dir);
+        tweak(&mut options);
+        let bound = capi_ext::Server::bind(extension, options).await.unwrap();
+        let addr = bound.local_addr();
+        let admin = bound.admin_addrs();
+        let (tx, rx) = oneshot::channel();
+        let done = tokio::spawn(bound.serve(async {
+            let _ = rx.await;
+        }));
+        TestServer { addr, admin, certs, dir, stop: Some(tx), done }
+    }
+
+    pub fn client(&self) -> Client {
+        Client::new(self.addr, &self.certs.ca_pem, None)
+    }
+
+    /// Begins a graceful shutdown (what SIGTERM does).
+    pub fn shutdown(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.shutdown();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proto {
+    H2,
+    H1,
+}
+
+pub struct Answer {
+    pub status: u16,
+    pub body: serde_json::Value,
+    pub content_type: Option<String>,
+    pub alpn: Option<Vec<u8>>,
+    pub peer_cert: Vec<u8>,
+}
+
+#[derive(Clone)]
+pub struct Client {
+    addr: SocketAddr,
+    config_h2: Arc<rustls::ClientConfig>,
+    config_h1: Arc<rustls::ClientConfig>,
+}
+
+impl Client {
+    pub fn new(addr: SocketAddr, ca_pem: &str, identity: Option<(&str, &str)>) -> Client {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let make = |alpn: &[u8]| {
+            let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_root_certificates(roots.clone());
+            let mut config = match identity {
+                Some((cert, key)) => builder
+                    .with_client_auth_cert(
+                        CertificateDer::pem_slice_iter(cert.as_bytes()).map(Result::unwrap).collect(),
+                        PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
+                    )
+                    .unwrap(),
+                None => builder.with_no_client_auth(),
+            };
+            config.alpn_protocols = vec![alpn.to_vec()];
+            // Like Go's default client (no ClientSessionCache): every connection does a full
+            // handshake, so it sees the certificate currently served.
+            config.resumption = rustls::client::Resumption::disabled();
+            Arc::new(config)
+        };
+        Client { addr, config_h2: make(b"h2"), config_h1: make(b"http/1.1") }
+    }
+
+    /// One request on a fresh connection.
+    pub async fn post(&self, proto: Proto, path: &str, body: impl Into<Bytes>) -> Result<Answer, String> {
+        let config = if proto == Proto::H2 { &self.config_h2 } else { &self.config_h1 };
+        let connector = tokio_rustls::TlsConnector::from(config.clone());
+        let tcp = TcpStream::connect(self.addr).await.map_err(|e| format!("connect: {e}"))?;
+        let tls = connector
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .map_err(|e| format!("tls: {e}"))?;
+        let (_, session) = tls.get_ref();
+        let alpn = session.alpn_protocol().map(|p| p.to_vec());
+        let peer_cert = session.peer_certificates().map(|c| c[0].to_vec()).unwrap_or_default();
+        let io = TokioIo::new(tls);
+        let request = hyper::Request::post(format!("https://localhost{path}")).body(Full::new(body.into())).unwrap();
+        let response = match proto {
+            Proto::H2 => {
+                let (mut send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io).await.map_err(|e| format!("h2: {e}"))?;
+                tokio::spawn(conn);
+                send.send_request(request).await.map_err(|e| format!("request: {e}"))?
+            }
+            Proto::H1 => {
+                let (mut send, conn) = hyper::client::conn::http1::handshake(io).await.map_err(|e| format!("h1: {e}"))?;
+                tokio::spawn(conn);
+                send.send_request(request).await.map_err(|e| format!("request: {e}"))?
+            }
+        };
+        let status = response.status().as_u16();
+        let content_type = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_string());
+        let bytes = response.into_body().collect().await.map_err(|e| format!("body: {e}"))?.to_bytes();
+        let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into()));
+        Ok(Answer { status, body, content_type, alpn, peer_cert })
+    }
+}
+
+/// A plain-HTTP GET (metrics and probes).
+pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await.unwrap();
+    tokio::spawn(conn);
+    let response = send.send_request(hyper::Request::get(path).header("host", "x").body(Full::new(Bytes::new())).unwrap()).await.unwrap();
+    let status = response.status().as_u16();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
