@@ -1,0 +1,130 @@
+//! The example's handlers and their registration.
+
+use capi_ext::hooks::v1alpha1::*;
+use capi_ext::topology::TemplateItem;
+use capi_ext::{ExtensionBuilder, Registration};
+use serde_json::json;
+
+/// The annotation that releases a held Cluster.
+pub const APPROVED: &str = "quickstart.capi-ext.io/approved";
+/// The variable this extension declares and reads.
+pub const IMAGE_REPOSITORY: &str = "imageRepository";
+
+/// The example's handlers, ready for [`capi_ext::Server::run`].
+pub fn extension() -> ExtensionBuilder {
+    capi_ext::Extension::builder()
+        .handler(Registration::new(BeforeClusterCreate, "hold-until-approved", hold_until_approved).timeout_seconds(5))
+        .handler(Registration::new(DiscoverVariables, "variables", variables))
+        .handler(Registration::new(GeneratePatches, "patches", patches))
+        .handler(Registration::new(ValidateTopology, "validate", validate).failure_policy(FailurePolicy::Fail))
+}
+
+/// Holds creation until the Cluster is approved.
+pub async fn hold_until_approved(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
+    if req.cluster.metadata.annotations.get(APPROVED).map(String::as_str) == Some("true") {
+        BeforeClusterCreateResponse::success()
+    } else {
+        BeforeClusterCreateResponse::success()
+            .retry_after(10)
+            .with_message(format!("waiting for annotation {APPROVED}=true on Cluster {}", req.cluster.key()))
+    }
+}
+
+/// Declares `imageRepository`.
+pub async fn variables(_req: DiscoverVariablesRequest) -> DiscoverVariablesResponse {
+    DiscoverVariablesResponse::success().variable(ClusterClassVariable::new(
+        IMAGE_REPOSITORY,
+        false,
+        JSONSchemaProps::string()
+            .with_description("Registry the control plane images are pulled from.")
+            .with_default(json!("registry.k8s.io"))
+            .with_rule("!self.startsWith('docker.io')", "docker.io is rate limited; use a mirror"),
+    ))
+}
+
+/// Patches the templates.
+pub async fn patches(req: GeneratePatchesRequest) -> Result<GeneratePatchesResponse, String> {
+    let repository: String = req.variable(IMAGE_REPOSITORY).map_err(|e| e.to_string())?.unwrap_or_else(|| "registry.k8s.io".into());
+    let mut response = GeneratePatchesResponse::success();
+    for item in &req.items {
+        let patch = if item.kind() == "KubeadmControlPlaneTemplate" {
+            Patch::json().add("/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository", repository.clone())
+        } else if item.held_by("MachineDeployment", "spec.template.spec.infrastructureRef") {
+            let builtins = item.builtins(&req.variables).map_err(|e| e.to_string())?;
+            let class = builtins.machine_deployment.map(|md| md.class).unwrap_or_default();
+            Patch::merge(json!({"spec": {"template": {"metadata": {"labels": {"quickstart.capi-ext.io/class": class}}}}}))
+        } else {
+            continue;
+        };
+        response = response.patch(item.uid.clone(), patch);
+    }
+    Ok(response)
+}
+
+/// Rejects docker.io.
+pub async fn validate(req: ValidateTopologyRequest) -> ValidateTopologyResponse {
+    match req.variable::<String>(IMAGE_REPOSITORY) {
+        Ok(Some(repo)) if repo.starts_with("docker.io") => {
+            ValidateTopologyResponse::failure(format!("{IMAGE_REPOSITORY} {repo} is on docker.io, which is rate limited"))
+        }
+        Ok(_) => ValidateTopologyResponse::success(),
+        Err(e) => ValidateTopologyResponse::failure(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capi_ext::Extension;
+
+    fn ext() -> Extension {
+        extension().build().unwrap()
+    }
+
+    fn fixture<T: serde::de::DeserializeOwned>(hook: &str) -> T {
+        let path = format!("{}/../../testdata/hooks/{hook}/request.json", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn holds_until_approved() {
+        let mut req: BeforeClusterCreateRequest = fixture("beforeclustercreate");
+        let held = ext().call(BeforeClusterCreate, "hold-until-approved", &req).await.unwrap();
+        assert_eq!(held.retry_after_seconds, 10);
+        assert_eq!(held.message, "waiting for annotation quickstart.capi-ext.io/approved=true on Cluster team-a/prod-1");
+        req.cluster.metadata.annotations.insert(APPROVED.into(), "true".into());
+        let released = ext().call(BeforeClusterCreate, "hold-until-approved", &req).await.unwrap();
+        assert_eq!((released.status, released.retry_after_seconds), (ResponseStatus::Success, 0));
+    }
+
+    #[tokio::test]
+    async fn patches_control_plane_and_workers() {
+        let req: GeneratePatchesRequest = fixture("generatepatches");
+        let resp = ext().call(GeneratePatches, "patches", &req).await.unwrap();
+        assert_eq!(resp.items.len(), 2);
+        assert_eq!(
+            resp.items[0].patch,
+            Patch::json().add("/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository", "registry.example.com")
+        );
+        assert_eq!(resp.items[1].patch, Patch::merge(json!({"spec": {"template": {"metadata": {"labels": {"quickstart.capi-ext.io/class": "default-worker"}}}}})));
+    }
+
+    #[tokio::test]
+    async fn rejects_docker_io() {
+        let mut req: ValidateTopologyRequest = fixture("validatetopology");
+        assert_eq!(ext().call(ValidateTopology, "validate", &req).await.unwrap().status, ResponseStatus::Success);
+        req.variables[0].value = json!("docker.io/library");
+        let resp = ext().call(ValidateTopology, "validate", &req).await.unwrap();
+        assert_eq!(resp.status, ResponseStatus::Failure);
+        assert_eq!(resp.message, "imageRepository docker.io/library is on docker.io, which is rate limited");
+    }
+
+    #[tokio::test]
+    async fn declares_its_variable_and_handlers() {
+        let vars = ext().call(DiscoverVariables, "variables", &DiscoverVariablesRequest::new()).await.unwrap();
+        assert_eq!(vars.variables[0].name, IMAGE_REPOSITORY);
+        assert_eq!(vars.variables[0].required, Some(false));
+        let names: Vec<_> = ext().discover().await.handlers.into_iter().map(|h| h.name).collect();
+        assert_eq!(names, ["hold-until-approved", "variables", "patches", "validate"]);
+    }
+}
