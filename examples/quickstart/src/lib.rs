@@ -1,12 +1,31 @@
-//! The example's handlers and their registration.
+//! An example Cluster API Runtime Extension built with capi-ext: its handlers and their
+//! registration (the binary in `main.rs` serves them).
+//!
+//! - `BeforeClusterCreate` (`hold-until-approved`): holds the creation of a Cluster until it
+//!   carries the annotation `quickstart.capi-ext.io/approved: "true"`;
+//! - `AfterControlPlaneInitialized` (`control-plane-ready`): logs the event;
+//! - `BeforeClusterDelete` (`hold-delete`): holds deletion until the Cluster carries
+//!   `quickstart.capi-ext.io/delete-approved: "true"`;
+//! - `DiscoverVariables` (`variables`): declares the `imageRepository` variable;
+//! - `GeneratePatches` (`patches`): sets the image repository on control plane templates,
+//!   labels MachineDeployment infrastructure templates with their class, and records the
+//!   settings it received on the infrastructure cluster template;
+//! - `ValidateTopology` (`validate`): rejects topologies pulling images from docker.io.
+//!
+//! The setting `retryAfterSeconds` (from the ExtensionConfig) sets how often CAPI asks again
+//! while a Cluster is held (default 10).
 
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::topology::TemplateItem;
 use capi_ext::{ExtensionBuilder, Registration};
 use serde_json::json;
 
-/// The annotation that releases a held Cluster.
+/// The annotation that releases a Cluster held before creation.
 pub const APPROVED: &str = "quickstart.capi-ext.io/approved";
+/// The annotation that releases a Cluster held before deletion.
+pub const DELETE_APPROVED: &str = "quickstart.capi-ext.io/delete-approved";
+/// The setting that says how often CAPI asks again while a Cluster is held.
+pub const RETRY_SETTING: &str = "retryAfterSeconds";
 /// The variable this extension declares and reads.
 pub const IMAGE_REPOSITORY: &str = "imageRepository";
 
@@ -14,19 +33,46 @@ pub const IMAGE_REPOSITORY: &str = "imageRepository";
 pub fn extension() -> ExtensionBuilder {
     capi_ext::Extension::builder()
         .handler(Registration::new(BeforeClusterCreate, "hold-until-approved", hold_until_approved).timeout_seconds(5))
+        .handler(Registration::new(AfterControlPlaneInitialized, "control-plane-ready", control_plane_ready))
+        .handler(Registration::new(BeforeClusterDelete, "hold-delete", hold_delete).timeout_seconds(5))
         .handler(Registration::new(DiscoverVariables, "variables", variables))
         .handler(Registration::new(GeneratePatches, "patches", patches))
         .handler(Registration::new(ValidateTopology, "validate", validate).failure_policy(FailurePolicy::Fail))
 }
 
+fn approved(cluster: &capi_ext::objects::Cluster, annotation: &str) -> bool {
+    cluster.metadata.annotations.get(annotation).map(String::as_str) == Some("true")
+}
+
+fn retry_seconds(settings: &Settings) -> i32 {
+    settings.get(RETRY_SETTING).and_then(|s| s.parse().ok()).unwrap_or(10)
+}
+
 /// Holds creation until the Cluster is approved.
 pub async fn hold_until_approved(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
-    if req.cluster.metadata.annotations.get(APPROVED).map(String::as_str) == Some("true") {
+    if approved(&req.cluster, APPROVED) {
         BeforeClusterCreateResponse::success()
     } else {
         BeforeClusterCreateResponse::success()
-            .retry_after(10)
+            .retry_after(retry_seconds(&req.settings))
             .with_message(format!("waiting for annotation {APPROVED}=true on Cluster {}", req.cluster.key()))
+    }
+}
+
+/// Notes that a Cluster's control plane is up.
+pub async fn control_plane_ready(req: AfterControlPlaneInitializedRequest) -> AfterControlPlaneInitializedResponse {
+    tracing::info!(cluster = %req.cluster.key(), "control plane initialized");
+    AfterControlPlaneInitializedResponse::success()
+}
+
+/// Holds deletion until the Cluster is approved for deletion.
+pub async fn hold_delete(req: BeforeClusterDeleteRequest) -> BeforeClusterDeleteResponse {
+    if approved(&req.cluster, DELETE_APPROVED) {
+        BeforeClusterDeleteResponse::success()
+    } else {
+        BeforeClusterDeleteResponse::success()
+            .retry_after(retry_seconds(&req.settings))
+            .with_message(format!("waiting for annotation {DELETE_APPROVED}=true on Cluster {}", req.cluster.key()))
     }
 }
 
@@ -42,13 +88,20 @@ pub async fn variables(_req: DiscoverVariablesRequest) -> DiscoverVariablesRespo
     ))
 }
 
-/// Patches the templates.
+/// Patches the templates: the image repository on control plane templates, the class label
+/// on MachineDeployment infrastructure templates, and the settings the extension received
+/// (ExtensionConfig settings overlaid by the ClusterClass patch's) on the infrastructure
+/// cluster template.
 pub async fn patches(req: GeneratePatchesRequest) -> Result<GeneratePatchesResponse, String> {
     let repository: String = req.variable(IMAGE_REPOSITORY).map_err(|e| e.to_string())?.unwrap_or_else(|| "registry.k8s.io".into());
     let mut response = GeneratePatchesResponse::success();
     for item in &req.items {
         let patch = if item.kind() == "KubeadmControlPlaneTemplate" {
             Patch::json().add("/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository", repository.clone())
+        } else if item.held_by("Cluster", "spec.controlPlaneRef") {
+            Patch::json().add("/spec/template/spec/imageRepository", repository.clone())
+        } else if item.held_by("Cluster", "spec.infrastructureRef") {
+            Patch::merge(json!({"spec": {"template": {"spec": {"extensionSettings": req.settings}}}}))
         } else if item.held_by("MachineDeployment", "spec.template.spec.infrastructureRef") {
             let builtins = item.builtins(&req.variables).map_err(|e| e.to_string())?;
             let class = builtins.machine_deployment.map(|md| md.class).unwrap_or_default();
@@ -98,6 +151,16 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn holds_deletion_with_the_configured_retry() {
+        let mut req: BeforeClusterDeleteRequest = fixture("beforeclusterdelete");
+        req.settings.insert(RETRY_SETTING.into(), "2".into());
+        let held = ext().call(BeforeClusterDelete, "hold-delete", &req).await.unwrap();
+        assert_eq!(held.retry_after_seconds, 2);
+        req.cluster.metadata.annotations.insert(DELETE_APPROVED.into(), "true".into());
+        assert_eq!(ext().call(BeforeClusterDelete, "hold-delete", &req).await.unwrap().retry_after_seconds, 0);
+    }
+
+    #[tokio::test]
     async fn patches_control_plane_and_workers() {
         let req: GeneratePatchesRequest = fixture("generatepatches");
         let resp = ext().call(GeneratePatches, "patches", &req).await.unwrap();
@@ -125,6 +188,6 @@ mod tests {
         assert_eq!(vars.variables[0].name, IMAGE_REPOSITORY);
         assert_eq!(vars.variables[0].required, Some(false));
         let names: Vec<_> = ext().discover().await.handlers.into_iter().map(|h| h.name).collect();
-        assert_eq!(names, ["hold-until-approved", "variables", "patches", "validate"]);
+        assert_eq!(names, ["hold-until-approved", "control-plane-ready", "hold-delete", "variables", "patches", "validate"]);
     }
 }

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds etcd, kube-apiserver and the Cluster API core manager from the Go module proxy, each
+# in a wrapper module of its own, into a cache outside the repository keyed by version:
+#   $CAPI_EXT_CACHE/e2e/bin/{etcd,kube-apiserver,capi-manager}-<version>
+#   $CAPI_EXT_CACHE/e2e/assets/capi-<version>/{crds/*.yaml,webhooks.yaml}
+# A warm cache makes this a no-op. Prints the paths it produced.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../versions.env
+source "$here/versions.env"
+CACHE=${CAPI_EXT_CACHE:-$HOME/.cache/capi-ext}/e2e
+BIN=$CACHE/bin; SRC=$CACHE/src
+mkdir -p "$BIN" "$SRC"
+export CGO_ENABLED=0 GOFLAGS=-mod=mod
+log() { echo "[build-binaries] $*" >&2; }
+
+wrapper() { # dir module
+  mkdir -p "$1"; cd "$1"
+  [ -f go.mod ] || go mod init "$2" >/dev/null 2>&1
+  go mod edit -go=1.26.0
+}
+
+build_etcd() {
+  local out=$BIN/etcd-$ETCD_VERSION
+  [ -x "$out" ] && return
+  log "building etcd $ETCD_VERSION"
+  wrapper "$SRC/etcd-$ETCD_VERSION" capi-ext.local/etcd-build
+  go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2
+  go build -trimpath -ldflags "-s -w" -o "$out.tmp" go.etcd.io/etcd/server/v3
+  mv "$out.tmp" "$out"
+}
+
+build_apiserver() {
+  local out=$BIN/kube-apiserver-$KUBERNETES_VERSION
+  [ -x "$out" ] && return
+  log "building kube-apiserver $KUBERNETES_VERSION"
+  wrapper "$SRC/kube-apiserver-$KUBERNETES_VERSION" capi-ext.local/kube-apiserver-build
+  local gomod minor
+  gomod=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
+  for m in $(sed -n 's|^[[:space:]]*\(k8s.io/[^ ]*\) => \./staging/.*|\1|p' "$gomod"); do
+    go mod edit -replace="$m=$m@$KUBERNETES_STAGING_VERSION"
+  done
+  go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION" >&2
+  minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
+  local ldf="-s -w" p
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldf="$ldf -X $p.gitVersion=$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.gitCommit=module-proxy"
+  done
+  go build -trimpath -ldflags "$ldf" -o "$out.tmp" k8s.io/kubernetes/cmd/kube-apiserver
+  mv "$out.tmp" "$out"
+}
+
+build_capi() {
+  local out=$BIN/capi-manager-$CAPI_VERSION assets=$CACHE/assets/capi-$CAPI_VERSION
+  if [ ! -x "$out" ]; then
+    log "building the Cluster API core manager $CAPI_VERSION"
+    wrapper "$SRC/capi-$CAPI_VERSION" capi-ext.local/capi-build
+    go mod edit -require="sigs.k8s.io/cluster-api/api@$CAPI_VERSION" \
+      -replace="sigs.k8s.io/cluster-api/api=sigs.k8s.io/cluster-api/api@$CAPI_VERSION"
+    go get -tool "sigs.k8s.io/cluster-api/core@$CAPI_VERSION" >&2
+    local minor; minor=$(echo "$CAPI_VERSION" | cut -d. -f2)
+    go build -trimpath -o "$out.tmp" \
+      -ldflags "-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$minor" \
+      sigs.k8s.io/cluster-api/core
+    mv "$out.tmp" "$out"
+  fi
+  if [ ! -f "$assets/webhooks.yaml" ]; then
+    cd "$SRC/capi-$CAPI_VERSION"
+    local dir; dir=$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)
+    mkdir -p "$assets/crds"
+    cp "$dir"/core/config/crd/bases/*.yaml "$assets/crds/"
+    cp "$dir"/core/config/webhook/manifests.yaml "$assets/webhooks.yaml.tmp"
+    mv "$assets/webhooks.yaml.tmp" "$assets/webhooks.yaml"
+  fi
+}
+
+build_etcd
+build_capi
+build_apiserver
+echo "ETCD=$BIN/etcd-$ETCD_VERSION"
+echo "KUBE_APISERVER=$BIN/kube-apiserver-$KUBERNETES_VERSION"
+echo "CAPI_MANAGER=$BIN/capi-manager-$CAPI_VERSION"
+echo "CAPI_ASSETS=$CACHE/assets/capi-$CAPI_VERSION"
