@@ -75,7 +75,11 @@ impl HookInfo {
         if handler.is_empty() {
             format!("/{GROUP}/{VERSION}/{}", self.path_segment)
         } else {
-            format!("/{GROUP}/{VERSION}/{}/{}", self.path_segment, handler.to_lowercase())
+            format!(
+                "/{GROUP}/{VERSION}/{}/{}",
+                self.path_segment,
+                handler.to_lowercase()
+            )
         }
     }
 
@@ -160,7 +164,11 @@ mod tests {
 
     #[test]
     fn blocking_hooks_are_the_retry_hooks() {
-        let blocking: Vec<_> = HOOKS.iter().filter(|h| h.blocking).map(|h| h.name).collect();
+        let blocking: Vec<_> = HOOKS
+            .iter()
+            .filter(|h| h.blocking)
+            .map(|h| h.name)
+            .collect();
         assert_eq!(
             blocking,
             [
@@ -182,6 +190,10 @@ mod tests {
         let v1_11 = CapiVersion::new(1, 11);
         assert_eq!(HOOKS.iter().filter(|h| h.known_by(v1_11)).count(), 10);
         assert!(HOOKS.iter().all(|h| h.known_by(CapiVersion::DEFAULT)));
-        assert!(!find("DiscoverVariables").unwrap().known_by(CapiVersion::new(1, 3)));
+        assert!(
+            !find("DiscoverVariables")
+                .unwrap()
+                .known_by(CapiVersion::new(1, 3))
+        );
     }
 }

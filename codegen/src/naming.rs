@@ -38,7 +38,12 @@ impl std::error::Error for InvalidName {}
 /// assert!(validate_dns_label("a.b").is_err());
 /// ```
 pub fn validate_dns_label(name: &str) -> Result<(), InvalidName> {
-    let fail = |reason| Err(InvalidName { name: name.to_string(), reason });
+    let fail = |reason| {
+        Err(InvalidName {
+            name: name.to_string(),
+            reason,
+        })
+    };
     if name.is_empty() {
         return fail("it is empty");
     }
@@ -51,7 +56,10 @@ pub fn validate_dns_label(name: &str) -> Result<(), InvalidName> {
     if name.bytes().any(|b| b.is_ascii_uppercase()) {
         return fail("it contains uppercase letters");
     }
-    if !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
         return fail("it contains characters other than a-z, 0-9 and '-'");
     }
     if name.starts_with('-') || name.ends_with('-') {
@@ -91,7 +99,11 @@ pub fn to_dns_label(text: &str) -> String {
     while label.ends_with('-') {
         label.pop();
     }
-    if label.is_empty() { "handler".to_string() } else { label }
+    if label.is_empty() {
+        "handler".to_string()
+    } else {
+        label
+    }
 }
 
 /// Why a handler timeout is not acceptable to CAPI.
@@ -128,7 +140,10 @@ pub fn validate_timeout(seconds: i64) -> Result<i32, InvalidTimeout> {
 
 /// The candidate closest to `input` (case-insensitive edit distance), if it is close enough
 /// to be a plausible typo.
-pub fn did_you_mean<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    input: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let needle = input.to_lowercase();
     candidates
         .into_iter()
@@ -179,13 +194,21 @@ mod tests {
     fn timeouts() {
         assert_eq!(validate_timeout(0), Ok(0));
         assert_eq!(validate_timeout(30), Ok(30));
-        assert!(validate_timeout(-1).unwrap_err().to_string().contains("0..=30"));
+        assert!(
+            validate_timeout(-1)
+                .unwrap_err()
+                .to_string()
+                .contains("0..=30")
+        );
         assert!(validate_timeout(i64::MAX).is_err());
     }
 
     #[test]
     fn suggestions() {
-        assert_eq!(did_you_mean("GeneratePatch", ["GeneratePatches", "ValidateTopology"]), Some("GeneratePatches"));
+        assert_eq!(
+            did_you_mean("GeneratePatch", ["GeneratePatches", "ValidateTopology"]),
+            Some("GeneratePatches")
+        );
         assert_eq!(did_you_mean("xyz", ["GeneratePatches"]), None);
         assert_eq!(to_dns_label("__Weird__Name__"), "weird-name");
         assert_eq!(to_dns_label("!!!"), "handler");

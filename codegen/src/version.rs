@@ -87,8 +87,17 @@ mod tests {
 
     #[test]
     fn parses_common_spellings() {
-        for (text, want) in [("1.14", (1, 14)), ("v1.12", (1, 12)), ("1.13.4", (1, 13)), (" v1.2.0 ", (1, 2))] {
-            assert_eq!(text.parse::<CapiVersion>().unwrap(), CapiVersion::new(want.0, want.1), "{text}");
+        for (text, want) in [
+            ("1.14", (1, 14)),
+            ("v1.12", (1, 12)),
+            ("1.13.4", (1, 13)),
+            (" v1.2.0 ", (1, 2)),
+        ] {
+            assert_eq!(
+                text.parse::<CapiVersion>().unwrap(),
+                CapiVersion::new(want.0, want.1),
+                "{text}"
+            );
         }
     }
 

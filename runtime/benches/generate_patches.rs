@@ -5,7 +5,7 @@
 
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::{Extension, Registration};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_main};
 use serde_json::json;
 use std::hint::black_box;
 
@@ -36,22 +36,33 @@ fn request_body() -> Vec<u8> {
 }
 
 async fn label_each_item(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
-    req.items.iter().fold(GeneratePatchesResponse::success(), |resp, item| {
-        resp.patch(item.uid.clone(), Patch::json().add("/spec/template/metadata/labels/patched", "true"))
-    })
+    req.items
+        .iter()
+        .fold(GeneratePatchesResponse::success(), |resp, item| {
+            resp.patch(
+                item.uid.clone(),
+                Patch::json().add("/spec/template/metadata/labels/patched", "true"),
+            )
+        })
 }
 
 fn bench(c: &mut Criterion) {
     let body = request_body();
-    let extension =
-        Extension::builder().handler(Registration::new(GeneratePatches, "label", label_each_item)).build().unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let extension = Extension::builder()
+        .handler(Registration::new(GeneratePatches, "label", label_each_item))
+        .build()
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let path = GeneratePatches::info().path("label");
     let mut group = c.benchmark_group("generate_patches_200KiB_50_items");
     group.throughput(Throughput::Bytes(body.len() as u64));
     group.bench_function("dispatch", |b| {
         b.iter(|| {
-            let reply = runtime.block_on(extension.dispatch(&path, Some("timeout=10s"), black_box(&body)));
+            let reply =
+                runtime.block_on(extension.dispatch(&path, Some("timeout=10s"), black_box(&body)));
             assert_eq!(reply.status, 200);
             black_box(reply.body)
         })
@@ -59,9 +70,15 @@ fn bench(c: &mut Criterion) {
     group.bench_function("codec_only", |b| {
         b.iter(|| {
             let req: GeneratePatchesRequest = serde_json::from_slice(black_box(&body)).unwrap();
-            let resp = req.items.iter().fold(GeneratePatchesResponse::success(), |resp, item| {
-                resp.patch(item.uid.clone(), Patch::json().add("/spec/template/metadata/labels/patched", "true"))
-            });
+            let resp = req
+                .items
+                .iter()
+                .fold(GeneratePatchesResponse::success(), |resp, item| {
+                    resp.patch(
+                        item.uid.clone(),
+                        Patch::json().add("/spec/template/metadata/labels/patched", "true"),
+                    )
+                });
             black_box(serde_json::to_vec(&resp).unwrap())
         })
     });
@@ -69,5 +86,9 @@ fn bench(c: &mut Criterion) {
     eprintln!("request body: {} bytes", body.len());
 }
 
-criterion_group!(benches, bench);
+#[allow(missing_docs)]
+mod group {
+    criterion::criterion_group!(benches, super::bench);
+}
+use group::benches;
 criterion_main!(benches);

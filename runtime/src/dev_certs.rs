@@ -9,7 +9,9 @@
 //! assert!(certs.key_pem.contains("PRIVATE KEY"));
 //! ```
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType,
+};
 use std::io::Write;
 use std::net::IpAddr;
 use std::path::Path;
@@ -45,9 +47,15 @@ pub enum DevCertsError {
 
 fn ca_params() -> Result<CertificateParams, rcgen::Error> {
     let mut params = CertificateParams::new(Vec::<String>::new())?;
-    params.distinguished_name.push(DnType::CommonName, "capi-ext development CA");
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "capi-ext development CA");
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     Ok(params)
 }
 
@@ -58,21 +66,40 @@ impl DevCerts {
         let ca_key = KeyPair::generate()?;
         let ca_params = ca_params()?;
         let ca_cert = ca_params.self_signed(&ca_key)?;
-        let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
+        let mut names = vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "::1".to_string(),
+        ];
         names.extend(extra_names.iter().map(|s| s.to_string()));
-        let (cert_pem, key_pem) = Self::sign(&ca_params, &ca_key, "capi-ext serving certificate", &names)?;
-        Ok(DevCerts { ca_pem: ca_cert.pem(), ca_key_pem: ca_key.serialize_pem(), cert_pem, key_pem })
+        let (cert_pem, key_pem) =
+            Self::sign(&ca_params, &ca_key, "capi-ext serving certificate", &names)?;
+        Ok(DevCerts {
+            ca_pem: ca_cert.pem(),
+            ca_key_pem: ca_key.serialize_pem(),
+            cert_pem,
+            key_pem,
+        })
     }
 
     /// Signs a new leaf certificate with this CA (e.g. a client certificate for mTLS, or a
     /// rotated serving certificate). Returns `(cert_pem, key_pem)`.
-    pub fn sign_leaf(&self, common_name: &str, names: &[&str]) -> Result<(String, String), DevCertsError> {
+    pub fn sign_leaf(
+        &self,
+        common_name: &str,
+        names: &[&str],
+    ) -> Result<(String, String), DevCertsError> {
         let ca_key = KeyPair::from_pem(&self.ca_key_pem)?;
         let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
         Self::sign(&ca_params()?, &ca_key, common_name, &names)
     }
 
-    fn sign(ca_params: &CertificateParams, ca_key: &KeyPair, cn: &str, names: &[String]) -> Result<(String, String), DevCertsError> {
+    fn sign(
+        ca_params: &CertificateParams,
+        ca_key: &KeyPair,
+        cn: &str,
+        names: &[String],
+    ) -> Result<(String, String), DevCertsError> {
         let key = KeyPair::generate()?;
         let mut params = CertificateParams::new(Vec::<String>::new())?;
         params.distinguished_name.push(DnType::CommonName, cn);
@@ -96,7 +123,11 @@ impl DevCerts {
             move |source| DevCertsError::Write { path, source }
         };
         std::fs::create_dir_all(dir).map_err(io(dir))?;
-        for (name, content) in [("ca.crt", &self.ca_pem), ("tls.crt", &self.cert_pem), ("tls.key", &self.key_pem)] {
+        for (name, content) in [
+            ("ca.crt", &self.ca_pem),
+            ("tls.crt", &self.cert_pem),
+            ("tls.key", &self.key_pem),
+        ] {
             write_atomic(&dir.join(name), content.as_bytes()).map_err(io(&dir.join(name)))?;
         }
         Ok(())

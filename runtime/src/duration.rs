@@ -28,7 +28,9 @@ pub fn parse_go_duration(text: &str) -> Option<Duration> {
         }
         let value: f64 = rest[..num_len].parse().ok()?;
         rest = &rest[num_len..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
         let scale = match &rest[..unit_len] {
             "ns" => 1e-9,
             "us" | "µs" | "μs" => 1e-6,
@@ -47,7 +49,11 @@ pub fn parse_go_duration(text: &str) -> Option<Duration> {
 /// Formats a duration the short way Go does for whole values (`10s`, `1m0s` is written `60s`).
 pub fn format_seconds(duration: Duration) -> String {
     let secs = duration.as_secs_f64();
-    if secs.fract() == 0.0 { format!("{}s", secs as u64) } else { format!("{secs}s") }
+    if secs.fract() == 0.0 {
+        format!("{}s", secs as u64)
+    } else {
+        format!("{secs}s")
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@ use http::StatusCode;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RequestError {
     /// No handler at this path.
-    #[error("no handler is registered at {path}: expected /hooks.runtime.cluster.x-k8s.io/v1alpha1/<hook>/<handler> (known: {known})")]
+    #[error(
+        "no handler is registered at {path}: expected /hooks.runtime.cluster.x-k8s.io/v1alpha1/<hook>/<handler> (known: {known})"
+    )]
     NotFound {
         /// The request path.
         path: String,
@@ -33,7 +35,9 @@ pub enum RequestError {
         message: String,
     },
     /// The body is larger than the configured limit.
-    #[error("request body is larger than the limit of {limit} bytes (raise it with --max-request-body-bytes)")]
+    #[error(
+        "request body is larger than the limit of {limit} bytes (raise it with --max-request-body-bytes)"
+    )]
     PayloadTooLarge {
         /// The limit in bytes.
         limit: usize,
@@ -85,11 +89,31 @@ mod tests {
     fn shapes() {
         let err = RequestError::PayloadTooLarge { limit: 10 };
         assert_eq!(err.status_code(), 413);
-        let body: serde_json::Value = serde_json::from_slice(&err.body(Some("GeneratePatchesResponse"))).unwrap();
+        let body: serde_json::Value =
+            serde_json::from_slice(&err.body(Some("GeneratePatchesResponse"))).unwrap();
         assert_eq!(body["status"], "Failure");
         assert_eq!(body["kind"], "GeneratePatchesResponse");
-        assert!(body["message"].as_str().unwrap().contains("--max-request-body-bytes"));
-        assert_eq!(RequestError::NotFound { path: "/x".into(), known: String::new() }.status_code(), 404);
-        assert_eq!(RequestError::BadRequest { kind: "K", message: "m".into() }.status_code(), 400);
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("--max-request-body-bytes")
+        );
+        assert_eq!(
+            RequestError::NotFound {
+                path: "/x".into(),
+                known: String::new()
+            }
+            .status_code(),
+            404
+        );
+        assert_eq!(
+            RequestError::BadRequest {
+                kind: "K",
+                message: "m".into()
+            }
+            .status_code(),
+            400
+        );
     }
 }

@@ -4,8 +4,8 @@
 use crate::duration::{format_seconds, parse_go_duration};
 use crate::error::RequestError;
 use crate::hooks::v1alpha1::{
-    API_VERSION, DiscoveryResponse, ExtensionHandler, FailurePolicy, GroupVersionHook, Hook, HookRequest, HookResponse,
-    IntoHookResponse, ResponseStatus,
+    API_VERSION, DiscoveryResponse, ExtensionHandler, FailurePolicy, GroupVersionHook, Hook,
+    HookRequest, HookResponse, IntoHookResponse, ResponseStatus,
 };
 use capi_ext_codegen::catalog::{self, HookInfo};
 use capi_ext_codegen::naming;
@@ -43,16 +43,24 @@ struct TypedHandler<H, F> {
 
 fn encode<R: HookResponse>(response: R) -> Encoded {
     let status = response.status();
-    serde_json::to_vec(&response).map(|body| (body, status)).map_err(|e| e.to_string())
+    serde_json::to_vec(&response)
+        .map(|body| (body, status))
+        .map_err(|e| e.to_string())
 }
 
 /// Decodes a request body into a hook's request type, checking `apiVersion` and `kind`.
 pub(crate) fn decode_request<H: Hook>(body: &[u8]) -> Result<H::Request, RequestError> {
     let info = H::info();
-    let bad = |message: String| RequestError::BadRequest { kind: info.request_kind, message };
+    let bad = |message: String| RequestError::BadRequest {
+        kind: info.request_kind,
+        message,
+    };
     let request: H::Request = serde_json::from_slice(body).map_err(|e| bad(e.to_string()))?;
     if !request.api_version().is_empty() && request.api_version() != API_VERSION {
-        return Err(bad(format!("apiVersion is `{}`, expected `{API_VERSION}`", request.api_version())));
+        return Err(bad(format!(
+            "apiVersion is `{}`, expected `{API_VERSION}`",
+            request.api_version()
+        )));
     }
     if !request.kind().is_empty() && request.kind() != info.request_kind {
         return Err(bad(format!(
@@ -203,7 +211,11 @@ impl ExtensionBuilder {
                     "{what}: the name is already used by a {previous} handler; handler names must be unique within an extension"
                 ));
             }
-            let timeout = match reg.timeout_seconds.map(naming::validate_timeout).transpose() {
+            let timeout = match reg
+                .timeout_seconds
+                .map(naming::validate_timeout)
+                .transpose()
+            {
                 Ok(t) => t.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
                 Err(e) => {
                     problems.push(format!("{what}: {e}"));
@@ -219,11 +231,18 @@ impl ExtensionBuilder {
             }
             handlers.push(ExtensionHandler {
                 name: reg.name.clone(),
-                request_hook: GroupVersionHook { api_version: API_VERSION.to_string(), hook: reg.hook.name.to_string() },
+                request_hook: GroupVersionHook {
+                    api_version: API_VERSION.to_string(),
+                    hook: reg.hook.name.to_string(),
+                },
                 timeout_seconds: Some(timeout),
                 failure_policy: Some(reg.failure_policy),
             });
-            let effective_timeout = if timeout == 0 { DEFAULT_TIMEOUT_SECONDS } else { timeout };
+            let effective_timeout = if timeout == 0 {
+                DEFAULT_TIMEOUT_SECONDS
+            } else {
+                timeout
+            };
             routes.insert(
                 reg.hook.path(&reg.name),
                 Route {
@@ -240,9 +259,20 @@ impl ExtensionBuilder {
         for s in &skipped {
             tracing::warn!("{s}");
         }
-        let discovery = DiscoveryResponse { handlers: handlers.clone(), ..DiscoveryResponse::success() };
+        let discovery = DiscoveryResponse {
+            handlers: handlers.clone(),
+            ..DiscoveryResponse::success()
+        };
         let discovery_body = serde_json::to_vec(&discovery).expect("discovery always serializes");
-        Ok(Extension { inner: Arc::new(Inner { routes, handlers, skipped, discovery_body, target: self.target }) })
+        Ok(Extension {
+            inner: Arc::new(Inner {
+                routes,
+                handlers,
+                skipped,
+                discovery_body,
+                target: self.target,
+            }),
+        })
     }
 }
 
@@ -300,7 +330,10 @@ impl Reply {
 impl Extension {
     /// Starts a builder.
     pub fn builder() -> ExtensionBuilder {
-        ExtensionBuilder { registrations: Vec::new(), target: CapiVersion::DEFAULT }
+        ExtensionBuilder {
+            registrations: Vec::new(),
+            target: CapiVersion::DEFAULT,
+        }
     }
 
     /// The handlers advertised in Discovery, in registration order.
@@ -330,7 +363,12 @@ impl Extension {
     pub async fn dispatch(&self, path: &str, query: Option<&str>, body: &[u8]) -> Reply {
         let discovery = catalog::find("Discovery").expect("Discovery is in the catalog");
         if path == discovery.path("") {
-            if let Err(err) = decode_request::<crate::hooks::v1alpha1::Discovery>(if body.is_empty() { b"{}" } else { body })
+            if let Err(err) =
+                decode_request::<crate::hooks::v1alpha1::Discovery>(if body.is_empty() {
+                    b"{}"
+                } else {
+                    body
+                })
             {
                 return Reply::error(err, Some(discovery), "");
             }
@@ -356,14 +394,22 @@ impl Extension {
         let encoded = match tokio::time::timeout(deadline, task).await {
             Ok(Ok(encoded)) => encoded,
             Ok(Err(join)) => {
-                let panic = join.try_into_panic().ok().map(|p| panic_message(&*p)).unwrap_or_else(|| "cancelled".into());
+                let panic = join
+                    .try_into_panic()
+                    .ok()
+                    .map(|p| panic_message(&*p))
+                    .unwrap_or_else(|| "cancelled".into());
                 tracing::error!(hook = route.hook.name, handler = %route.name, panic = %panic, "handler panicked");
                 (prepared.failure)(format!("handler {} panicked: {panic}", route.name))
             }
             Err(_) => {
                 abort.abort();
                 tracing::warn!(hook = route.hook.name, handler = %route.name, "handler missed its deadline");
-                (prepared.failure)(format!("handler {} did not answer within {}", route.name, format_seconds(deadline)))
+                (prepared.failure)(format!(
+                    "handler {} did not answer within {}",
+                    route.name,
+                    format_seconds(deadline)
+                ))
             }
         };
         match encoded {
@@ -382,9 +428,14 @@ impl Extension {
     fn not_found(&self, path: &str) -> RequestError {
         let mut known: Vec<&str> = self.inner.routes.keys().map(String::as_str).collect();
         known.sort_unstable();
-        let discovery = catalog::find("Discovery").expect("Discovery is in the catalog").path("");
+        let discovery = catalog::find("Discovery")
+            .expect("Discovery is in the catalog")
+            .path("");
         known.insert(0, &discovery);
-        RequestError::NotFound { path: path.to_string(), known: known.join(", ") }
+        RequestError::NotFound {
+            path: path.to_string(),
+            known: known.join(", "),
+        }
     }
 
     /// Calls a handler in-process through the same decode → handle → encode path the server
@@ -405,19 +456,28 @@ impl Extension {
     /// assert_eq!(response.retry_after_seconds, 10);
     /// # }
     /// ```
-    pub async fn call<H: Hook>(&self, hook: H, handler: &str, request: &H::Request) -> Result<H::Response, CallError> {
+    pub async fn call<H: Hook>(
+        &self,
+        hook: H,
+        handler: &str,
+        request: &H::Request,
+    ) -> Result<H::Response, CallError> {
         let _ = hook;
         let body = serde_json::to_vec(request).map_err(|e| CallError::Encode(e.to_string()))?;
         let reply = self.dispatch(&H::info().path(handler), None, &body).await;
         if reply.status != http::StatusCode::OK {
-            return Err(CallError::Status(reply.status.as_u16(), String::from_utf8_lossy(&reply.body).into_owned()));
+            return Err(CallError::Status(
+                reply.status.as_u16(),
+                String::from_utf8_lossy(&reply.body).into_owned(),
+            ));
         }
         serde_json::from_slice(&reply.body).map_err(|e| CallError::Decode(e.to_string()))
     }
 
     /// The Discovery response, decoded, as CAPI would receive it.
     pub async fn discover(&self) -> DiscoveryResponse {
-        serde_json::from_slice(&self.inner.discovery_body).expect("the discovery body is a DiscoveryResponse")
+        serde_json::from_slice(&self.inner.discovery_body)
+            .expect("the discovery body is a DiscoveryResponse")
     }
 }
 
@@ -473,18 +533,31 @@ mod tests {
         assert_eq!(err.problems.len(), 3, "{err}");
         let text = err.to_string();
         assert!(text.contains("handler `Bad_Name` (BeforeClusterCreate): handler name `Bad_Name` is not a DNS-1123 label"), "{text}");
-        assert!(text.contains("handler `dup` (BeforeClusterCreate): the name is already used"), "{text}");
-        assert!(text.contains("handler `slow` (BeforeClusterCreate): timeout of 31 seconds"), "{text}");
+        assert!(
+            text.contains("handler `dup` (BeforeClusterCreate): the name is already used"),
+            "{text}"
+        );
+        assert!(
+            text.contains("handler `slow` (BeforeClusterCreate): timeout of 31 seconds"),
+            "{text}"
+        );
     }
 
     #[test]
     fn discovery_is_not_registrable() {
         let err = Extension::builder()
-            .handler(Registration::new(Discovery, "d", |_: DiscoveryRequest| async { DiscoveryResponse::success() }))
+            .handler(Registration::new(
+                Discovery,
+                "d",
+                |_: DiscoveryRequest| async { DiscoveryResponse::success() },
+            ))
             .build()
             .err()
             .unwrap();
-        assert!(err.to_string().contains("Discovery is answered by the runtime"));
+        assert!(
+            err.to_string()
+                .contains("Discovery is answered by the runtime")
+        );
     }
 
     #[tokio::test]
@@ -492,23 +565,38 @@ mod tests {
         let ext = Extension::builder()
             .target(CapiVersion::new(1, 11))
             .handler(Registration::new(BeforeClusterCreate, "create", ok))
-            .handler(Registration::new(UpdateMachine, "update", |_: UpdateMachineRequest| async {
-                UpdateMachineResponse::success()
-            }))
+            .handler(Registration::new(
+                UpdateMachine,
+                "update",
+                |_: UpdateMachineRequest| async { UpdateMachineResponse::success() },
+            ))
             .build()
             .unwrap();
         let discovery = ext.discover().await;
         assert_eq!(discovery.handlers.len(), 1);
         assert_eq!(discovery.handlers[0].name, "create");
-        assert!(ext.skipped()[0].contains("introduced in Cluster API 1.12"), "{:?}", ext.skipped());
-        let reply = ext.dispatch("/hooks.runtime.cluster.x-k8s.io/v1alpha1/updatemachine/update", None, b"{}").await;
+        assert!(
+            ext.skipped()[0].contains("introduced in Cluster API 1.12"),
+            "{:?}",
+            ext.skipped()
+        );
+        let reply = ext
+            .dispatch(
+                "/hooks.runtime.cluster.x-k8s.io/v1alpha1/updatemachine/update",
+                None,
+                b"{}",
+            )
+            .await;
         assert_eq!(reply.status, 404);
     }
 
     #[test]
     fn timeout_query() {
         assert_eq!(timeout_param("timeout=10s"), Some(Duration::from_secs(10)));
-        assert_eq!(timeout_param("a=b&timeout=1m"), Some(Duration::from_secs(60)));
+        assert_eq!(
+            timeout_param("a=b&timeout=1m"),
+            Some(Duration::from_secs(60))
+        );
         assert_eq!(timeout_param("timeout=0s"), None);
         assert_eq!(timeout_param("timeout=bogus"), None);
     }

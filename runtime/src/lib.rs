@@ -47,7 +47,10 @@ pub mod server;
 pub use capi_ext_codegen::catalog;
 pub use capi_ext_codegen::version::CapiVersion;
 #[cfg(feature = "server")]
-pub use extension::{CallError, DEFAULT_TIMEOUT_SECONDS, Extension, ExtensionBuilder, Registration, RegistrationError, Reply};
+pub use extension::{
+    CallError, DEFAULT_TIMEOUT_SECONDS, Extension, ExtensionBuilder, Registration,
+    RegistrationError, Reply,
+};
 #[cfg(feature = "server")]
 pub use server::{BoundServer, Server, ServerOptions};
 

@@ -41,10 +41,18 @@ pub struct ObjectMeta {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub uid: String,
     /// Labels.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub labels: BTreeMap<String, String>,
     /// Annotations.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub annotations: BTreeMap<String, String>,
     /// Every other metadata field.
     #[serde(flatten)]
@@ -75,7 +83,11 @@ pub struct Cluster {
 impl Cluster {
     /// `spec.topology.version`, when the Cluster has a topology.
     pub fn topology_version(&self) -> Option<&str> {
-        self.spec.topology.as_ref().map(|t| t.version.as_str()).filter(|v| !v.is_empty())
+        self.spec
+            .topology
+            .as_ref()
+            .map(|t| t.version.as_str())
+            .filter(|v| !v.is_empty())
     }
 
     /// `namespace/name`, as used in logs.
@@ -110,7 +122,11 @@ pub struct Topology {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub version: String,
     /// Cluster variables.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub variables: Vec<ClusterVariable>,
     /// Every other topology field (controlPlane, workers, ...).
     #[serde(flatten)]

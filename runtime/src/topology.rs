@@ -30,8 +30,8 @@
 //! ```
 
 use crate::hooks::v1alpha1::{
-    Builtins, GeneratePatchesRequest, GeneratePatchesRequestItem, HolderReference, ValidateTopologyRequest,
-    ValidateTopologyRequestItem, Variable,
+    Builtins, GeneratePatchesRequest, GeneratePatchesRequestItem, HolderReference,
+    ValidateTopologyRequest, ValidateTopologyRequestItem, Variable,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -51,12 +51,20 @@ pub struct VariableError {
 }
 
 /// Reads variable `name` from a list into `T`; `Ok(None)` when the variable is absent.
-pub fn variable<T: DeserializeOwned>(variables: &[Variable], name: &str) -> Result<Option<T>, VariableError> {
+pub fn variable<T: DeserializeOwned>(
+    variables: &[Variable],
+    name: &str,
+) -> Result<Option<T>, VariableError> {
     variables
         .iter()
         .rev()
         .find(|v| v.name == name)
-        .map(|v| T::deserialize(&v.value).map_err(|source| VariableError { name: name.to_string(), source }))
+        .map(|v| {
+            T::deserialize(&v.value).map_err(|source| VariableError {
+                name: name.to_string(),
+                source,
+            })
+        })
         .transpose()
 }
 
@@ -67,9 +75,16 @@ pub fn builtins(variables: &[Variable]) -> Result<Builtins, VariableError> {
 
 /// `namespace/name` of the Cluster named by the `builtin` variable, if any.
 pub fn cluster_key(variables: &[Variable]) -> Option<String> {
-    let cluster = variables.iter().find(|v| v.name == BUILTIN)?.value.get("cluster")?;
+    let cluster = variables
+        .iter()
+        .find(|v| v.name == BUILTIN)?
+        .value
+        .get("cluster")?;
     let name = cluster.get("name")?.as_str()?;
-    let namespace = cluster.get("namespace").and_then(Value::as_str).unwrap_or_default();
+    let namespace = cluster
+        .get("namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     Some(format!("{namespace}/{name}"))
 }
 
@@ -110,12 +125,18 @@ pub trait TemplateItem {
 
     /// The template's `kind`.
     fn kind(&self) -> &str {
-        self.object().get("kind").and_then(Value::as_str).unwrap_or_default()
+        self.object()
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// The template's `apiVersion`.
     fn api_version(&self) -> &str {
-        self.object().get("apiVersion").and_then(Value::as_str).unwrap_or_default()
+        self.object()
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     /// Whether the template is used by a holder of this kind at this field path,
@@ -140,7 +161,11 @@ pub trait TemplateItem {
     }
 
     /// A variable for this item (item overrides win) read into `T`.
-    fn variable<T: DeserializeOwned>(&self, global: &[Variable], name: &str) -> Result<Option<T>, VariableError> {
+    fn variable<T: DeserializeOwned>(
+        &self,
+        global: &[Variable],
+        name: &str,
+    ) -> Result<Option<T>, VariableError> {
         match variable(self.item_variables(), name)? {
             Some(v) if name != BUILTIN => Ok(Some(v)),
             _ => variable(&self.variables(global), name),
@@ -194,13 +219,22 @@ mod tests {
     use serde_json::json;
 
     fn var(name: &str, value: Value) -> Variable {
-        Variable { name: name.into(), value }
+        Variable {
+            name: name.into(),
+            value,
+        }
     }
 
     #[test]
     fn item_values_override_and_builtin_deep_merges() {
-        let global = vec![var("a", json!(1)), var("builtin", json!({"cluster": {"name": "c"}}))];
-        let item = vec![var("a", json!(2)), var("builtin", json!({"machineDeployment": {"class": "w"}}))];
+        let global = vec![
+            var("a", json!(1)),
+            var("builtin", json!({"cluster": {"name": "c"}})),
+        ];
+        let item = vec![
+            var("a", json!(2)),
+            var("builtin", json!({"machineDeployment": {"class": "w"}})),
+        ];
         let merged = merge_variables(&global, &item);
         assert_eq!(variable::<i32>(&merged, "a").unwrap(), Some(2));
         let b = builtins(&merged).unwrap();
@@ -212,13 +246,20 @@ mod tests {
     fn wrong_shapes_name_the_variable() {
         let vars = vec![var("replicas", json!("three"))];
         let err = variable::<i32>(&vars, "replicas").unwrap_err();
-        assert!(err.to_string().starts_with("variable `replicas` does not have the expected shape"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("variable `replicas` does not have the expected shape"),
+            "{err}"
+        );
         assert_eq!(variable::<i32>(&vars, "missing").unwrap(), None);
     }
 
     #[test]
     fn cluster_key_from_builtin() {
-        let vars = vec![var("builtin", json!({"cluster": {"name": "c1", "namespace": "ns"}}))];
+        let vars = vec![var(
+            "builtin",
+            json!({"cluster": {"name": "c1", "namespace": "ns"}}),
+        )];
         assert_eq!(cluster_key(&vars).as_deref(), Some("ns/c1"));
         assert_eq!(cluster_key(&[]), None);
     }

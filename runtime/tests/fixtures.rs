@@ -11,7 +11,10 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 fn fixture(hook: &str, file: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/hooks").join(hook.to_lowercase()).join(file);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata/hooks")
+        .join(hook.to_lowercase())
+        .join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -21,12 +24,12 @@ fn normalize(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
-                if key == "patch" {
-                    if let Some(text) = v.as_str() {
-                        let bytes = base64::engine::general_purpose::STANDARD.decode(text).expect("base64 patch");
-                        *v = serde_json::from_slice(&bytes).expect("JSON patch document");
-                        continue;
-                    }
+                if let (true, Some(text)) = (key == "patch", v.as_str()) {
+                    let bytes = base64::engine::general_purpose::STANDARD
+                        .decode(text)
+                        .expect("base64 patch");
+                    *v = serde_json::from_slice(&bytes).expect("JSON patch document");
+                    continue;
                 }
                 normalize(v);
             }
@@ -38,7 +41,8 @@ fn normalize(value: &mut Value) {
 
 fn round_trip<T: Serialize + DeserializeOwned>(hook: &str, file: &str) {
     let original = fixture(hook, file);
-    let typed: T = serde_json::from_value(original.clone()).unwrap_or_else(|e| panic!("{hook}/{file}: decode: {e}"));
+    let typed: T = serde_json::from_value(original.clone())
+        .unwrap_or_else(|e| panic!("{hook}/{file}: decode: {e}"));
     let mut encoded = serde_json::to_value(&typed).unwrap();
     let mut expected = original;
     normalize(&mut encoded);
@@ -74,21 +78,28 @@ fn every_hook_fixture_round_trips() {
         check(GenerateUpgradePlan),
     ];
     let catalog: Vec<_> = HOOKS.iter().map(|h| h.name).collect();
-    assert_eq!(checked.as_slice(), catalog.as_slice(), "a hook has no fixture check");
+    assert_eq!(
+        checked.as_slice(),
+        catalog.as_slice(),
+        "a hook has no fixture check"
+    );
 }
 
 #[test]
 fn typed_fields_read_what_authors_need() {
-    let req: BeforeClusterCreateRequest = serde_json::from_value(fixture("BeforeClusterCreate", "request.json")).unwrap();
+    let req: BeforeClusterCreateRequest =
+        serde_json::from_value(fixture("BeforeClusterCreate", "request.json")).unwrap();
     assert_eq!(req.cluster.topology_version(), Some("v1.33.0"));
     assert_eq!(req.settings["extensionConfigName"], "my-extension");
     assert_eq!(req.cluster.metadata.extra["creationTimestamp"], Value::Null);
 
-    let resp: GeneratePatchesResponse = serde_json::from_value(fixture("GeneratePatches", "response.json")).unwrap();
+    let resp: GeneratePatchesResponse =
+        serde_json::from_value(fixture("GeneratePatches", "response.json")).unwrap();
     assert!(matches!(&resp.items[0].patch, Patch::Json(ops) if ops.len() == 1));
     assert!(matches!(&resp.items[1].patch, Patch::Merge(_)));
 
-    let vars: DiscoverVariablesResponse = serde_json::from_value(fixture("DiscoverVariables", "response.json")).unwrap();
+    let vars: DiscoverVariablesResponse =
+        serde_json::from_value(fixture("DiscoverVariables", "response.json")).unwrap();
     let workers = &vars.variables[1].schema.open_api_v3_schema;
     assert_eq!(workers.properties["count"].maximum, Some(100));
     assert_eq!(workers.properties["port"].x_int_or_string, Some(true));
@@ -104,10 +115,12 @@ fn decoding_is_lenient_the_way_capi_needs() {
     )
     .unwrap();
     assert!(req.variables.is_empty() && req.settings.is_empty());
-    let resp: BeforeClusterCreateResponse = serde_json::from_str(r#"{"status":"Success"}"#).unwrap();
+    let resp: BeforeClusterCreateResponse =
+        serde_json::from_str(r#"{"status":"Success"}"#).unwrap();
     assert_eq!(resp.retry_after_seconds, 0);
     // A response without status is rejected: CAPI would reject it too.
-    let err = serde_json::from_str::<BeforeClusterCreateResponse>(r#"{"retryAfterSeconds":5}"#).unwrap_err();
+    let err = serde_json::from_str::<BeforeClusterCreateResponse>(r#"{"retryAfterSeconds":5}"#)
+        .unwrap_err();
     assert!(err.to_string().contains("missing field `status`"), "{err}");
     // Blocking responses always carry retryAfterSeconds, even when 0.
     let wire = serde_json::to_value(BeforeClusterDeleteResponse::success()).unwrap();

@@ -18,7 +18,9 @@ async fn create(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse 
             BeforeClusterCreateResponse::success().with_message("slept")
         }
         None if req.cluster.metadata.labels.contains_key("hold") => {
-            BeforeClusterCreateResponse::success().retry_after(20).with_message("held")
+            BeforeClusterCreateResponse::success()
+                .retry_after(20)
+                .with_message("held")
         }
         None => BeforeClusterCreateResponse::success(),
     }
@@ -33,8 +35,14 @@ async fn delete(req: BeforeClusterDeleteRequest) -> Result<BeforeClusterDeleteRe
 
 fn extension() -> Extension {
     Extension::builder()
-        .handler(Registration::new(BeforeClusterCreate, "before-cluster-create", create).timeout_seconds(5))
-        .handler(Registration::new(BeforeClusterDelete, "before-cluster-delete", delete).failure_policy(FailurePolicy::Ignore))
+        .handler(
+            Registration::new(BeforeClusterCreate, "before-cluster-create", create)
+                .timeout_seconds(5),
+        )
+        .handler(
+            Registration::new(BeforeClusterDelete, "before-cluster-delete", delete)
+                .failure_policy(FailurePolicy::Ignore),
+        )
         .build()
         .unwrap()
 }
@@ -54,7 +62,14 @@ async fn serves_discovery_and_hooks_over_h2_and_http1_without_content_type() {
     let client = server.client();
     for proto in [Proto::H2, Proto::H1] {
         let discovery = client.post(proto, &format!("{BASE}/discovery"), r#"{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha1","kind":"DiscoveryRequest"}"#).await.unwrap();
-        assert_eq!(discovery.alpn.as_deref(), Some(if proto == Proto::H2 { &b"h2"[..] } else { &b"http/1.1"[..] }));
+        assert_eq!(
+            discovery.alpn.as_deref(),
+            Some(if proto == Proto::H2 {
+                &b"h2"[..]
+            } else {
+                &b"http/1.1"[..]
+            })
+        );
         assert_eq!(discovery.status, 200);
         assert_eq!(discovery.content_type.as_deref(), Some("application/json"));
         assert_eq!(
@@ -64,7 +79,14 @@ async fn serves_discovery_and_hooks_over_h2_and_http1_without_content_type() {
                 {"name": "before-cluster-delete", "requestHook": {"apiVersion": API_VERSION, "hook": "BeforeClusterDelete"}, "timeoutSeconds": 10, "failurePolicy": "Ignore"}
             ])
         );
-        let answer = client.post(proto, &format!("{BASE}/beforeclustercreate/before-cluster-create?timeout=10s"), create_body(json!({}))).await.unwrap();
+        let answer = client
+            .post(
+                proto,
+                &format!("{BASE}/beforeclustercreate/before-cluster-create?timeout=10s"),
+                create_body(json!({})),
+            )
+            .await
+            .unwrap();
         assert_eq!(answer.status, 200);
         assert_eq!(answer.body["status"], "Success");
         assert_eq!(answer.body["retryAfterSeconds"], 20);
@@ -77,15 +99,36 @@ async fn handler_errors_and_panics_answer_failure_and_the_server_keeps_serving()
     let server = TestServer::start(extension(), |_| {}).await;
     let client = server.client();
     let path = format!("{BASE}/beforeclusterdelete/before-cluster-delete");
-    let body = |settings| serde_json::to_vec(&json!({"kind": "BeforeClusterDeleteRequest", "settings": settings, "cluster": {"metadata": {"name": "c1", "namespace": "ns"}}})).unwrap();
-    let err = client.post(Proto::H2, &path, body(json!({}))).await.unwrap();
-    assert_eq!((err.status, err.body["status"].as_str(), err.body["message"].as_str()), (200, Some("Failure"), Some("backup of ns/c1 failed")));
+    let body = |settings| {
+        serde_json::to_vec(&json!({"kind": "BeforeClusterDeleteRequest", "settings": settings, "cluster": {"metadata": {"name": "c1", "namespace": "ns"}}})).unwrap()
+    };
+    let err = client
+        .post(Proto::H2, &path, body(json!({})))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            err.status,
+            err.body["status"].as_str(),
+            err.body["message"].as_str()
+        ),
+        (200, Some("Failure"), Some("backup of ns/c1 failed"))
+    );
     assert_eq!(err.body["retryAfterSeconds"], 0);
-    let panic = client.post(Proto::H2, &path, body(json!({"panic": "1"}))).await.unwrap();
+    let panic = client
+        .post(Proto::H2, &path, body(json!({"panic": "1"})))
+        .await
+        .unwrap();
     assert_eq!(panic.status, 200);
     assert_eq!(panic.body["status"], "Failure");
-    assert_eq!(panic.body["message"], "handler before-cluster-delete panicked: boom in c1");
-    let after = client.post(Proto::H1, &format!("{BASE}/discovery"), "{}").await.unwrap();
+    assert_eq!(
+        panic.body["message"],
+        "handler before-cluster-delete panicked: boom in c1"
+    );
+    let after = client
+        .post(Proto::H1, &format!("{BASE}/discovery"), "{}")
+        .await
+        .unwrap();
     assert_eq!(after.status, 200, "server still serves after a panic");
 }
 
@@ -104,26 +147,67 @@ async fn bad_inputs_get_clear_answers() {
     let message = malformed.body["message"].as_str().unwrap();
     assert!(message.starts_with("error unmarshalling BeforeClusterCreateRequest: key must be a string at line 1 column 2"), "{message}");
 
-    let wrong_kind = client.post(Proto::H2, &hook, r#"{"kind":"BeforeClusterDeleteRequest"}"#).await.unwrap();
+    let wrong_kind = client
+        .post(Proto::H2, &hook, r#"{"kind":"BeforeClusterDeleteRequest"}"#)
+        .await
+        .unwrap();
     assert_eq!(wrong_kind.status, 400);
-    assert!(wrong_kind.body["message"].as_str().unwrap().contains("kind is `BeforeClusterDeleteRequest`, expected `BeforeClusterCreateRequest`"));
+    assert!(
+        wrong_kind.body["message"].as_str().unwrap().contains(
+            "kind is `BeforeClusterDeleteRequest`, expected `BeforeClusterCreateRequest`"
+        )
+    );
 
-    let wrong_version = client.post(Proto::H2, &hook, r#"{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha2"}"#).await.unwrap();
+    let wrong_version = client
+        .post(
+            Proto::H2,
+            &hook,
+            r#"{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha2"}"#,
+        )
+        .await
+        .unwrap();
     assert_eq!(wrong_version.status, 400);
-    assert!(wrong_version.body["message"].as_str().unwrap().contains("apiVersion is `hooks.runtime.cluster.x-k8s.io/v1alpha2`"));
+    assert!(
+        wrong_version.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("apiVersion is `hooks.runtime.cluster.x-k8s.io/v1alpha2`")
+    );
 
-    let unknown = client.post(Proto::H1, &format!("{BASE}/beforeclustercreate/nope"), "{}").await.unwrap();
+    let unknown = client
+        .post(Proto::H1, &format!("{BASE}/beforeclustercreate/nope"), "{}")
+        .await
+        .unwrap();
     assert_eq!(unknown.status, 404);
-    assert!(unknown.body["message"].as_str().unwrap().contains("known: /hooks.runtime.cluster.x-k8s.io/v1alpha1/discovery, "));
+    assert!(
+        unknown.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("known: /hooks.runtime.cluster.x-k8s.io/v1alpha1/discovery, ")
+    );
 
-    let big = client.post(Proto::H2, &hook, vec![b' '; 4096]).await.unwrap();
+    let big = client
+        .post(Proto::H2, &hook, vec![b' '; 4096])
+        .await
+        .unwrap();
     assert_eq!(big.status, 413);
-    assert!(big.body["message"].as_str().unwrap().contains("limit of 1024 bytes"));
+    assert!(
+        big.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit of 1024 bytes")
+    );
 
-    let get_like = client.post(Proto::H1, &format!("{BASE}/discovery"), "").await.unwrap();
+    let get_like = client
+        .post(Proto::H1, &format!("{BASE}/discovery"), "")
+        .await
+        .unwrap();
     assert_eq!(get_like.status, 200, "an empty Discovery body is accepted");
 
-    let ok = client.post(Proto::H2, &hook, create_body(json!({}))).await.unwrap();
+    let ok = client
+        .post(Proto::H2, &hook, create_body(json!({})))
+        .await
+        .unwrap();
     assert_eq!(ok.status, 200, "server still serves after bad input");
 }
 
@@ -132,18 +216,29 @@ async fn deadline_from_timeout_query_answers_failure() {
     let server = TestServer::start(extension(), |_| {}).await;
     let answer = server
         .client()
-        .post(Proto::H2, &format!("{BASE}/beforeclustercreate/before-cluster-create?timeout=200ms"), create_body(json!({"sleepMillis": "3000"})))
+        .post(
+            Proto::H2,
+            &format!("{BASE}/beforeclustercreate/before-cluster-create?timeout=200ms"),
+            create_body(json!({"sleepMillis": "3000"})),
+        )
         .await
         .unwrap();
     assert_eq!(answer.status, 200);
     assert_eq!(answer.body["status"], "Failure");
-    assert_eq!(answer.body["message"], "handler before-cluster-create did not answer within 0.2s");
+    assert_eq!(
+        answer.body["message"],
+        "handler before-cluster-create did not answer within 0.2s"
+    );
 }
 
 #[tokio::test]
 async fn path_prefix_is_honoured() {
     let server = TestServer::start(extension(), |o| o.path_prefix = "/ext/".into()).await;
-    let answer = server.client().post(Proto::H2, &format!("/ext{BASE}/discovery"), "{}").await.unwrap();
+    let answer = server
+        .client()
+        .post(Proto::H2, &format!("/ext{BASE}/discovery"), "{}")
+        .await
+        .unwrap();
     assert_eq!(answer.status, 200);
     assert_eq!(answer.body["status"], "Success");
 }
@@ -158,11 +253,26 @@ async fn stalled_clients_are_cut_off() {
     // A client that connects and never starts the TLS handshake is disconnected.
     let mut tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let mut buf = [0u8; 16];
-    let read = tokio::time::timeout(Duration::from_secs(5), tokio::io::AsyncReadExt::read(&mut tcp, &mut buf)).await;
-    assert!(matches!(read, Ok(Ok(0)) | Ok(Err(_))), "connection should be closed after the handshake timeout: {read:?}");
+    let read = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio::io::AsyncReadExt::read(&mut tcp, &mut buf),
+    )
+    .await;
+    assert!(
+        matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+        "connection should be closed after the handshake timeout: {read:?}"
+    );
     tcp.shutdown().await.ok();
     // And the server still serves.
-    assert_eq!(server.client().post(Proto::H2, &format!("{BASE}/discovery"), "{}").await.unwrap().status, 200);
+    assert_eq!(
+        server
+            .client()
+            .post(Proto::H2, &format!("{BASE}/discovery"), "{}")
+            .await
+            .unwrap()
+            .status,
+        200
+    );
 }
 
 /// A request body fed by a channel, to play a client that stalls mid-body.
@@ -175,35 +285,57 @@ impl hyper::body::Body for ChannelBody {
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
-        self.0.poll_recv(cx).map(|chunk| chunk.map(|b| Ok(hyper::body::Frame::data(b))))
+        self.0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|b| Ok(hyper::body::Frame::data(b))))
     }
 }
 
 #[tokio::test]
 async fn slow_request_body_times_out_with_408() {
     use hyper_util::rt::{TokioExecutor, TokioIo};
-    let server = TestServer::start(extension(), |o| o.body_read_timeout = Duration::from_millis(300)).await;
+    let server = TestServer::start(extension(), |o| {
+        o.body_read_timeout = Duration::from_millis(300)
+    })
+    .await;
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls_pki_types::pem::PemObject::pem_slice_iter(server.certs.ca_pem.as_bytes()) {
         roots.add(cert.unwrap()).unwrap();
     }
-    let mut config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let mut config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
     config.alpn_protocols = vec![b"h2".to_vec()];
     let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
-        .connect(rustls_pki_types::ServerName::try_from("localhost").unwrap(), tcp)
+        .connect(
+            rustls_pki_types::ServerName::try_from("localhost").unwrap(),
+            tcp,
+        )
         .await
         .unwrap();
-    let (mut send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls)).await.unwrap();
+    let (mut send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls))
+            .await
+            .unwrap();
     tokio::spawn(conn);
     let (tx, rx) = tokio::sync::mpsc::channel(1);
-    tx.send(hyper::body::Bytes::from_static(b"{\"kind\":")).await.unwrap();
-    let request = hyper::Request::post(format!("https://localhost{BASE}/beforeclustercreate/before-cluster-create")).body(ChannelBody(rx)).unwrap();
-    let response = tokio::time::timeout(Duration::from_secs(5), send.send_request(request)).await.expect("answered").unwrap();
+    tx.send(hyper::body::Bytes::from_static(b"{\"kind\":"))
+        .await
+        .unwrap();
+    let request = hyper::Request::post(format!(
+        "https://localhost{BASE}/beforeclustercreate/before-cluster-create"
+    ))
+    .body(ChannelBody(rx))
+    .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(5), send.send_request(request))
+        .await
+        .expect("answered")
+        .unwrap();
     assert_eq!(response.status(), 408);
     drop(tx);
 }
@@ -217,25 +349,53 @@ async fn mtls_accepts_trusted_clients_and_rejects_others() {
         o.webhook_client_ca_name = Some("client-ca.crt".into());
     })
     .await;
-    let (cert, key) = client_ca.sign_leaf("capi-controller-manager", &["capi"]).unwrap();
+    let (cert, key) = client_ca
+        .sign_leaf("capi-controller-manager", &["capi"])
+        .unwrap();
     let trusted = Client::new(server.addr, &server.certs.ca_pem, Some((&cert, &key)));
-    assert_eq!(trusted.post(Proto::H2, &format!("{BASE}/discovery"), "{}").await.unwrap().status, 200);
+    assert_eq!(
+        trusted
+            .post(Proto::H2, &format!("{BASE}/discovery"), "{}")
+            .await
+            .unwrap()
+            .status,
+        200
+    );
 
     let anonymous = server.client();
-    assert!(anonymous.post(Proto::H2, &format!("{BASE}/discovery"), "{}").await.is_err(), "a client without a certificate is rejected");
+    assert!(
+        anonymous
+            .post(Proto::H2, &format!("{BASE}/discovery"), "{}")
+            .await
+            .is_err(),
+        "a client without a certificate is rejected"
+    );
 
     let stranger_ca = capi_ext::dev_certs::DevCerts::generate(&[]).unwrap();
     let (cert, key) = stranger_ca.sign_leaf("stranger", &["stranger"]).unwrap();
     let stranger = Client::new(server.addr, &server.certs.ca_pem, Some((&cert, &key)));
-    assert!(stranger.post(Proto::H1, &format!("{BASE}/discovery"), "{}").await.is_err(), "a certificate from another CA is rejected");
+    assert!(
+        stranger
+            .post(Proto::H1, &format!("{BASE}/discovery"), "{}")
+            .await
+            .is_err(),
+        "a certificate from another CA is rejected"
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rotated_certificate_is_picked_up_under_load_without_failed_requests() {
-    let server = TestServer::start(extension(), |o| o.cert_reload_interval = Duration::from_millis(100)).await;
+    let server = TestServer::start(extension(), |o| {
+        o.cert_reload_interval = Duration::from_millis(100)
+    })
+    .await;
     let client = server.client();
-    let first = client.post(Proto::H2, &format!("{BASE}/discovery"), "{}").await.unwrap().peer_cert;
+    let first = client
+        .post(Proto::H2, &format!("{BASE}/discovery"), "{}")
+        .await
+        .unwrap()
+        .peer_cert;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut load = Vec::new();
     for i in 0..4 {
@@ -244,7 +404,13 @@ async fn rotated_certificate_is_picked_up_under_load_without_failed_requests() {
             let (mut ok, mut certs) = (0, std::collections::HashSet::new());
             while !stop.load(std::sync::atomic::Ordering::SeqCst) {
                 let proto = if i % 2 == 0 { Proto::H2 } else { Proto::H1 };
-                let answer = client.post(proto, &format!("{BASE}/beforeclustercreate/before-cluster-create"), create_body(json!({}))).await;
+                let answer = client
+                    .post(
+                        proto,
+                        &format!("{BASE}/beforeclustercreate/before-cluster-create"),
+                        create_body(json!({})),
+                    )
+                    .await;
                 let answer = answer.expect("no request fails during rotation");
                 assert_eq!(answer.status, 200);
                 certs.insert(answer.peer_cert);
@@ -267,39 +433,87 @@ async fn rotated_certificate_is_picked_up_under_load_without_failed_requests() {
         seen.extend(certs);
     }
     assert!(total > 20, "load ran ({total} requests)");
-    let now = client.post(Proto::H2, &format!("{BASE}/discovery"), "{}").await.unwrap().peer_cert;
+    let now = client
+        .post(Proto::H2, &format!("{BASE}/discovery"), "{}")
+        .await
+        .unwrap()
+        .peer_cert;
     assert_ne!(now, first, "new connections get the rotated certificate");
-    assert!(seen.contains(&first) && seen.contains(&now), "both certificates served during the run");
+    assert!(
+        seen.contains(&first) && seen.contains(&now),
+        "both certificates served during the run"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_drains_in_flight_requests_and_stops_accepting() {
-    let mut server = TestServer::start(extension(), |o| o.shutdown_grace_period = Duration::from_secs(5)).await;
+    let mut server = TestServer::start(extension(), |o| {
+        o.shutdown_grace_period = Duration::from_secs(5)
+    })
+    .await;
     let client = server.client();
     let slow = {
         let client = client.clone();
         tokio::spawn(async move {
-            client.post(Proto::H2, &format!("{BASE}/beforeclustercreate/before-cluster-create"), create_body(json!({"sleepMillis": "800"}))).await
+            client
+                .post(
+                    Proto::H2,
+                    &format!("{BASE}/beforeclustercreate/before-cluster-create"),
+                    create_body(json!({"sleepMillis": "800"})),
+                )
+                .await
         })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
     server.shutdown();
-    let answer = slow.await.unwrap().expect("the in-flight request completes");
-    assert_eq!((answer.status, answer.body["message"].as_str()), (200, Some("slept")));
-    tokio::time::timeout(Duration::from_secs(5), &mut server.done).await.expect("server stops after draining").unwrap();
-    assert!(client.post(Proto::H2, &format!("{BASE}/discovery"), "{}").await.is_err(), "no new connections after shutdown");
+    let answer = slow
+        .await
+        .unwrap()
+        .expect("the in-flight request completes");
+    assert_eq!(
+        (answer.status, answer.body["message"].as_str()),
+        (200, Some("slept"))
+    );
+    tokio::time::timeout(Duration::from_secs(5), &mut server.done)
+        .await
+        .expect("server stops after draining")
+        .unwrap();
+    assert!(
+        client
+            .post(Proto::H2, &format!("{BASE}/discovery"), "{}")
+            .await
+            .is_err(),
+        "no new connections after shutdown"
+    );
 }
 
 #[tokio::test]
 async fn metrics_and_probes_on_plain_http() {
     let server = TestServer::start(extension(), |_| {}).await;
-    server.client().post(Proto::H2, &format!("{BASE}/beforeclustercreate/before-cluster-create"), create_body(json!({}))).await.unwrap();
-    server.client().post(Proto::H2, &format!("{BASE}/nope"), "{}").await.unwrap();
+    server
+        .client()
+        .post(
+            Proto::H2,
+            &format!("{BASE}/beforeclustercreate/before-cluster-create"),
+            create_body(json!({})),
+        )
+        .await
+        .unwrap();
+    server
+        .client()
+        .post(Proto::H2, &format!("{BASE}/nope"), "{}")
+        .await
+        .unwrap();
     let (metrics, probes) = (server.admin[0], server.admin[1]);
     let (code, text) = http_get(metrics, "/metrics").await;
     assert_eq!(code, 200);
     assert!(text.contains(r#"capi_ext_requests_total{hook="BeforeClusterCreate",handler="before-cluster-create",status="Success",code="200"} 1"#), "{text}");
-    assert!(text.contains(r#"capi_ext_requests_total{hook="unknown",handler="",status="Error",code="404"} 1"#), "{text}");
+    assert!(
+        text.contains(
+            r#"capi_ext_requests_total{hook="unknown",handler="",status="Error",code="404"} 1"#
+        ),
+        "{text}"
+    );
     assert!(text.contains("capi_ext_request_duration_seconds_count{hook=\"BeforeClusterCreate\",handler=\"before-cluster-create\"} 1"), "{text}");
     assert!(text.contains("capi_ext_requests_in_flight 0"), "{text}");
     assert_eq!(http_get(probes, "/healthz").await, (200, "ok".into()));

@@ -32,20 +32,44 @@ pub const IMAGE_REPOSITORY: &str = "imageRepository";
 /// The example's handlers, ready for [`capi_ext::Server::run`].
 pub fn extension() -> ExtensionBuilder {
     capi_ext::Extension::builder()
-        .handler(Registration::new(BeforeClusterCreate, "hold-until-approved", hold_until_approved).timeout_seconds(5))
-        .handler(Registration::new(AfterControlPlaneInitialized, "control-plane-ready", control_plane_ready))
-        .handler(Registration::new(BeforeClusterDelete, "hold-delete", hold_delete).timeout_seconds(5))
+        .handler(
+            Registration::new(
+                BeforeClusterCreate,
+                "hold-until-approved",
+                hold_until_approved,
+            )
+            .timeout_seconds(5),
+        )
+        .handler(Registration::new(
+            AfterControlPlaneInitialized,
+            "control-plane-ready",
+            control_plane_ready,
+        ))
+        .handler(
+            Registration::new(BeforeClusterDelete, "hold-delete", hold_delete).timeout_seconds(5),
+        )
         .handler(Registration::new(DiscoverVariables, "variables", variables))
         .handler(Registration::new(GeneratePatches, "patches", patches))
-        .handler(Registration::new(ValidateTopology, "validate", validate).failure_policy(FailurePolicy::Fail))
+        .handler(
+            Registration::new(ValidateTopology, "validate", validate)
+                .failure_policy(FailurePolicy::Fail),
+        )
 }
 
 fn approved(cluster: &capi_ext::objects::Cluster, annotation: &str) -> bool {
-    cluster.metadata.annotations.get(annotation).map(String::as_str) == Some("true")
+    cluster
+        .metadata
+        .annotations
+        .get(annotation)
+        .map(String::as_str)
+        == Some("true")
 }
 
 fn retry_seconds(settings: &Settings) -> i32 {
-    settings.get(RETRY_SETTING).and_then(|s| s.parse().ok()).unwrap_or(10)
+    settings
+        .get(RETRY_SETTING)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10)
 }
 
 /// Holds creation until the Cluster is approved.
@@ -55,12 +79,17 @@ pub async fn hold_until_approved(req: BeforeClusterCreateRequest) -> BeforeClust
     } else {
         BeforeClusterCreateResponse::success()
             .retry_after(retry_seconds(&req.settings))
-            .with_message(format!("waiting for annotation {APPROVED}=true on Cluster {}", req.cluster.key()))
+            .with_message(format!(
+                "waiting for annotation {APPROVED}=true on Cluster {}",
+                req.cluster.key()
+            ))
     }
 }
 
 /// Notes that a Cluster's control plane is up.
-pub async fn control_plane_ready(req: AfterControlPlaneInitializedRequest) -> AfterControlPlaneInitializedResponse {
+pub async fn control_plane_ready(
+    req: AfterControlPlaneInitializedRequest,
+) -> AfterControlPlaneInitializedResponse {
     tracing::info!(cluster = %req.cluster.key(), "control plane initialized");
     AfterControlPlaneInitializedResponse::success()
 }
@@ -72,7 +101,10 @@ pub async fn hold_delete(req: BeforeClusterDeleteRequest) -> BeforeClusterDelete
     } else {
         BeforeClusterDeleteResponse::success()
             .retry_after(retry_seconds(&req.settings))
-            .with_message(format!("waiting for annotation {DELETE_APPROVED}=true on Cluster {}", req.cluster.key()))
+            .with_message(format!(
+                "waiting for annotation {DELETE_APPROVED}=true on Cluster {}",
+                req.cluster.key()
+            ))
     }
 }
 
@@ -84,7 +116,10 @@ pub async fn variables(_req: DiscoverVariablesRequest) -> DiscoverVariablesRespo
         JSONSchemaProps::string()
             .with_description("Registry the control plane images are pulled from.")
             .with_default(json!("registry.k8s.io"))
-            .with_rule("!self.startsWith('docker.io')", "docker.io is rate limited; use a mirror"),
+            .with_rule(
+                "!self.startsWith('docker.io')",
+                "docker.io is rate limited; use a mirror",
+            ),
     ))
 }
 
@@ -93,19 +128,32 @@ pub async fn variables(_req: DiscoverVariablesRequest) -> DiscoverVariablesRespo
 /// (ExtensionConfig settings overlaid by the ClusterClass patch's) on the infrastructure
 /// cluster template.
 pub async fn patches(req: GeneratePatchesRequest) -> Result<GeneratePatchesResponse, String> {
-    let repository: String = req.variable(IMAGE_REPOSITORY).map_err(|e| e.to_string())?.unwrap_or_else(|| "registry.k8s.io".into());
+    let repository: String = req
+        .variable(IMAGE_REPOSITORY)
+        .map_err(|e| e.to_string())?
+        .unwrap_or_else(|| "registry.k8s.io".into());
     let mut response = GeneratePatchesResponse::success();
     for item in &req.items {
         let patch = if item.kind() == "KubeadmControlPlaneTemplate" {
-            Patch::json().add("/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository", repository.clone())
+            Patch::json().add(
+                "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository",
+                repository.clone(),
+            )
         } else if item.held_by("Cluster", "spec.controlPlaneRef") {
             Patch::json().add("/spec/template/spec/imageRepository", repository.clone())
         } else if item.held_by("Cluster", "spec.infrastructureRef") {
-            Patch::merge(json!({"spec": {"template": {"spec": {"extensionSettings": req.settings}}}}))
+            Patch::merge(
+                json!({"spec": {"template": {"spec": {"extensionSettings": req.settings}}}}),
+            )
         } else if item.held_by("MachineDeployment", "spec.template.spec.infrastructureRef") {
             let builtins = item.builtins(&req.variables).map_err(|e| e.to_string())?;
-            let class = builtins.machine_deployment.map(|md| md.class).unwrap_or_default();
-            Patch::merge(json!({"spec": {"template": {"metadata": {"labels": {"quickstart.capi-ext.io/class": class}}}}}))
+            let class = builtins
+                .machine_deployment
+                .map(|md| md.class)
+                .unwrap_or_default();
+            Patch::merge(
+                json!({"spec": {"template": {"metadata": {"labels": {"quickstart.capi-ext.io/class": class}}}}}),
+            )
         } else {
             continue;
         };
@@ -117,9 +165,9 @@ pub async fn patches(req: GeneratePatchesRequest) -> Result<GeneratePatchesRespo
 /// Rejects docker.io.
 pub async fn validate(req: ValidateTopologyRequest) -> ValidateTopologyResponse {
     match req.variable::<String>(IMAGE_REPOSITORY) {
-        Ok(Some(repo)) if repo.starts_with("docker.io") => {
-            ValidateTopologyResponse::failure(format!("{IMAGE_REPOSITORY} {repo} is on docker.io, which is rate limited"))
-        }
+        Ok(Some(repo)) if repo.starts_with("docker.io") => ValidateTopologyResponse::failure(
+            format!("{IMAGE_REPOSITORY} {repo} is on docker.io, which is rate limited"),
+        ),
         Ok(_) => ValidateTopologyResponse::success(),
         Err(e) => ValidateTopologyResponse::failure(e.to_string()),
     }
@@ -135,29 +183,60 @@ mod tests {
     }
 
     fn fixture<T: serde::de::DeserializeOwned>(hook: &str) -> T {
-        let path = format!("{}/../../testdata/hooks/{hook}/request.json", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/../../testdata/hooks/{hook}/request.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
     #[tokio::test]
     async fn holds_until_approved() {
         let mut req: BeforeClusterCreateRequest = fixture("beforeclustercreate");
-        let held = ext().call(BeforeClusterCreate, "hold-until-approved", &req).await.unwrap();
+        let held = ext()
+            .call(BeforeClusterCreate, "hold-until-approved", &req)
+            .await
+            .unwrap();
         assert_eq!(held.retry_after_seconds, 10);
-        assert_eq!(held.message, "waiting for annotation quickstart.capi-ext.io/approved=true on Cluster team-a/prod-1");
-        req.cluster.metadata.annotations.insert(APPROVED.into(), "true".into());
-        let released = ext().call(BeforeClusterCreate, "hold-until-approved", &req).await.unwrap();
-        assert_eq!((released.status, released.retry_after_seconds), (ResponseStatus::Success, 0));
+        assert_eq!(
+            held.message,
+            "waiting for annotation quickstart.capi-ext.io/approved=true on Cluster team-a/prod-1"
+        );
+        req.cluster
+            .metadata
+            .annotations
+            .insert(APPROVED.into(), "true".into());
+        let released = ext()
+            .call(BeforeClusterCreate, "hold-until-approved", &req)
+            .await
+            .unwrap();
+        assert_eq!(
+            (released.status, released.retry_after_seconds),
+            (ResponseStatus::Success, 0)
+        );
     }
 
     #[tokio::test]
     async fn holds_deletion_with_the_configured_retry() {
         let mut req: BeforeClusterDeleteRequest = fixture("beforeclusterdelete");
         req.settings.insert(RETRY_SETTING.into(), "2".into());
-        let held = ext().call(BeforeClusterDelete, "hold-delete", &req).await.unwrap();
+        let held = ext()
+            .call(BeforeClusterDelete, "hold-delete", &req)
+            .await
+            .unwrap();
         assert_eq!(held.retry_after_seconds, 2);
-        req.cluster.metadata.annotations.insert(DELETE_APPROVED.into(), "true".into());
-        assert_eq!(ext().call(BeforeClusterDelete, "hold-delete", &req).await.unwrap().retry_after_seconds, 0);
+        req.cluster
+            .metadata
+            .annotations
+            .insert(DELETE_APPROVED.into(), "true".into());
+        assert_eq!(
+            ext()
+                .call(BeforeClusterDelete, "hold-delete", &req)
+                .await
+                .unwrap()
+                .retry_after_seconds,
+            0
+        );
     }
 
     #[tokio::test]
@@ -167,27 +246,71 @@ mod tests {
         assert_eq!(resp.items.len(), 2);
         assert_eq!(
             resp.items[0].patch,
-            Patch::json().add("/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository", "registry.example.com")
+            Patch::json().add(
+                "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository",
+                "registry.example.com"
+            )
         );
-        assert_eq!(resp.items[1].patch, Patch::merge(json!({"spec": {"template": {"metadata": {"labels": {"quickstart.capi-ext.io/class": "default-worker"}}}}})));
+        assert_eq!(
+            resp.items[1].patch,
+            Patch::merge(
+                json!({"spec": {"template": {"metadata": {"labels": {"quickstart.capi-ext.io/class": "default-worker"}}}}})
+            )
+        );
     }
 
     #[tokio::test]
     async fn rejects_docker_io() {
         let mut req: ValidateTopologyRequest = fixture("validatetopology");
-        assert_eq!(ext().call(ValidateTopology, "validate", &req).await.unwrap().status, ResponseStatus::Success);
+        assert_eq!(
+            ext()
+                .call(ValidateTopology, "validate", &req)
+                .await
+                .unwrap()
+                .status,
+            ResponseStatus::Success
+        );
         req.variables[0].value = json!("docker.io/library");
-        let resp = ext().call(ValidateTopology, "validate", &req).await.unwrap();
+        let resp = ext()
+            .call(ValidateTopology, "validate", &req)
+            .await
+            .unwrap();
         assert_eq!(resp.status, ResponseStatus::Failure);
-        assert_eq!(resp.message, "imageRepository docker.io/library is on docker.io, which is rate limited");
+        assert_eq!(
+            resp.message,
+            "imageRepository docker.io/library is on docker.io, which is rate limited"
+        );
     }
 
     #[tokio::test]
     async fn declares_its_variable_and_handlers() {
-        let vars = ext().call(DiscoverVariables, "variables", &DiscoverVariablesRequest::new()).await.unwrap();
+        let vars = ext()
+            .call(
+                DiscoverVariables,
+                "variables",
+                &DiscoverVariablesRequest::new(),
+            )
+            .await
+            .unwrap();
         assert_eq!(vars.variables[0].name, IMAGE_REPOSITORY);
         assert_eq!(vars.variables[0].required, Some(false));
-        let names: Vec<_> = ext().discover().await.handlers.into_iter().map(|h| h.name).collect();
-        assert_eq!(names, ["hold-until-approved", "control-plane-ready", "hold-delete", "variables", "patches", "validate"]);
+        let names: Vec<_> = ext()
+            .discover()
+            .await
+            .handlers
+            .into_iter()
+            .map(|h| h.name)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "hold-until-approved",
+                "control-plane-ready",
+                "hold-delete",
+                "variables",
+                "patches",
+                "validate"
+            ]
+        );
     }
 }

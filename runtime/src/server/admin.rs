@@ -28,28 +28,54 @@ pub struct AdminState {
     pub ready: AtomicBool,
 }
 
-fn answer(state: &AdminState, path: &str, serve_metrics: bool, serve_probes: bool) -> Response<http_body_util::Full<hyper::body::Bytes>> {
+fn answer(
+    state: &AdminState,
+    path: &str,
+    serve_metrics: bool,
+    serve_probes: bool,
+) -> Response<http_body_util::Full<hyper::body::Bytes>> {
     let (code, body, content_type) = match path {
-        "/metrics" if serve_metrics => {
-            (StatusCode::OK, state.metrics.encode(), "application/openmetrics-text; version=1.0.0; charset=utf-8")
-        }
+        "/metrics" if serve_metrics => (
+            StatusCode::OK,
+            state.metrics.encode(),
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        ),
         "/healthz" if serve_probes => (StatusCode::OK, "ok".to_string(), "text/plain"),
         "/readyz" if serve_probes => {
             if state.ready.load(Ordering::SeqCst) {
                 (StatusCode::OK, "ok".to_string(), "text/plain")
             } else {
-                (StatusCode::SERVICE_UNAVAILABLE, "not ready: starting or shutting down".to_string(), "text/plain")
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "not ready: starting or shutting down".to_string(),
+                    "text/plain",
+                )
             }
         }
-        _ => (StatusCode::NOT_FOUND, format!("no endpoint at {path}"), "text/plain"),
+        _ => (
+            StatusCode::NOT_FOUND,
+            format!("no endpoint at {path}"),
+            "text/plain",
+        ),
     };
-    Response::builder().status(code).header("content-type", content_type).body(full(body)).expect("valid response")
+    Response::builder()
+        .status(code)
+        .header("content-type", content_type)
+        .body(full(body))
+        .expect("valid response")
 }
 
 /// Serves the admin endpoints on `listener` until the task is dropped.
-pub async fn serve(listener: TcpListener, state: Arc<AdminState>, serve_metrics: bool, serve_probes: bool) {
+pub async fn serve(
+    listener: TcpListener,
+    state: Arc<AdminState>,
+    serve_metrics: bool,
+    serve_probes: bool,
+) {
     loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
         let state = state.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req: Request<Incoming>| {

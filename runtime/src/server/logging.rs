@@ -19,6 +19,10 @@ pub fn init(format: LogFormat, verbose: u8) {
         .with_ansi(std::io::stderr().is_terminal());
     let _ = match format {
         LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .try_init(),
     };
 }

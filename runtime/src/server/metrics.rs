@@ -38,19 +38,39 @@ pub struct Metrics {
 }
 
 /// CAPI's own buckets for `capi_runtime_sdk_request_duration_seconds`, so both sides line up.
-const BUCKETS: [f64; 23] =
-    [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 15.0, 20.0, 30.0, 45.0, 60.0];
+const BUCKETS: [f64; 23] = [
+    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
+    10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
+];
 
 impl Default for Metrics {
     fn default() -> Self {
         let mut registry = Registry::with_prefix("capi_ext");
         let requests = Family::<RequestLabels, Counter>::default();
-        let duration = Family::<HandlerLabels, Histogram>::new_with_constructor(|| Histogram::new(BUCKETS));
+        let duration =
+            Family::<HandlerLabels, Histogram>::new_with_constructor(|| Histogram::new(BUCKETS));
         let in_flight = Gauge::default();
-        registry.register("requests", "Hook requests served, by hook, handler, response status and HTTP code", requests.clone());
-        registry.register("request_duration_seconds", "Time to answer a hook request", duration.clone());
-        registry.register("requests_in_flight", "Hook requests being served", in_flight.clone());
-        Metrics { registry, requests, duration, in_flight }
+        registry.register(
+            "requests",
+            "Hook requests served, by hook, handler, response status and HTTP code",
+            requests.clone(),
+        );
+        registry.register(
+            "request_duration_seconds",
+            "Time to answer a hook request",
+            duration.clone(),
+        );
+        registry.register(
+            "requests_in_flight",
+            "Hook requests being served",
+            in_flight.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            duration,
+            in_flight,
+        }
     }
 }
 
@@ -71,13 +91,19 @@ impl Metrics {
                 code: code.to_string(),
             })
             .inc();
-        self.duration.get_or_create(&HandlerLabels { hook: hook.to_string(), handler: handler.to_string() }).observe(seconds);
+        self.duration
+            .get_or_create(&HandlerLabels {
+                hook: hook.to_string(),
+                handler: handler.to_string(),
+            })
+            .observe(seconds);
     }
 
     /// The metrics in the Prometheus text format.
     pub fn encode(&self) -> String {
         let mut out = String::new();
-        prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("writing to a String cannot fail");
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)
+            .expect("writing to a String cannot fail");
         out
     }
 }
@@ -103,7 +129,10 @@ mod tests {
         let text = m.encode();
         assert!(text.contains(r#"capi_ext_requests_total{hook="BeforeClusterCreate",handler="create",status="Success",code="200"} 1"#), "{text}");
         assert!(text.contains("capi_ext_requests_in_flight 1"), "{text}");
-        assert!(text.contains("capi_ext_request_duration_seconds_bucket"), "{text}");
+        assert!(
+            text.contains("capi_ext_request_duration_seconds_bucket"),
+            "{text}"
+        );
         drop(guard);
         assert!(m.encode().contains("capi_ext_requests_in_flight 0"));
     }

@@ -76,10 +76,15 @@ pub struct Server;
 impl Server {
     /// Loads the certificate and binds every listener, so that configuration errors surface
     /// before serving starts.
-    pub async fn bind(extension: Extension, options: ServerOptions) -> Result<BoundServer, ServeError> {
+    pub async fn bind(
+        extension: Extension,
+        options: ServerOptions,
+    ) -> Result<BoundServer, ServeError> {
         let metrics = Arc::new(Metrics::default());
         let (acceptor, cert) = if options.insecure_plaintext {
-            tracing::warn!("serving PLAINTEXT HTTP (--insecure-serve-plaintext-for-development): CAPI will not call this server");
+            tracing::warn!(
+                "serving PLAINTEXT HTTP (--insecure-serve-plaintext-for-development): CAPI will not call this server"
+            );
             (None, None)
         } else {
             let cert = Arc::new(ReloadingCert::load(
@@ -92,8 +97,13 @@ impl Server {
         let addr = SocketAddr::new(options.webhook_host, options.webhook_port);
         let listener = bind(addr, "hook server").await?;
         let mut admin = Vec::new();
-        match (options.metrics_bind_address.0, options.health_probe_bind_address.0) {
-            (Some(m), Some(h)) if m == h && m.port() != 0 => admin.push((bind(m, "metrics and probes").await?, true, true)),
+        match (
+            options.metrics_bind_address.0,
+            options.health_probe_bind_address.0,
+        ) {
+            (Some(m), Some(h)) if m == h && m.port() != 0 => {
+                admin.push((bind(m, "metrics and probes").await?, true, true))
+            }
             (m, h) => {
                 if let Some(m) = m {
                     admin.push((bind(m, "metrics").await?, true, false));
@@ -103,8 +113,22 @@ impl Server {
                 }
             }
         }
-        let admin_state = Arc::new(AdminState { metrics: metrics.clone(), ready: false.into() });
-        Ok(BoundServer { shared: Arc::new(Shared { extension, options, metrics }), listener, acceptor, cert, admin, admin_state })
+        let admin_state = Arc::new(AdminState {
+            metrics: metrics.clone(),
+            ready: false.into(),
+        });
+        Ok(BoundServer {
+            shared: Arc::new(Shared {
+                extension,
+                options,
+                metrics,
+            }),
+            listener,
+            acceptor,
+            cert,
+            admin,
+            admin_state,
+        })
     }
 
     /// Parses flags and environment, sets up logging, and serves `extension` until SIGTERM
@@ -136,7 +160,10 @@ impl Server {
     }
 
     /// Like [`Server::run`], with options the caller already parsed.
-    pub fn run_with(extension: crate::ExtensionBuilder, options: ServerOptions) -> std::process::ExitCode {
+    pub fn run_with(
+        extension: crate::ExtensionBuilder,
+        options: ServerOptions,
+    ) -> std::process::ExitCode {
         init_logging(options.log_format, options.verbose);
         let extension = match extension.build() {
             Ok(e) => e,
@@ -145,7 +172,10 @@ impl Server {
                 return std::process::ExitCode::from(2);
             }
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a Tokio runtime");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("a Tokio runtime");
         runtime.block_on(async move {
             match Server::bind(extension, options).await {
                 Ok(server) => {
@@ -162,7 +192,9 @@ impl Server {
 }
 
 async fn bind(addr: SocketAddr, what: &'static str) -> Result<TcpListener, ServeError> {
-    TcpListener::bind(addr).await.map_err(|source| ServeError::Bind { addr, what, source })
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, what, source })
 }
 
 /// Resolves on SIGTERM or Ctrl-C.
@@ -170,7 +202,8 @@ pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
         tokio::select! {
             _ = ctrl_c => {},
             _ = term.recv() => {},
@@ -185,12 +218,17 @@ pub async fn shutdown_signal() {
 impl BoundServer {
     /// Address of the hook listener.
     pub fn local_addr(&self) -> SocketAddr {
-        self.listener.local_addr().expect("a bound listener has an address")
+        self.listener
+            .local_addr()
+            .expect("a bound listener has an address")
     }
 
     /// Addresses of the admin listeners (metrics first when both exist).
     pub fn admin_addrs(&self) -> Vec<SocketAddr> {
-        self.admin.iter().map(|(l, _, _)| l.local_addr().expect("bound")).collect()
+        self.admin
+            .iter()
+            .map(|(l, _, _)| l.local_addr().expect("bound"))
+            .collect()
     }
 
     /// The metrics (also served on the metrics listener).
@@ -201,13 +239,27 @@ impl BoundServer {
     /// Serves until `shutdown` resolves, then stops accepting, reports not-ready, and waits
     /// for in-flight requests up to the grace period.
     pub async fn serve(self, shutdown: impl Future<Output = ()>) {
-        let BoundServer { shared, listener, acceptor, cert, admin, admin_state } = self;
+        let BoundServer {
+            shared,
+            listener,
+            acceptor,
+            cert,
+            admin,
+            admin_state,
+        } = self;
         let mut background = Vec::new();
         for (listener, m, p) in admin {
-            background.push(tokio::spawn(admin::serve(listener, admin_state.clone(), m, p)));
+            background.push(tokio::spawn(admin::serve(
+                listener,
+                admin_state.clone(),
+                m,
+                p,
+            )));
         }
         if let Some(cert) = cert {
-            background.push(tokio::spawn(cert.watch(shared.options.cert_reload_interval)));
+            background.push(tokio::spawn(
+                cert.watch(shared.options.cert_reload_interval),
+            ));
         }
         let addr = listener.local_addr().ok();
         tracing::info!(
@@ -220,8 +272,14 @@ impl BoundServer {
         admin_state.ready.store(true, Ordering::SeqCst);
         let graceful = GracefulShutdown::new();
         let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-        builder.http1().timer(TokioTimer::new()).header_read_timeout(shared.options.header_read_timeout);
-        builder.http2().timer(TokioTimer::new()).max_concurrent_streams(250);
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(shared.options.header_read_timeout);
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(250);
         let builder = Arc::new(builder);
         tokio::pin!(shutdown);
         loop {
@@ -242,10 +300,13 @@ impl BoundServer {
                 let service = hyper::service::service_fn(move |req| handle(shared.clone(), req));
                 match acceptor {
                     Some(acceptor) => {
-                        let handshake = tokio::time::timeout(handshake_timeout, acceptor.accept(stream)).await;
+                        let handshake =
+                            tokio::time::timeout(handshake_timeout, acceptor.accept(stream)).await;
                         let tls = match handshake {
                             Ok(Ok(tls)) => tls,
-                            Ok(Err(e)) => return tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                            Ok(Err(e)) => {
+                                return tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                            }
                             Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
                         };
                         let conn = builder.serve_connection(TokioIo::new(tls), service);
@@ -262,7 +323,10 @@ impl BoundServer {
         drop(listener);
         let grace = shared.options.shutdown_grace_period;
         tracing::info!(grace = ?grace, "shutting down: draining in-flight requests");
-        if tokio::time::timeout(grace, graceful.shutdown()).await.is_err() {
+        if tokio::time::timeout(grace, graceful.shutdown())
+            .await
+            .is_err()
+        {
             tracing::warn!("grace period over with requests still in flight");
         }
         for task in background {
@@ -273,47 +337,118 @@ impl BoundServer {
 }
 
 fn json_response(status: StatusCode, body: Vec<u8>) -> Response<Full<Bytes>> {
-    Response::builder().status(status).header("content-type", "application/json").body(full(body)).expect("valid response")
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(full(body))
+        .expect("valid response")
 }
 
-async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let started = Instant::now();
     let _in_flight = shared.metrics.start();
     let options = &shared.options;
     let raw_path = req.uri().path();
     let prefix = options.path_prefix.trim_end_matches('/');
-    let path = raw_path.strip_prefix(prefix).filter(|p| p.starts_with('/')).unwrap_or(raw_path).to_string();
+    let path = raw_path
+        .strip_prefix(prefix)
+        .filter(|p| p.starts_with('/'))
+        .unwrap_or(raw_path)
+        .to_string();
     let query = req.uri().query().map(str::to_string);
     let span = tracing::info_span!("request", hook = tracing::field::Empty, handler = tracing::field::Empty, cluster = tracing::field::Empty, %path);
     let reply = async {
         if req.method() != http::Method::POST {
-            let err = crate::error::RequestError::MethodNotAllowed { method: req.method().to_string() };
-            return (err.status_code(), err.body(None), "unknown", String::new(), None, None);
+            let err = crate::error::RequestError::MethodNotAllowed {
+                method: req.method().to_string(),
+            };
+            return (
+                err.status_code(),
+                err.body(None),
+                "unknown",
+                String::new(),
+                None,
+                None,
+            );
         }
         let limit = options.max_request_body_bytes;
         let too_large = crate::error::RequestError::PayloadTooLarge { limit };
-        let declared = req.headers().get(http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+        let declared = req
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|len| len > limit as u64) {
-            return (too_large.status_code(), too_large.body(None), "unknown", String::new(), None, None);
+            return (
+                too_large.status_code(),
+                too_large.body(None),
+                "unknown",
+                String::new(),
+                None,
+                None,
+            );
         }
-        let collected = tokio::time::timeout(options.body_read_timeout, Limited::new(req.into_body(), limit).collect()).await;
+        let collected = tokio::time::timeout(
+            options.body_read_timeout,
+            Limited::new(req.into_body(), limit).collect(),
+        )
+        .await;
         let body = match collected {
             Ok(Ok(body)) => body.to_bytes(),
             Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-                return (too_large.status_code(), too_large.body(None), "unknown", String::new(), None, None);
+                return (
+                    too_large.status_code(),
+                    too_large.body(None),
+                    "unknown",
+                    String::new(),
+                    None,
+                    None,
+                );
             }
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, "request body read failed");
-                let err = crate::error::RequestError::BadRequest { kind: "request", message: format!("cannot read the body: {e}") };
-                return (err.status_code(), err.body(None), "unknown", String::new(), None, None);
+                let err = crate::error::RequestError::BadRequest {
+                    kind: "request",
+                    message: format!("cannot read the body: {e}"),
+                };
+                return (
+                    err.status_code(),
+                    err.body(None),
+                    "unknown",
+                    String::new(),
+                    None,
+                    None,
+                );
             }
             Err(_) => {
-                let err = crate::error::RequestError::Timeout { seconds: options.body_read_timeout.as_secs() };
-                return (err.status_code(), err.body(None), "unknown", String::new(), None, None);
+                let err = crate::error::RequestError::Timeout {
+                    seconds: options.body_read_timeout.as_secs(),
+                };
+                return (
+                    err.status_code(),
+                    err.body(None),
+                    "unknown",
+                    String::new(),
+                    None,
+                    None,
+                );
             }
         };
-        let reply = shared.extension.dispatch(&path, query.as_deref(), &body).await;
-        (reply.status, reply.body, reply.hook, reply.handler, reply.outcome, reply.subject)
+        let reply = shared
+            .extension
+            .dispatch(&path, query.as_deref(), &body)
+            .await;
+        (
+            reply.status,
+            reply.body,
+            reply.hook,
+            reply.handler,
+            reply.outcome,
+            reply.subject,
+        )
     }
     .instrument(span.clone())
     .await;
@@ -325,7 +460,13 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
     }
     let elapsed = started.elapsed();
     let outcome_label = outcome.map_or("Error", |o| o.as_str());
-    shared.metrics.observe(hook, &handler, outcome_label, status.as_u16(), elapsed.as_secs_f64());
+    shared.metrics.observe(
+        hook,
+        &handler,
+        outcome_label,
+        status.as_u16(),
+        elapsed.as_secs_f64(),
+    );
     span.in_scope(|| {
         if status.is_success() {
             tracing::info!(status = outcome_label, code = status.as_u16(), elapsed_ms = elapsed.as_secs_f64() * 1e3, "hook answered");

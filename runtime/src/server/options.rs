@@ -29,7 +29,8 @@ pub enum TlsVersion {
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
-    parse_go_duration(text).ok_or_else(|| format!("`{text}` is not a duration: use Go's form, e.g. 10s, 500ms, 1m30s"))
+    parse_go_duration(text)
+        .ok_or_else(|| format!("`{text}` is not a duration: use Go's form, e.g. 10s, 500ms, 1m30s"))
 }
 
 /// A listener address that can be disabled (`0` on the command line).
@@ -40,10 +41,14 @@ fn bind_address(text: &str) -> Result<BindAddress, String> {
     if text == "0" {
         return Ok(BindAddress(None));
     }
-    let text = if text.starts_with(':') { format!("0.0.0.0{text}") } else { text.to_string() };
-    text.parse()
-        .map(|a| BindAddress(Some(a)))
-        .map_err(|_| format!("`{text}` is not a bind address: use HOST:PORT or :PORT, or 0 to disable"))
+    let text = if text.starts_with(':') {
+        format!("0.0.0.0{text}")
+    } else {
+        text.to_string()
+    };
+    text.parse().map(|a| BindAddress(Some(a))).map_err(|_| {
+        format!("`{text}` is not a bind address: use HOST:PORT or :PORT, or 0 to disable")
+    })
 }
 
 /// The server's settings. Each flag can also be set by the environment variable named in
@@ -74,7 +79,11 @@ pub struct ServerOptions {
     pub webhook_host: std::net::IpAddr,
 
     /// Directory holding the serving certificate and key (reloaded when they change).
-    #[arg(long, env = "CAPI_EXT_WEBHOOK_CERT_DIR", default_value = "/tmp/k8s-webhook-server/serving-certs")]
+    #[arg(
+        long,
+        env = "CAPI_EXT_WEBHOOK_CERT_DIR",
+        default_value = "/tmp/k8s-webhook-server/serving-certs"
+    )]
     pub webhook_cert_dir: PathBuf,
 
     /// File name of the certificate chain in the cert dir.
@@ -139,7 +148,10 @@ pub struct ServerOptions {
     pub verbose: u8,
 
     /// Serve plain HTTP instead of HTTPS. For local experiments only: CAPI only calls https URLs.
-    #[arg(long = "insecure-serve-plaintext-for-development", env = "CAPI_EXT_INSECURE_SERVE_PLAINTEXT_FOR_DEVELOPMENT")]
+    #[arg(
+        long = "insecure-serve-plaintext-for-development",
+        env = "CAPI_EXT_INSECURE_SERVE_PLAINTEXT_FOR_DEVELOPMENT"
+    )]
     pub insecure_plaintext: bool,
 }
 
@@ -151,8 +163,12 @@ impl Default for ServerOptions {
             #[command(flatten)]
             options: ServerOptions,
         }
-        let matches = <Only as clap::CommandFactory>::command().no_binary_name(true).get_matches_from(Vec::<String>::new());
-        Only::from_arg_matches(&matches).expect("defaults always parse").options
+        let matches = <Only as clap::CommandFactory>::command()
+            .no_binary_name(true)
+            .get_matches_from(Vec::<String>::new());
+        Only::from_arg_matches(&matches)
+            .expect("defaults always parse")
+            .options
     }
 }
 
@@ -180,7 +196,10 @@ mod tests {
     #[test]
     fn parses_bind_addresses_and_durations() {
         assert_eq!(bind_address("0").unwrap(), BindAddress(None));
-        assert_eq!(bind_address(":8080").unwrap(), BindAddress(Some("0.0.0.0:8080".parse().unwrap())));
+        assert_eq!(
+            bind_address(":8080").unwrap(),
+            BindAddress(Some("0.0.0.0:8080".parse().unwrap()))
+        );
         assert!(bind_address("nope").unwrap_err().contains("HOST:PORT"));
         assert_eq!(duration("1m").unwrap(), Duration::from_secs(60));
         assert!(duration("10").unwrap_err().contains("Go's form"));
@@ -191,7 +210,10 @@ mod tests {
         let o = ServerOptions::default();
         assert_eq!(o.webhook_port, 9443);
         assert_eq!(o.webhook_cert_name, "tls.crt");
-        assert_eq!(o.health_probe_bind_address, BindAddress(Some("0.0.0.0:9440".parse().unwrap())));
+        assert_eq!(
+            o.health_probe_bind_address,
+            BindAddress(Some("0.0.0.0:9440".parse().unwrap()))
+        );
         assert!(!o.insecure_plaintext);
     }
 }

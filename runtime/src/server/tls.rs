@@ -29,11 +29,19 @@ pub struct TlsError {
 }
 
 fn tls_error(path: &Path, message: impl Into<String>) -> TlsError {
-    TlsError { path: path.display().to_string(), message: message.into() }
+    TlsError {
+        path: path.display().to_string(),
+        message: message.into(),
+    }
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
-    std::fs::read(path).map_err(|e| tls_error(path, format!("cannot read: {e} (is --webhook-cert-dir right?)")))
+    std::fs::read(path).map_err(|e| {
+        tls_error(
+            path,
+            format!("cannot read: {e} (is --webhook-cert-dir right?)"),
+        )
+    })
 }
 
 fn provider() -> Arc<CryptoProvider> {
@@ -41,21 +49,38 @@ fn provider() -> Arc<CryptoProvider> {
 }
 
 /// Parses a PEM certificate chain and key into a signing key.
-fn certified_key(cert_path: &Path, cert_pem: &[u8], key_path: &Path, key_pem: &[u8]) -> Result<CertifiedKey, TlsError> {
+fn certified_key(
+    cert_path: &Path,
+    cert_pem: &[u8],
+    key_path: &Path,
+    key_pem: &[u8],
+) -> Result<CertifiedKey, TlsError> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<_, _>>()
         .map_err(|e| tls_error(cert_path, format!("not a PEM certificate chain: {e}")))?;
     if certs.is_empty() {
         return Err(tls_error(cert_path, "contains no CERTIFICATE block"));
     }
-    let key = PrivateKeyDer::from_pem_slice(key_pem)
-        .map_err(|e| tls_error(key_path, format!("not a PEM private key (PKCS#8, PKCS#1 or SEC1): {e}")))?;
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| {
+        tls_error(
+            key_path,
+            format!("not a PEM private key (PKCS#8, PKCS#1 or SEC1): {e}"),
+        )
+    })?;
     let signing = provider()
         .key_provider
         .load_private_key(key)
         .map_err(|e| tls_error(key_path, format!("unsupported private key: {e}")))?;
     let ck = CertifiedKey::new(certs, signing);
-    ck.keys_match().map_err(|e| tls_error(key_path, format!("does not match the certificate in {}: {e}", cert_path.display())))?;
+    ck.keys_match().map_err(|e| {
+        tls_error(
+            key_path,
+            format!(
+                "does not match the certificate in {}: {e}",
+                cert_path.display()
+            ),
+        )
+    })?;
     Ok(ck)
 }
 
@@ -68,7 +93,9 @@ pub struct ReloadingCert {
 
 impl fmt::Debug for ReloadingCert {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReloadingCert").field("cert_path", &self.cert_path).finish()
+        f.debug_struct("ReloadingCert")
+            .field("cert_path", &self.cert_path)
+            .finish()
     }
 }
 
@@ -78,7 +105,11 @@ impl ReloadingCert {
         let (cert_pem, key_pem) = (read(&cert_path)?, read(&key_path)?);
         let key = certified_key(&cert_path, &cert_pem, &key_path, &key_pem)?;
         let fingerprint = [cert_pem, key_pem].concat();
-        Ok(ReloadingCert { cert_path, key_path, state: RwLock::new((Arc::new(key), fingerprint)) })
+        Ok(ReloadingCert {
+            cert_path,
+            key_path,
+            state: RwLock::new((Arc::new(key), fingerprint)),
+        })
     }
 
     /// Re-reads the files; swaps the certificate if they changed and are valid.
@@ -102,9 +133,13 @@ impl ReloadingCert {
         loop {
             ticker.tick().await;
             match self.reload() {
-                Ok(true) => tracing::info!(cert = %self.cert_path.display(), "serving certificate reloaded"),
+                Ok(true) => {
+                    tracing::info!(cert = %self.cert_path.display(), "serving certificate reloaded")
+                }
                 Ok(false) => {}
-                Err(e) => tracing::error!(error = %e, "serving certificate not reloaded; keeping the previous one"),
+                Err(e) => {
+                    tracing::error!(error = %e, "serving certificate not reloaded; keeping the previous one")
+                }
             }
         }
     }
@@ -117,7 +152,10 @@ impl ResolvesServerCert for ReloadingCert {
 }
 
 /// Builds the rustls server configuration from the options.
-pub fn server_config(options: &ServerOptions, cert: Arc<ReloadingCert>) -> Result<ServerConfig, TlsError> {
+pub fn server_config(
+    options: &ServerOptions,
+    cert: Arc<ReloadingCert>,
+) -> Result<ServerConfig, TlsError> {
     let versions: &[&'static rustls::SupportedProtocolVersion] = match options.tls_min_version {
         TlsVersion::Tls12 => &[&rustls::version::TLS13, &rustls::version::TLS12],
         TlsVersion::Tls13 => &[&rustls::version::TLS13],
@@ -131,8 +169,11 @@ pub fn server_config(options: &ServerOptions, cert: Arc<ReloadingCert>) -> Resul
             let pem = read(&path)?;
             let mut roots = RootCertStore::empty();
             for cert in CertificateDer::pem_slice_iter(&pem) {
-                let cert = cert.map_err(|e| tls_error(&path, format!("not a PEM CA bundle: {e}")))?;
-                roots.add(cert).map_err(|e| tls_error(&path, format!("unusable CA certificate: {e}")))?;
+                let cert =
+                    cert.map_err(|e| tls_error(&path, format!("not a PEM CA bundle: {e}")))?;
+                roots
+                    .add(cert)
+                    .map_err(|e| tls_error(&path, format!("unusable CA certificate: {e}")))?;
             }
             if roots.is_empty() {
                 return Err(tls_error(&path, "contains no CERTIFICATE block"));
@@ -155,8 +196,13 @@ mod tests {
 
     #[test]
     fn missing_files_name_the_path() {
-        let err = ReloadingCert::load("/nonexistent/tls.crt".into(), "/nonexistent/tls.key".into()).unwrap_err();
-        assert!(err.to_string().starts_with("/nonexistent/tls.crt: cannot read"), "{err}");
+        let err = ReloadingCert::load("/nonexistent/tls.crt".into(), "/nonexistent/tls.key".into())
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("/nonexistent/tls.crt: cannot read"),
+            "{err}"
+        );
     }
 
     #[test]

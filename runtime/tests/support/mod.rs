@@ -27,13 +27,20 @@ pub struct TestServer {
 }
 
 pub fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("capi-ext-test-{tag}-{}-{}", std::process::id(), rand_suffix()));
+    let dir = std::env::temp_dir().join(format!(
+        "capi-ext-test-{tag}-{}-{}",
+        std::process::id(),
+        rand_suffix()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 fn rand_suffix() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
 }
 
 impl TestServer {
@@ -50,7 +57,14 @@ impl TestServer {
         let done = tokio::spawn(bound.serve(async {
             let _ = rx.await;
         }));
-        TestServer { addr, admin, certs, dir, stop: Some(tx), done }
+        TestServer {
+            addr,
+            admin,
+            certs,
+            dir,
+            stop: Some(tx),
+            done,
+        }
     }
 
     pub fn client(&self) -> Client {
@@ -100,14 +114,18 @@ impl Client {
             roots.add(cert.unwrap()).unwrap();
         }
         let make = |alpn: &[u8]| {
-            let builder = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .unwrap()
-                .with_root_certificates(roots.clone());
+            let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots.clone());
             let mut config = match identity {
                 Some((cert, key)) => builder
                     .with_client_auth_cert(
-                        CertificateDer::pem_slice_iter(cert.as_bytes()).map(Result::unwrap).collect(),
+                        CertificateDer::pem_slice_iter(cert.as_bytes())
+                            .map(Result::unwrap)
+                            .collect(),
                         PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
                     )
                     .unwrap(),
@@ -119,49 +137,103 @@ impl Client {
             config.resumption = rustls::client::Resumption::disabled();
             Arc::new(config)
         };
-        Client { addr, config_h2: make(b"h2"), config_h1: make(b"http/1.1") }
+        Client {
+            addr,
+            config_h2: make(b"h2"),
+            config_h1: make(b"http/1.1"),
+        }
     }
 
     /// One request on a fresh connection.
-    pub async fn post(&self, proto: Proto, path: &str, body: impl Into<Bytes>) -> Result<Answer, String> {
-        let config = if proto == Proto::H2 { &self.config_h2 } else { &self.config_h1 };
+    pub async fn post(
+        &self,
+        proto: Proto,
+        path: &str,
+        body: impl Into<Bytes>,
+    ) -> Result<Answer, String> {
+        let config = if proto == Proto::H2 {
+            &self.config_h2
+        } else {
+            &self.config_h1
+        };
         let connector = tokio_rustls::TlsConnector::from(config.clone());
-        let tcp = TcpStream::connect(self.addr).await.map_err(|e| format!("connect: {e}"))?;
+        let tcp = TcpStream::connect(self.addr)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
         let tls = connector
             .connect(ServerName::try_from("localhost").unwrap(), tcp)
             .await
             .map_err(|e| format!("tls: {e}"))?;
         let (_, session) = tls.get_ref();
         let alpn = session.alpn_protocol().map(|p| p.to_vec());
-        let peer_cert = session.peer_certificates().map(|c| c[0].to_vec()).unwrap_or_default();
+        let peer_cert = session
+            .peer_certificates()
+            .map(|c| c[0].to_vec())
+            .unwrap_or_default();
         let io = TokioIo::new(tls);
-        let request = hyper::Request::post(format!("https://localhost{path}")).body(Full::new(body.into())).unwrap();
+        let request = hyper::Request::post(format!("https://localhost{path}"))
+            .body(Full::new(body.into()))
+            .unwrap();
         let response = match proto {
             Proto::H2 => {
-                let (mut send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io).await.map_err(|e| format!("h2: {e}"))?;
+                let (mut send, conn) =
+                    hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
+                        .await
+                        .map_err(|e| format!("h2: {e}"))?;
                 tokio::spawn(conn);
-                send.send_request(request).await.map_err(|e| format!("request: {e}"))?
+                send.send_request(request)
+                    .await
+                    .map_err(|e| format!("request: {e}"))?
             }
             Proto::H1 => {
-                let (mut send, conn) = hyper::client::conn::http1::handshake(io).await.map_err(|e| format!("h1: {e}"))?;
+                let (mut send, conn) = hyper::client::conn::http1::handshake(io)
+                    .await
+                    .map_err(|e| format!("h1: {e}"))?;
                 tokio::spawn(conn);
-                send.send_request(request).await.map_err(|e| format!("request: {e}"))?
+                send.send_request(request)
+                    .await
+                    .map_err(|e| format!("request: {e}"))?
             }
         };
         let status = response.status().as_u16();
-        let content_type = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_string());
-        let bytes = response.into_body().collect().await.map_err(|e| format!("body: {e}"))?.to_bytes();
-        let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into()));
-        Ok(Answer { status, body, content_type, alpn, peer_cert })
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_string());
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("body: {e}"))?
+            .to_bytes();
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into()));
+        Ok(Answer {
+            status,
+            body,
+            content_type,
+            alpn,
+            peer_cert,
+        })
     }
 }
 
 /// A plain-HTTP GET (metrics and probes).
 pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
     let tcp = TcpStream::connect(addr).await.unwrap();
-    let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await.unwrap();
+    let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+        .await
+        .unwrap();
     tokio::spawn(conn);
-    let response = send.send_request(hyper::Request::get(path).header("host", "x").body(Full::new(Bytes::new())).unwrap()).await.unwrap();
+    let response = send
+        .send_request(
+            hyper::Request::get(path)
+                .header("host", "x")
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
+        )
+        .await
+        .unwrap();
     let status = response.status().as_u16();
     let body = response.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8_lossy(&body).into_owned())

@@ -54,7 +54,9 @@ impl std::str::FromStr for FailurePolicy {
         match s {
             "Ignore" => Ok(FailurePolicy::Ignore),
             "Fail" => Ok(FailurePolicy::Fail),
-            other => Err(format!("unknown failure policy `{other}`: expected `Fail` or `Ignore`")),
+            other => Err(format!(
+                "unknown failure policy `{other}`: expected `Fail` or `Ignore`"
+            )),
         }
     }
 }
@@ -64,10 +66,18 @@ impl std::str::FromStr for FailurePolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ObjectMeta {
     /// Labels.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub labels: BTreeMap<String, String>,
     /// Annotations.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub annotations: BTreeMap<String, String>,
 }
 
@@ -256,7 +266,7 @@ macro_rules! request_type {
             #[serde(default, skip_serializing_if = "String::is_empty")]
             pub kind: String,
             /// ExtensionConfig settings, overlaid with ClusterClass patch settings for topology hooks.
-            #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+            #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "std::collections::BTreeMap::is_empty")]
             pub settings: $crate::hooks::v1alpha1::Settings,
             $( $(#[$fmeta])* pub $field: $ty, )*
         }
@@ -293,6 +303,16 @@ macro_rules! request_type {
 
 pub(crate) use request_type;
 
+/// Deserializes `null` as the default value: Go's encoding/json writes a nil slice or map
+/// without `omitempty` as `null` (e.g. `items` of GeneratePatches), and decodes `null` as empty.
+pub(crate) fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + serde::Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,8 +320,16 @@ mod tests {
     #[test]
     fn status_is_exact_case() {
         assert!(serde_json::from_str::<ResponseStatus>("\"success\"").is_err());
-        assert_eq!(serde_json::from_str::<ResponseStatus>("\"Failure\"").unwrap(), ResponseStatus::Failure);
+        assert_eq!(
+            serde_json::from_str::<ResponseStatus>("\"Failure\"").unwrap(),
+            ResponseStatus::Failure
+        );
         assert_eq!("Ignore".parse::<FailurePolicy>(), Ok(FailurePolicy::Ignore));
-        assert!("ignore".parse::<FailurePolicy>().unwrap_err().contains("`Fail` or `Ignore`"));
+        assert!(
+            "ignore"
+                .parse::<FailurePolicy>()
+                .unwrap_err()
+                .contains("`Fail` or `Ignore`")
+        );
     }
 }

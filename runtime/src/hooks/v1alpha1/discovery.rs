@@ -19,7 +19,10 @@ pub struct DiscoveryRequest {
 impl DiscoveryRequest {
     /// The request exactly as CAPI sends it.
     pub fn new() -> Self {
-        DiscoveryRequest { api_version: super::API_VERSION.to_string(), kind: "DiscoveryRequest".to_string() }
+        DiscoveryRequest {
+            api_version: super::API_VERSION.to_string(),
+            kind: "DiscoveryRequest".to_string(),
+        }
     }
 }
 
@@ -44,7 +47,7 @@ response_type! {
     /// The Discovery response: one entry per handler the extension serves.
     DiscoveryResponse {
         /// The handlers (unique DNS-1123 names).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
         pub handlers: Vec<ExtensionHandler>,
     }
 }

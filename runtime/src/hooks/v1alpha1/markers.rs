@@ -82,8 +82,17 @@ mod tests {
     fn one_marker_per_catalog_hook_with_matching_kinds() {
         let catalog_names: Vec<_> = catalog::HOOKS.iter().map(|h| h.name).collect();
         assert_eq!(MARKER_NAMES, catalog_names.as_slice());
-        assert_eq!(BeforeClusterCreate::info().request_kind, "BeforeClusterCreateRequest");
-        assert_eq!(BeforeClusterCreateRequest::new().kind, "BeforeClusterCreateRequest");
-        assert_eq!(BeforeClusterCreateResponse::success().kind, "BeforeClusterCreateResponse");
+        assert_eq!(
+            BeforeClusterCreate::info().request_kind,
+            "BeforeClusterCreateRequest"
+        );
+        assert_eq!(
+            BeforeClusterCreateRequest::new().kind,
+            "BeforeClusterCreateRequest"
+        );
+        assert_eq!(
+            BeforeClusterCreateResponse::success().kind,
+            "BeforeClusterCreateResponse"
+        );
     }
 }

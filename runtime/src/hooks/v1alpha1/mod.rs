@@ -17,11 +17,11 @@
 //! assert_eq!(json["retryAfterSeconds"], 30);
 //! ```
 
-mod common;
+pub(crate) mod common;
 mod discovery;
-mod markers;
 mod inplace;
 mod lifecycle;
+mod markers;
 mod patch;
 mod topology;
 mod upgrade_plan;
@@ -29,9 +29,9 @@ mod variables;
 
 pub use common::*;
 pub use discovery::*;
-pub use markers::*;
 pub use inplace::*;
 pub use lifecycle::*;
+pub use markers::*;
 pub use patch::*;
 pub use topology::*;
 pub use upgrade_plan::*;

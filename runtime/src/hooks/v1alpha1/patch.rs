@@ -134,12 +134,18 @@ impl Patch {
 
     /// Appends an `add` operation. Panics on a merge patch.
     pub fn add(self, path: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.push(JsonPatchOp::Add { path: path.into(), value: value.into() })
+        self.push(JsonPatchOp::Add {
+            path: path.into(),
+            value: value.into(),
+        })
     }
 
     /// Appends a `replace` operation. Panics on a merge patch.
     pub fn replace(self, path: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.push(JsonPatchOp::Replace { path: path.into(), value: value.into() })
+        self.push(JsonPatchOp::Replace {
+            path: path.into(),
+            value: value.into(),
+        })
     }
 
     /// Appends a `remove` operation. Panics on a merge patch.
@@ -157,7 +163,10 @@ impl Patch {
     }
 
     /// Reads a patch from its type and document bytes.
-    pub fn from_document(patch_type: PatchType, document: &[u8]) -> Result<Self, serde_json::Error> {
+    pub fn from_document(
+        patch_type: PatchType,
+        document: &[u8],
+    ) -> Result<Self, serde_json::Error> {
         Ok(match patch_type {
             PatchType::JsonPatch => Patch::Json(serde_json::from_slice(document)?),
             PatchType::JsonMergePatch => Patch::Merge(serde_json::from_slice(document)?),
@@ -191,16 +200,26 @@ pub(crate) struct PatchWire {
 
 impl Serialize for Patch {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        PatchWire { patch_type: self.patch_type(), patch: Some(self.document()) }.serialize(serializer)
+        PatchWire {
+            patch_type: self.patch_type(),
+            patch: Some(self.document()),
+        }
+        .serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for Patch {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let wire = PatchWire::deserialize(deserializer)?;
-        let bytes = wire.patch.ok_or_else(|| D::Error::custom("patch: missing patch document"))?;
-        Patch::from_document(wire.patch_type, &bytes)
-            .map_err(|e| D::Error::custom(format!("patch: the base64-decoded document is not a valid {:?}: {e}", wire.patch_type)))
+        let bytes = wire
+            .patch
+            .ok_or_else(|| D::Error::custom("patch: missing patch document"))?;
+        Patch::from_document(wire.patch_type, &bytes).map_err(|e| {
+            D::Error::custom(format!(
+                "patch: the base64-decoded document is not a valid {:?}: {e}",
+                wire.patch_type
+            ))
+        })
     }
 }
 
@@ -208,14 +227,19 @@ impl<'de> Deserialize<'de> for Patch {
 pub(crate) mod base64_bytes {
     use super::*;
 
-    pub fn serialize<S: Serializer>(bytes: &Option<Vec<u8>>, serializer: S) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(
+        bytes: &Option<Vec<u8>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         match bytes {
             Some(b) => serializer.serialize_str(&STANDARD.encode(b)),
             None => serializer.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<u8>>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Vec<u8>>, D::Error> {
         match Option::<String>::deserialize(deserializer)? {
             None => Ok(None),
             Some(s) => STANDARD
@@ -240,7 +264,13 @@ mod tests {
 
     #[test]
     fn round_trips_both_types() {
-        for patch in [Patch::json().add("/a", 1).remove("/b").replace("/c", json!({"d": true})), Patch::merge(json!({"spec": {"x": 1}}))] {
+        for patch in [
+            Patch::json()
+                .add("/a", 1)
+                .remove("/b")
+                .replace("/c", json!({"d": true})),
+            Patch::merge(json!({"spec": {"x": 1}})),
+        ] {
             let text = serde_json::to_string(&patch).unwrap();
             assert_eq!(serde_json::from_str::<Patch>(&text).unwrap(), patch);
         }
@@ -248,11 +278,19 @@ mod tests {
 
     #[test]
     fn rejects_bad_documents_with_a_reason() {
-        let err = serde_json::from_value::<Patch>(json!({"patchType": "JSONPatch", "patch": "not base64!"})).unwrap_err();
+        let err = serde_json::from_value::<Patch>(
+            json!({"patchType": "JSONPatch", "patch": "not base64!"}),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("base64"), "{err}");
-        let err = serde_json::from_value::<Patch>(json!({"patchType": "JSONPatch", "patch": STANDARD.encode("{}")})).unwrap_err();
+        let err = serde_json::from_value::<Patch>(
+            json!({"patchType": "JSONPatch", "patch": STANDARD.encode("{}")}),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("not a valid JsonPatch"), "{err}");
-        let err = serde_json::from_value::<Patch>(json!({"patchType": "Strategic", "patch": "W10="})).unwrap_err();
+        let err =
+            serde_json::from_value::<Patch>(json!({"patchType": "Strategic", "patch": "W10="}))
+                .unwrap_err();
         assert!(err.to_string().contains("unknown variant"), "{err}");
     }
 }

@@ -41,7 +41,11 @@ pub struct GeneratePatchesRequestItem {
     #[serde(default)]
     pub object: Value,
     /// Template-specific variables (overrides and the scoped `builtin`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub variables: Vec<Variable>,
 }
 
@@ -49,10 +53,10 @@ request_type! {
     /// Asks for patches to the templates of a Cluster's topology.
     GeneratePatchesRequest [subject = |r| crate::topology::cluster_key(&r.variables)] {
         /// Global variables: the user variables this patch declared, then `builtin`.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
         pub variables: Vec<Variable>,
         /// The templates to patch.
-        #[serde(default)]
+        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default")]
         pub items: Vec<GeneratePatchesRequestItem>,
     }
 }
@@ -72,7 +76,13 @@ impl Serialize for GeneratePatchesResponseItem {
         let mut s = serializer.serialize_struct("GeneratePatchesResponseItem", 3)?;
         s.serialize_field("uid", &self.uid)?;
         s.serialize_field("patchType", &self.patch.patch_type())?;
-        s.serialize_field("patch", &base64::Engine::encode(&base64::engine::general_purpose::STANDARD, self.patch.document()))?;
+        s.serialize_field(
+            "patch",
+            &base64::Engine::encode(
+                &base64::engine::general_purpose::STANDARD,
+                self.patch.document(),
+            ),
+        )?;
         s.end()
     }
 }
@@ -89,10 +99,19 @@ impl<'de> Deserialize<'de> for GeneratePatchesResponseItem {
             patch: Option<Vec<u8>>,
         }
         let wire = Wire::deserialize(deserializer)?;
-        let bytes = wire.patch.ok_or_else(|| D::Error::custom(format!("item {}: missing patch", wire.uid)))?;
-        let patch = Patch::from_document(wire.patch_type, &bytes)
-            .map_err(|e| D::Error::custom(format!("item {}: patch is not a valid {:?} document: {e}", wire.uid, wire.patch_type)))?;
-        Ok(GeneratePatchesResponseItem { uid: wire.uid, patch })
+        let bytes = wire
+            .patch
+            .ok_or_else(|| D::Error::custom(format!("item {}: missing patch", wire.uid)))?;
+        let patch = Patch::from_document(wire.patch_type, &bytes).map_err(|e| {
+            D::Error::custom(format!(
+                "item {}: patch is not a valid {:?} document: {e}",
+                wire.uid, wire.patch_type
+            ))
+        })?;
+        Ok(GeneratePatchesResponseItem {
+            uid: wire.uid,
+            patch,
+        })
     }
 }
 
@@ -100,7 +119,7 @@ response_type! {
     /// The patches, applied by CAPI in list order.
     GeneratePatchesResponse {
         /// One entry per patched item.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
         pub items: Vec<GeneratePatchesResponseItem>,
     }
 }
@@ -115,7 +134,10 @@ impl GeneratePatchesResponse {
     /// assert_eq!(response.items.len(), 1);
     /// ```
     pub fn patch(mut self, uid: impl Into<String>, patch: Patch) -> Self {
-        self.items.push(GeneratePatchesResponseItem { uid: uid.into(), patch });
+        self.items.push(GeneratePatchesResponseItem {
+            uid: uid.into(),
+            patch,
+        });
         self
     }
 }
@@ -131,7 +153,11 @@ pub struct ValidateTopologyRequestItem {
     #[serde(default)]
     pub object: Value,
     /// Template-specific variables.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub variables: Vec<Variable>,
 }
 
@@ -139,10 +165,10 @@ request_type! {
     /// Asks whether the patched topology is valid.
     ValidateTopologyRequest [subject = |r| crate::topology::cluster_key(&r.variables)] {
         /// Global variables.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
         pub variables: Vec<Variable>,
         /// The patched templates.
-        #[serde(default)]
+        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default")]
         pub items: Vec<ValidateTopologyRequestItem>,
     }
 }
@@ -161,7 +187,7 @@ response_type! {
     /// The variables the extension declares.
     DiscoverVariablesResponse {
         /// Variable definitions (v1beta2 `ClusterClassVariable` from CAPI 1.13 on).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
         pub variables: Vec<ClusterClassVariable>,
     }
 }

@@ -97,10 +97,18 @@ pub struct ClusterNetworkBuiltins {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_domain: Option<String>,
     /// Service CIDRs.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub services: Vec<String>,
     /// Pod CIDRs.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub pods: Vec<String>,
 }
 
@@ -204,7 +212,11 @@ pub struct ClusterClassVariable {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
     /// Deprecated v1beta1 metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none", rename = "deprecatedV1Beta1Metadata")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "deprecatedV1Beta1Metadata"
+    )]
     pub deprecated_v1beta1_metadata: Option<ObjectMeta>,
     /// The schema.
     #[serde(default)]
@@ -218,7 +230,9 @@ impl ClusterClassVariable {
             name: name.into(),
             required: Some(required),
             deprecated_v1beta1_metadata: None,
-            schema: VariableSchema { open_api_v3_schema: schema },
+            schema: VariableSchema {
+                open_api_v3_schema: schema,
+            },
         }
     }
 }
@@ -246,7 +260,11 @@ pub struct JSONSchemaProps {
     #[serde(default, skip_serializing_if = "String::is_empty", rename = "type")]
     pub type_: String,
     /// Object properties.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub properties: BTreeMap<String, JSONSchemaProps>,
     /// Schema of map values.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -258,7 +276,11 @@ pub struct JSONSchemaProps {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_properties: Option<i64>,
     /// Required properties.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub required: Vec<String>,
     /// Schema of array items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -297,7 +319,11 @@ pub struct JSONSchemaProps {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclusive_minimum: Option<bool>,
     /// Keep unknown fields.
-    #[serde(default, skip_serializing_if = "Option::is_none", rename = "x-kubernetes-preserve-unknown-fields")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "x-kubernetes-preserve-unknown-fields"
+    )]
     pub x_preserve_unknown_fields: Option<bool>,
     /// Allowed values.
     #[serde(default, skip_serializing_if = "Vec::is_empty", rename = "enum")]
@@ -306,22 +332,46 @@ pub struct JSONSchemaProps {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Value>,
     /// CEL validation rules.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", rename = "x-kubernetes-validations")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        rename = "x-kubernetes-validations"
+    )]
     pub x_validations: Vec<ValidationRule>,
     /// Labels and annotations for this schema.
-    #[serde(default, skip_serializing_if = "Option::is_none", rename = "x-metadata")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "x-metadata"
+    )]
     pub x_metadata: Option<ObjectMeta>,
     /// Int or string.
-    #[serde(default, skip_serializing_if = "Option::is_none", rename = "x-kubernetes-int-or-string")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "x-kubernetes-int-or-string"
+    )]
     pub x_int_or_string: Option<bool>,
     /// All of.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub all_of: Vec<JSONSchemaProps>,
     /// One of.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub one_of: Vec<JSONSchemaProps>,
     /// Any of.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub any_of: Vec<JSONSchemaProps>,
     /// Not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -330,7 +380,10 @@ pub struct JSONSchemaProps {
 
 impl JSONSchemaProps {
     fn typed(type_: &str) -> Self {
-        JSONSchemaProps { type_: type_.to_string(), ..Default::default() }
+        JSONSchemaProps {
+            type_: type_.to_string(),
+            ..Default::default()
+        }
     }
     /// `type: string`.
     pub fn string() -> Self {
@@ -350,10 +403,16 @@ impl JSONSchemaProps {
     }
     /// `type: array` with item schema.
     pub fn array(items: JSONSchemaProps) -> Self {
-        JSONSchemaProps { items: Some(Box::new(items)), ..Self::typed("array") }
+        JSONSchemaProps {
+            items: Some(Box::new(items)),
+            ..Self::typed("array")
+        }
     }
     /// `type: object` with properties and the required ones.
-    pub fn object(properties: impl IntoIterator<Item = (String, JSONSchemaProps)>, required: &[&str]) -> Self {
+    pub fn object(
+        properties: impl IntoIterator<Item = (String, JSONSchemaProps)>,
+        required: &[&str],
+    ) -> Self {
         JSONSchemaProps {
             properties: properties.into_iter().collect(),
             required: required.iter().map(|s| s.to_string()).collect(),
@@ -372,7 +431,11 @@ impl JSONSchemaProps {
     }
     /// Adds a CEL rule with its message.
     pub fn with_rule(mut self, rule: impl Into<String>, message: impl Into<String>) -> Self {
-        self.x_validations.push(ValidationRule { rule: rule.into(), message: message.into(), ..Default::default() });
+        self.x_validations.push(ValidationRule {
+            rule: rule.into(),
+            message: message.into(),
+            ..Default::default()
+        });
         self
     }
 }

@@ -1,0 +1,124 @@
+//! The Rust side of the conformance suite, driven by the Go programs in `conformance/`.
+//!
+//! - `capi-ext-conformance roundtrip`: reads JSON lines `{"hook", "part", "body"}` from stdin,
+//!   decodes `body` into the typed request or response of `hook`, re-encodes it, and writes
+//!   `{"ok": true, "body": ...}` or `{"ok": false, "error": ...}` per line.
+//! - `capi-ext-conformance responses`: prints the example extension's Discovery and
+//!   DiscoverVariables responses, for CAPI's validation rules.
+
+use capi_ext::hooks::v1alpha1::*;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::io::{BufRead, Write};
+
+#[derive(Deserialize)]
+struct Input {
+    hook: String,
+    part: String,
+    body: Box<serde_json::value::RawValue>,
+}
+
+fn reencode<T: Serialize + DeserializeOwned>(body: &str) -> Result<Value, String> {
+    let typed: T = serde_json::from_str(body).map_err(|e| format!("decode: {e}"))?;
+    serde_json::to_value(&typed).map_err(|e| format!("encode: {e}"))
+}
+
+fn parts<H: Hook>(_: H, part: &str, body: &str) -> Result<Value, String> {
+    match part {
+        "request" => reencode::<H::Request>(body),
+        "response" => reencode::<H::Response>(body),
+        other => Err(format!(
+            "unknown part `{other}`: expected request or response"
+        )),
+    }
+}
+
+macro_rules! by_hook {
+    ($name:expr, $part:expr, $body:expr, [$($hook:ident),*]) => {
+        match $name {
+            $( stringify!($hook) => parts($hook, $part, $body), )*
+            other => Err(format!("unknown hook `{other}`")),
+        }
+    };
+}
+
+fn roundtrip(line: &str) -> Value {
+    let input: Input = match serde_json::from_str(line) {
+        Ok(i) => i,
+        Err(e) => return json!({"ok": false, "error": format!("bad input line: {e}")}),
+    };
+    let result = by_hook!(
+        input.hook.as_str(),
+        input.part.as_str(),
+        input.body.get(),
+        [
+            Discovery,
+            BeforeClusterCreate,
+            AfterControlPlaneInitialized,
+            BeforeClusterUpgrade,
+            BeforeControlPlaneUpgrade,
+            AfterControlPlaneUpgrade,
+            BeforeWorkersUpgrade,
+            AfterWorkersUpgrade,
+            AfterClusterUpgrade,
+            BeforeClusterDelete,
+            GeneratePatches,
+            ValidateTopology,
+            DiscoverVariables,
+            CanUpdateMachine,
+            CanUpdateMachineSet,
+            UpdateMachine,
+            GenerateUpgradePlan
+        ]
+    );
+    match result {
+        Ok(body) => json!({"ok": true, "body": body}),
+        Err(error) => json!({"ok": false, "error": error}),
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match mode.as_str() {
+        "roundtrip" => {
+            for line in std::io::stdin().lock().lines() {
+                let line = line.expect("stdin");
+                serde_json::to_writer(&mut out, &roundtrip(&line)).expect("stdout");
+                out.write_all(b"\n").expect("stdout");
+                out.flush().expect("stdout");
+            }
+        }
+        "responses" => {
+            let extension = capi_ext_example_quickstart::extension()
+                .build()
+                .expect("the example registers");
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            let variables = runtime
+                .block_on(extension.call(
+                    DiscoverVariables,
+                    "variables",
+                    &DiscoverVariablesRequest::new(),
+                ))
+                .expect("the example declares variables");
+            let discovery: Value =
+                serde_json::from_slice(extension.discovery_body()).expect("discovery JSON");
+            serde_json::to_writer(
+                &mut out,
+                &json!({"discovery": discovery, "discoverVariables": variables}),
+            )
+            .expect("stdout");
+            out.write_all(b"\n").expect("stdout");
+        }
+        other => {
+            eprintln!("usage: capi-ext-conformance roundtrip|responses (got `{other}`)");
+            return std::process::ExitCode::from(2);
+        }
+    }
+    std::process::ExitCode::SUCCESS
+}
