@@ -117,8 +117,8 @@ pub async fn variables(_req: DiscoverVariablesRequest) -> DiscoverVariablesRespo
             .with_description("Registry the control plane images are pulled from.")
             .with_default(json!("registry.k8s.io"))
             .with_rule(
-                "!self.startsWith('docker.io')",
-                "docker.io is rate limited; use a mirror",
+                "!self.endsWith('/')",
+                "imageRepository must not end with '/'",
             ),
     ))
 }
@@ -162,7 +162,8 @@ pub async fn patches(req: GeneratePatchesRequest) -> Result<GeneratePatchesRespo
     Ok(response)
 }
 
-/// Rejects docker.io.
+/// Rejects docker.io (a policy the extension owns, so it can change without touching the
+/// ClusterClass; the variable's schema only checks the syntax).
 pub async fn validate(req: ValidateTopologyRequest) -> ValidateTopologyResponse {
     match req.variable::<String>(IMAGE_REPOSITORY) {
         Ok(Some(repo)) if repo.starts_with("docker.io") => ValidateTopologyResponse::failure(

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+type kube struct{ c client.Client }
+
+func newKube(host, caFile, certFile, keyFile string) *kube {
+	cfg := &rest.Config{Host: host, TLSClientConfig: rest.TLSClientConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}, QPS: 50, Burst: 100}
+	c, err := client.New(cfg, client.Options{})
+	must(err)
+	return &kube{c: c}
+}
+
+func writeKubeconfig(dir string, port int, ca, cert, key string) string {
+	path := filepath.Join(dir, "admin.kubeconfig")
+	must(os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "https://127.0.0.1:%d", certificate-authority: %q}}]
+users: [{name: admin, user: {client-certificate: %q, client-key: %q}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: admin}}]
+current-context: e2e
+`, port, ca, cert, key)), 0o600))
+	return path
+}
+
+// docs splits multi-document YAML into objects.
+func docs(text string) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, doc := range strings.Split("\n"+text, "\n---") {
+		if strings.TrimSpace(doc) == "" {
+			continue
+		}
+		obj := map[string]any{}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			return nil, err
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		out = append(out, &unstructured.Unstructured{Object: obj})
+	}
+	return out, nil
+}
+
+// apply creates every object of a YAML text (retrying while a new kind is not served yet)
+// and returns their names.
+func (k *kube) apply(ctx context.Context, text string) ([]string, error) {
+	objs, err := docs(text)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, obj := range objs {
+		var err error
+		for i := 0; i < 30; i++ {
+			if err = k.c.Create(ctx, obj); err == nil || apierrors.IsAlreadyExists(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return names, fmt.Errorf("create %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		names = append(names, obj.GetName())
+	}
+	return names, nil
+}
+
+func (k *kube) get(ctx context.Context, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
+	err := k.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u)
+	return u, err
+}
+
+func (k *kube) mergePatch(ctx context.Context, apiVersion, kind, ns, name, patch string, status bool) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
+	u.SetNamespace(ns)
+	u.SetName(name)
+	p := client.RawPatch(types.MergePatchType, []byte(patch))
+	if status {
+		return k.c.Status().Patch(ctx, u, p)
+	}
+	return k.c.Patch(ctx, u, p)
+}
+
+func (k *kube) delete(ctx context.Context, apiVersion, kind, ns, name string) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return k.c.Delete(ctx, u)
+}
+
+func (k *kube) waitEstablished(ctx context.Context, names []string) error {
+	for _, name := range names {
+		err := eventually(60*time.Second, "CRD "+name+" Established", func() (bool, string) {
+			u, err := k.get(ctx, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+			if err != nil {
+				return false, err.Error()
+			}
+			st, _, _ := condition(u, "Established")
+			return st == "True", "Established=" + st
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installWebhooks installs CAPI's webhook configurations, pointed at the manager's URL.
+func (k *kube) installWebhooks(ctx context.Context, text, base string, ca []byte) error {
+	objs, err := docs(text)
+	if err != nil {
+		return err
+	}
+	count := 0
+	for _, obj := range objs {
+		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		for i, h := range hooks {
+			hook := h.(map[string]any)
+			cc := hook["clientConfig"].(map[string]any)
+			svc := cc["service"].(map[string]any)
+			delete(cc, "service")
+			cc["url"] = base + svc["path"].(string)
+			cc["caBundle"] = base64.StdEncoding.EncodeToString(ca)
+			hooks[i] = hook
+			count++
+		}
+		must(unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"))
+		if err := k.c.Create(ctx, obj); err != nil {
+			return fmt.Errorf("webhook configuration %s: %w", obj.GetName(), err)
+		}
+	}
+	fmt.Printf("  %d webhooks installed\n", count)
+	return nil
+}
+
+// condition returns status, reason and message of a condition in status.conditions.
+func condition(u *unstructured.Unstructured, kind string) (string, string, string) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == kind {
+			s, _ := m["status"].(string)
+			r, _ := m["reason"].(string)
+			msg, _ := m["message"].(string)
+			return s, r, msg
+		}
+	}
+	return "", "", ""
+}
+
+// eventually polls check until it reports done, or fails with the last state it saw.
+func eventually(timeout time.Duration, what string, check func() (bool, string)) error {
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := check()
+		if ok {
+			return nil
+		}
+		last = state
+		time.Sleep(500 * time.Millisecond)
+	}
+	return fmt.Errorf("timed out after %s waiting for %s; last seen: %s", timeout, what, last)
+}
+
+func fakeCRD(kind string) string {
+	group := "infrastructure.cluster.x-k8s.io"
+	if strings.Contains(kind, "ControlPlane") {
+		group = "controlplane.cluster.x-k8s.io"
+	}
+	plural := strings.ToLower(kind) + "s"
+	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %[1]s.%[2]s
+  labels: {cluster.x-k8s.io/v1beta2: v1beta2}
+spec:
+  group: %[2]s
+  scope: Namespaced
+  names: {kind: %[3]s, plural: %[1]s, listKind: %[3]sList, singular: %[4]s}
+  versions:
+  - name: v1beta2
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`, plural, group, kind, strings.ToLower(kind))
+}

@@ -1,0 +1,203 @@
+// Command e2e runs the real Cluster API core manager, with a real kube-apiserver and etcd,
+// against the capi-ext example extension over TLS, and checks what CAPI does with each answer.
+//
+// Every component is started here, on 127.0.0.1, with a PKI made for the run, and stopped by
+// its PID at the end, pass or fail. When a scenario fails, the logs of all components are
+// printed.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+type options struct {
+	etcd, apiserver, capi, assets, extension string
+	keep                                     bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.etcd, "etcd", "", "etcd binary")
+	flag.StringVar(&o.apiserver, "kube-apiserver", "", "kube-apiserver binary")
+	flag.StringVar(&o.capi, "capi-manager", "", "Cluster API core manager binary")
+	flag.StringVar(&o.assets, "capi-assets", "", "directory with crds/ and webhooks.yaml of that CAPI release")
+	flag.StringVar(&o.extension, "extension", "", "the example extension binary")
+	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	flag.Parse()
+
+	work, err := os.MkdirTemp("", "capi-ext-e2e-")
+	must(err)
+	ps := &processes{dir: work}
+	start := time.Now()
+	err = run(o, work, ps)
+	ps.stopAll()
+	if err != nil {
+		ps.dumpLogs(60)
+		fmt.Fprintf(os.Stderr, "\nFAILED after %s: %v\n(work directory: %s)\n", time.Since(start).Round(time.Second), err, work)
+		os.Exit(1)
+	}
+	if !o.keep {
+		_ = os.RemoveAll(work)
+	}
+	fmt.Printf("\nok: every scenario passed against the real Cluster API manager in %s\n", time.Since(start).Round(time.Second))
+}
+
+func run(o options, work string, ps *processes) error {
+	ctx := context.Background()
+	p := newPKI(filepath.Join(work, "pki"))
+	apiCert, apiKey := p.leaf("apiserver", "kube-apiserver", nil, true)
+	adminCert, adminKey := p.leaf("admin", "admin", []string{"system:masters"}, false)
+	saPub, saKey := p.serviceAccountKeys()
+	webhookDir := filepath.Join(work, "capi-webhook-certs")
+	extDir := filepath.Join(work, "extension-certs")
+	for _, d := range []string{webhookDir, extDir} {
+		must(os.MkdirAll(d, 0o755))
+		c, k := p.leaf(filepath.Base(d), "127.0.0.1", nil, true)
+		must(os.Rename(c, filepath.Join(d, "tls.crt")))
+		must(os.Rename(k, filepath.Join(d, "tls.key")))
+	}
+
+	etcdPort, peerPort, apiPort := freePort(), freePort(), freePort()
+	extPort, extProbes := freePort(), freePort()
+	webhookPort, capiHealth, capiMetrics := freePort(), freePort(), freePort()
+	plain := httpClient(nil, "", "")
+
+	step("start etcd")
+	etcd := ps.start("etcd", o.etcd, "--name=e2e", "--data-dir="+filepath.Join(work, "etcd"),
+		fmt.Sprintf("--listen-client-urls=http://127.0.0.1:%d", etcdPort), fmt.Sprintf("--advertise-client-urls=http://127.0.0.1:%d", etcdPort),
+		fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peerPort), fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", peerPort),
+		fmt.Sprintf("--initial-cluster=e2e=http://127.0.0.1:%d", peerPort), "--unsafe-no-fsync=true", "--log-level=warn")
+	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/health", etcdPort), 60*time.Second, etcd); err != nil {
+		return err
+	}
+
+	step("start kube-apiserver")
+	api := ps.start("kube-apiserver", o.apiserver, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiPort),
+		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdPort), "--cert-dir="+filepath.Join(work, "apiserver"),
+		"--tls-cert-file="+apiCert, "--tls-private-key-file="+apiKey, "--client-ca-file="+filepath.Join(p.dir, "ca.crt"),
+		fmt.Sprintf("--service-account-issuer=https://127.0.0.1:%d/", apiPort), "--service-account-key-file="+saPub,
+		"--service-account-signing-key-file="+saKey, "--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=RBAC",
+		"--disable-admission-plugins=ServiceAccount", "--allow-privileged=true", "--v=1")
+	admin := httpClient(p.caPEM, adminCert, adminKey)
+	if err := waitHTTP(admin, fmt.Sprintf("https://127.0.0.1:%d/readyz", apiPort), 120*time.Second, api); err != nil {
+		return err
+	}
+	kube := newKube(fmt.Sprintf("https://127.0.0.1:%d", apiPort), filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
+
+	step("install CAPI's CRDs and the fake provider CRDs")
+	crdFiles, err := filepath.Glob(filepath.Join(o.assets, "crds", "*.yaml"))
+	if err != nil || len(crdFiles) == 0 {
+		return fmt.Errorf("no CRDs in %s/crds", o.assets)
+	}
+	var crdNames []string
+	for _, f := range crdFiles {
+		data, err := os.ReadFile(f)
+		must(err)
+		names, err := kube.apply(ctx, string(data))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		crdNames = append(crdNames, names...)
+	}
+	for _, kind := range []string{"GenericInfrastructureClusterTemplate", "GenericInfrastructureCluster", "GenericControlPlaneTemplate", "GenericControlPlane"} {
+		names, err := kube.apply(ctx, fakeCRD(kind))
+		if err != nil {
+			return err
+		}
+		crdNames = append(crdNames, names...)
+	}
+	if err := kube.waitEstablished(ctx, crdNames); err != nil {
+		return err
+	}
+	fmt.Printf("  %d CRDs established\n", len(crdNames))
+
+	step("start the capi-ext example extension")
+	ext := ps.start("extension", o.extension, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", extPort),
+		"--webhook-cert-dir="+extDir, "--metrics-bind-address=0", fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", extProbes),
+		"--log-format=json")
+	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", extProbes), 60*time.Second, ext); err != nil {
+		return err
+	}
+
+	step("start the Cluster API core manager")
+	kubeconfig := writeKubeconfig(work, apiPort, filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
+	capi := ps.start("capi-manager", o.capi, "--kubeconfig="+kubeconfig,
+		"--feature-gates=ClusterTopology=true,RuntimeSDK=true", fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-dir="+webhookDir,
+		fmt.Sprintf("--health-addr=127.0.0.1:%d", capiHealth), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", capiMetrics), "--insecure-diagnostics",
+		"--skip-crd-migration-phases=StorageVersionMigration,CleanupManagedFields", "--v=4")
+	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", capiHealth), 180*time.Second, capi); err != nil {
+		return err
+	}
+	webhooks, err := os.ReadFile(filepath.Join(o.assets, "webhooks.yaml"))
+	must(err)
+	if err := kube.installWebhooks(ctx, string(webhooks), fmt.Sprintf("https://127.0.0.1:%d", webhookPort), p.caPEM); err != nil {
+		return err
+	}
+
+	s := &scenarios{kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
+		extLog: ext.log, pki: p, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics)}
+	for _, sc := range []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"Discovery: status.handlers from the extension's registrations", s.discovery},
+		{"Discovery: a bad discovery answer is rejected with CAPI's message", s.badDiscovery},
+		{"DiscoverVariables: ClusterClass status.variables from the extension", s.discoverVariables},
+		{"DiscoverVariables: a Cluster violating the schema is rejected at admission", s.variableAdmission},
+		{"BeforeClusterCreate: blocks, then unblocks", s.beforeClusterCreate},
+		{"GeneratePatches: patches applied to the created objects, settings merged as CAPI does", s.generatePatches},
+		{"ValidateTopology: accepts, then rejects", s.validateTopology},
+		{"AfterControlPlaneInitialized: called once the control plane is initialized", s.afterControlPlaneInitialized},
+		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
+		{"CAPI's runtime SDK metrics count the calls", s.capiMetrics},
+	} {
+		step(sc.name)
+		t := time.Now()
+		if err := sc.fn(ctx); err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		fmt.Printf("  passed in %s\n", time.Since(t).Round(100*time.Millisecond))
+	}
+	calls := countCalls(ext.log)
+	keys := make([]string, 0, len(calls))
+	for k := range calls {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Println("\ncalls the extension answered, by hook:")
+	for _, k := range keys {
+		fmt.Printf("  %-30s %d\n", k, calls[k])
+	}
+	return nil
+}
+
+func step(name string) { fmt.Printf("== %s\n", name) }
+
+func countCalls(logPath string) map[string]int {
+	data, _ := os.ReadFile(logPath)
+	out := map[string]int{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.Contains(line, `"hook answered"`) {
+			continue
+		}
+		if i := strings.Index(line, `"hook":"`); i >= 0 {
+			rest := line[i+8:]
+			out[rest[:strings.Index(rest, `"`)]]++
+		}
+	}
+	return out
+}

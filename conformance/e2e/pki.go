@@ -1,0 +1,89 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// pki is a throw-away CA for one run, and the certificates every component needs.
+type pki struct {
+	dir    string
+	caCert *x509.Certificate
+	caKey  *ecdsa.PrivateKey
+	caPEM  []byte
+}
+
+func writePEM(path, kind string, der []byte) {
+	must(os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600))
+}
+
+func newPKI(dir string) *pki {
+	must(os.MkdirAll(dir, 0o755))
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "capi-ext-e2e-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	must(err)
+	cert, err := x509.ParseCertificate(der)
+	must(err)
+	p := &pki{dir: dir, caCert: cert, caKey: key, caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	must(os.WriteFile(filepath.Join(dir, "ca.crt"), p.caPEM, 0o644))
+	return p
+}
+
+var serial int64 = 1
+
+// leaf writes <name>.crt and <name>.key signed by the CA; server certificates get the
+// loopback SANs, client certificates the given organizations.
+func (p *pki) leaf(name, cn string, orgs []string, server bool) (certPath, keyPath string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(err)
+	serial++
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn, Organization: orgs},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+	}
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.DNSNames = []string{"localhost"}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	} else {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.caCert, &key.PublicKey, p.caKey)
+	must(err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	must(err)
+	certPath, keyPath = filepath.Join(p.dir, name+".crt"), filepath.Join(p.dir, name+".key")
+	writePEM(certPath, "CERTIFICATE", der)
+	writePEM(keyPath, "EC PRIVATE KEY", keyDER)
+	return certPath, keyPath
+}
+
+// serviceAccountKeys writes the key pair kube-apiserver signs service account tokens with.
+func (p *pki) serviceAccountKeys() (pub, priv string) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	must(err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	must(err)
+	pubDER, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	must(err)
+	pub, priv = filepath.Join(p.dir, "sa.pub"), filepath.Join(p.dir, "sa.key")
+	writePEM(pub, "PUBLIC KEY", pubDER)
+	writePEM(priv, "EC PRIVATE KEY", keyDER)
+	return pub, priv
+}

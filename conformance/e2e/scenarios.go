@@ -1,0 +1,404 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+const (
+	ns        = "e2e"
+	extName   = "quickstart"
+	clusterV  = "cluster.x-k8s.io/v1beta2"
+	runtimeV  = "runtime.cluster.x-k8s.io/v1beta2"
+	cpV       = "controlplane.cluster.x-k8s.io/v1beta2"
+	infraV    = "infrastructure.cluster.x-k8s.io/v1beta2"
+	approved  = "quickstart.capi-ext.io/approved"
+	delOK     = "quickstart.capi-ext.io/delete-approved"
+	pending   = "runtime.cluster.x-k8s.io/pending-hooks"
+	goodRepo  = "registry.example.com"
+	timeoutLg = 120 * time.Second
+)
+
+type scenarios struct {
+	kube       *kube
+	caB64      string
+	extURL     string
+	extLog     string
+	pki        *pki
+	metricsURL string
+}
+
+func (s *scenarios) discovery(ctx context.Context) error {
+	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata: {name: %s}
+---
+apiVersion: %s
+kind: ExtensionConfig
+metadata: {name: %s}
+spec:
+  clientConfig: {url: %q, caBundle: %s}
+  namespaceSelector: {}
+  settings: {retryAfterSeconds: "1", origin: extensionconfig, owner: extensionconfig}
+`, ns, runtimeV, extName, s.extURL, s.caB64)); err != nil {
+		return err
+	}
+	want := []string{
+		"control-plane-ready.quickstart AfterControlPlaneInitialized 10 Fail",
+		"hold-delete.quickstart BeforeClusterDelete 5 Fail",
+		"hold-until-approved.quickstart BeforeClusterCreate 5 Fail",
+		"patches.quickstart GeneratePatches 10 Fail",
+		"validate.quickstart ValidateTopology 10 Fail",
+		"variables.quickstart DiscoverVariables 10 Fail",
+	}
+	return eventually(timeoutLg, "ExtensionConfig Discovered=True with the advertised handlers", func() (bool, string) {
+		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", extName)
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, msg := condition(u, "Discovered")
+		handlers, _, _ := unstructured.NestedSlice(u.Object, "status", "handlers")
+		var got []string
+		for _, h := range handlers {
+			m := h.(map[string]any)
+			hook, _, _ := unstructured.NestedString(m, "requestHook", "hook")
+			got = append(got, fmt.Sprintf("%v %s %v %v", m["name"], hook, m["timeoutSeconds"], m["failurePolicy"]))
+		}
+		sort.Strings(got)
+		return st == "True" && reason == "Discovered" && reflect.DeepEqual(got, want),
+			fmt.Sprintf("Discovered=%s/%s %q handlers=%v", st, reason, msg, got)
+	})
+}
+
+// badDiscovery serves a Discovery answer capi-ext's registrations would refuse (a name with
+// a dot and uppercase letters, a timeout over 30) and checks CAPI refuses it the same way.
+func (s *scenarios) badDiscovery(ctx context.Context) error {
+	cert, err := tls.LoadX509KeyPair(s.pki.leaf("bad-discovery", "127.0.0.1", nil, true))
+	must(err)
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	must(err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"status":"Success","handlers":[{"name":"Bad.Name","requestHook":{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha1","hook":"BeforeClusterCreate"},"timeoutSeconds":31}]}`)
+	})}
+	go func() { _ = srv.Serve(l) }()
+	defer srv.Close()
+	url := "https://" + l.Addr().(*net.TCPAddr).String()
+	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
+kind: ExtensionConfig
+metadata: {name: bad-discovery}
+spec:
+  clientConfig: {url: %q, caBundle: %s}
+  namespaceSelector: {matchLabels: {nothing: matches}}
+`, runtimeV, url, s.caB64)); err != nil {
+		return err
+	}
+	defer func() { _ = s.kube.delete(ctx, runtimeV, "ExtensionConfig", "", "bad-discovery") }()
+	var message string
+	err = eventually(timeoutLg, "Discovered=False with CAPI's validation message", func() (bool, string) {
+		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", "bad-discovery")
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, msg := condition(u, "Discovered")
+		message = msg
+		return st == "False" && reason == "NotDiscovered" && strings.Contains(msg, "Bad.Name") && strings.Contains(msg, "31"),
+			fmt.Sprintf("Discovered=%s/%s %q", st, reason, msg)
+	})
+	if err == nil {
+		fmt.Printf("  CAPI: %s\n", message)
+	}
+	return err
+}
+
+func (s *scenarios) discoverVariables(ctx context.Context) error {
+	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
+kind: GenericInfrastructureClusterTemplate
+metadata: {name: e2e-infra, namespace: %[3]s}
+spec: {template: {spec: {}}}
+---
+apiVersion: %[2]s
+kind: GenericControlPlaneTemplate
+metadata: {name: e2e-cp, namespace: %[3]s}
+spec: {template: {spec: {}}}
+---
+apiVersion: %[4]s
+kind: ClusterClass
+metadata: {name: e2e-class, namespace: %[3]s}
+spec:
+  infrastructure:
+    templateRef: {apiVersion: %[1]s, kind: GenericInfrastructureClusterTemplate, name: e2e-infra}
+  controlPlane:
+    templateRef: {apiVersion: %[2]s, kind: GenericControlPlaneTemplate, name: e2e-cp}
+  patches:
+  - name: quickstart
+    external:
+      generatePatchesExtension: patches.quickstart
+      validateTopologyExtension: validate.quickstart
+      discoverVariablesExtension: variables.quickstart
+      settings: {origin: clusterclass}
+`, infraV, cpV, ns, clusterV)); err != nil {
+		return err
+	}
+	return eventually(timeoutLg, "ClusterClass VariablesReady=True with imageRepository from quickstart", func() (bool, string) {
+		u, err := s.kube.get(ctx, clusterV, "ClusterClass", ns, "e2e-class")
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, msg := condition(u, "VariablesReady")
+		vars, _, _ := unstructured.NestedSlice(u.Object, "status", "variables")
+		summary, _ := json.Marshal(vars)
+		ok := st == "True" && len(vars) == 1
+		if ok {
+			v := vars[0].(map[string]any)
+			defs, _, _ := unstructured.NestedSlice(v, "definitions")
+			ok = v["name"] == "imageRepository" && len(defs) == 1 && defs[0].(map[string]any)["from"] == "quickstart" &&
+				defs[0].(map[string]any)["required"] == false
+		}
+		gen, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		return ok && gen == u.GetGeneration(), fmt.Sprintf("VariablesReady=%s/%s %q variables=%s", st, reason, msg, summary)
+	})
+}
+
+func clusterYAML(name, repo string, annotations map[string]string) string {
+	ann, _ := json.Marshal(annotations)
+	return fmt.Sprintf(`apiVersion: %s
+kind: Cluster
+metadata: {name: %s, namespace: %s, annotations: %s}
+spec:
+  topology:
+    classRef: {name: e2e-class}
+    version: v1.34.0
+    variables:
+    - {name: imageRepository, value: %q}
+`, clusterV, name, ns, ann, repo)
+}
+
+func (s *scenarios) variableAdmission(ctx context.Context) error {
+	_, err := s.kube.apply(ctx, clusterYAML("invalid", goodRepo+"/", nil))
+	if err == nil {
+		return fmt.Errorf("a Cluster with imageRepository %q was admitted", goodRepo+"/")
+	}
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "imageRepository must not end with '/'") {
+		return fmt.Errorf("rejected, but not by the variable's CEL rule: %w", err)
+	}
+	fmt.Printf("  CAPI: %s\n", err)
+	return nil
+}
+
+func (s *scenarios) cluster(ctx context.Context) (*unstructured.Unstructured, error) {
+	return s.kube.get(ctx, clusterV, "Cluster", ns, "c1")
+}
+
+func (s *scenarios) beforeClusterCreate(ctx context.Context) error {
+	if _, err := s.kube.apply(ctx, clusterYAML("c1", goodRepo, nil)); err != nil {
+		return err
+	}
+	blocked := "waiting for annotation " + approved + "=true on Cluster e2e/c1"
+	err := eventually(timeoutLg, "TopologyReconciled=False/ClusterCreating naming the extension's message", func() (bool, string) {
+		u, err := s.cluster(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, msg := condition(u, "TopologyReconciled")
+		_, hasInfra, _ := unstructured.NestedMap(u.Object, "spec", "infrastructureRef")
+		return st == "False" && reason == "ClusterCreating" && strings.Contains(msg, "BeforeClusterCreate: "+blocked) && !hasInfra,
+			fmt.Sprintf("TopologyReconciled=%s/%s %q infrastructureRef set=%v", st, reason, msg, hasInfra)
+	})
+	if err != nil {
+		return err
+	}
+	time.Sleep(3 * time.Second)
+	u, _ := s.cluster(ctx)
+	if _, has, _ := unstructured.NestedMap(u.Object, "spec", "controlPlaneRef"); has {
+		return fmt.Errorf("the control plane was created while BeforeClusterCreate blocked")
+	}
+	if err := s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1", fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, approved), false); err != nil {
+		return err
+	}
+	return eventually(timeoutLg, "topology created after approval", func() (bool, string) {
+		u, err := s.cluster(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		infra, _, _ := unstructured.NestedString(u.Object, "spec", "infrastructureRef", "name")
+		cp, _, _ := unstructured.NestedString(u.Object, "spec", "controlPlaneRef", "name")
+		hooks := u.GetAnnotations()[pending]
+		return infra != "" && cp != "" && strings.Contains(hooks, "AfterControlPlaneInitialized"),
+			fmt.Sprintf("infrastructureRef=%q controlPlaneRef=%q pending-hooks=%q", infra, cp, hooks)
+	})
+}
+
+func (s *scenarios) refs(ctx context.Context) (infra, cp string) {
+	u, _ := s.cluster(ctx)
+	infra, _, _ = unstructured.NestedString(u.Object, "spec", "infrastructureRef", "name")
+	cp, _, _ = unstructured.NestedString(u.Object, "spec", "controlPlaneRef", "name")
+	return infra, cp
+}
+
+func (s *scenarios) generatePatches(ctx context.Context) error {
+	infraName, cpName := s.refs(ctx)
+	wantSettings := map[string]any{"retryAfterSeconds": "1", "origin": "clusterclass", "owner": "extensionconfig"}
+	return eventually(timeoutLg, "patched GenericControlPlane and GenericInfrastructureCluster", func() (bool, string) {
+		cp, err := s.kube.get(ctx, cpV, "GenericControlPlane", ns, cpName)
+		if err != nil {
+			return false, err.Error()
+		}
+		infra, err := s.kube.get(ctx, infraV, "GenericInfrastructureCluster", ns, infraName)
+		if err != nil {
+			return false, err.Error()
+		}
+		repo, _, _ := unstructured.NestedString(cp.Object, "spec", "imageRepository")
+		version, _, _ := unstructured.NestedString(cp.Object, "spec", "version")
+		settings, _, _ := unstructured.NestedMap(infra.Object, "spec", "extensionSettings")
+		return repo == goodRepo && version == "v1.34.0" && reflect.DeepEqual(settings, wantSettings),
+			fmt.Sprintf("controlPlane.spec.imageRepository=%q version=%q infra.spec.extensionSettings=%v", repo, version, settings)
+	})
+}
+
+func (s *scenarios) validateTopology(ctx context.Context) error {
+	if err := eventually(timeoutLg, "TopologyReconciled=True", func() (bool, string) {
+		u, err := s.cluster(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, msg := condition(u, "TopologyReconciled")
+		return st == "True", fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
+	}); err != nil {
+		return err
+	}
+	setRepo := func(repo string) error {
+		return s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1",
+			fmt.Sprintf(`{"spec":{"topology":{"variables":[{"name":"imageRepository","value":%q}]}}}`, repo), false)
+	}
+	if err := setRepo("docker.io/library"); err != nil {
+		return fmt.Errorf("the webhook should admit docker.io (only the extension rejects it): %w", err)
+	}
+	err := eventually(timeoutLg, "TopologyReconciled=False/ReconcileFailed with the extension's message", func() (bool, string) {
+		u, err := s.cluster(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, msg := condition(u, "TopologyReconciled")
+		return st == "False" && reason == "ReconcileFailed" && strings.Contains(msg, "imageRepository docker.io/library is on docker.io, which is rate limited"),
+			fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
+	})
+	if err != nil {
+		return err
+	}
+	_, cpName := s.refs(ctx)
+	cp, err := s.kube.get(ctx, cpV, "GenericControlPlane", ns, cpName)
+	if err != nil {
+		return err
+	}
+	if repo, _, _ := unstructured.NestedString(cp.Object, "spec", "imageRepository"); repo != goodRepo {
+		return fmt.Errorf("a rejected topology was applied: imageRepository=%q", repo)
+	}
+	if err := setRepo(goodRepo); err != nil {
+		return err
+	}
+	return eventually(timeoutLg, "TopologyReconciled=True again", func() (bool, string) {
+		u, _ := s.cluster(ctx)
+		st, reason, msg := condition(u, "TopologyReconciled")
+		return st == "True", fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
+	})
+}
+
+func (s *scenarios) afterControlPlaneInitialized(ctx context.Context) error {
+	_, cpName := s.refs(ctx)
+	if err := s.kube.mergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true}}}`, true); err != nil {
+		return err
+	}
+	return eventually(timeoutLg, "AfterControlPlaneInitialized called and marked done", func() (bool, string) {
+		u, err := s.cluster(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		hooks := u.GetAnnotations()[pending]
+		st, _, _ := condition(u, "ControlPlaneInitialized")
+		called := countCalls(s.extLog)["AfterControlPlaneInitialized"] > 0
+		return st == "True" && called && !strings.Contains(hooks, "AfterControlPlaneInitialized"),
+			fmt.Sprintf("ControlPlaneInitialized=%s extension called=%v pending-hooks=%q", st, called, hooks)
+	})
+}
+
+func (s *scenarios) beforeClusterDelete(ctx context.Context) error {
+	if err := s.kube.delete(ctx, clusterV, "Cluster", ns, "c1"); err != nil {
+		return err
+	}
+	err := eventually(timeoutLg, "deletion held by BeforeClusterDelete", func() (bool, string) {
+		u, err := s.cluster(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, msg := condition(u, "Deleting")
+		_, treason, tmsg := condition(u, "TopologyReconciled")
+		return u.GetDeletionTimestamp() != nil && reason == "WaitingForBeforeDeleteHook" && strings.Contains(tmsg, "BeforeClusterDelete: waiting for annotation "+delOK),
+			fmt.Sprintf("Deleting=%s/%s %q TopologyReconciled=%s %q", st, reason, msg, treason, tmsg)
+	})
+	if err != nil {
+		return err
+	}
+	time.Sleep(3 * time.Second)
+	if _, err := s.cluster(ctx); err != nil {
+		return fmt.Errorf("the Cluster went away while BeforeClusterDelete blocked: %w", err)
+	}
+	if err := s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1", fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, delOK), false); err != nil {
+		return err
+	}
+	return eventually(timeoutLg, "Cluster deleted after approval", func() (bool, string) {
+		u, err := s.cluster(ctx)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		if err != nil {
+			return false, err.Error()
+		}
+		return false, fmt.Sprintf("still there, annotations=%v finalizers=%v", u.GetAnnotations(), u.GetFinalizers())
+	})
+}
+
+func (s *scenarios) capiMetrics(ctx context.Context) error {
+	resp, err := http.Get(s.metricsURL)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var lines []string
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, "capi_runtime_sdk_requests_total{") {
+			lines = append(lines, l)
+		}
+	}
+	for _, hook := range []string{"Discovery", "DiscoverVariables", "BeforeClusterCreate", "GeneratePatches", "ValidateTopology", "AfterControlPlaneInitialized", "BeforeClusterDelete"} {
+		found := false
+		for _, l := range lines {
+			if strings.Contains(l, `hook="`+hook+`"`) && strings.Contains(l, `code="200"`) {
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("no capi_runtime_sdk_requests_total with code 200 for %s in:\n%s", hook, strings.Join(lines, "\n"))
+		}
+	}
+	for _, l := range lines {
+		if !strings.Contains(l, `code="200"`) {
+			fmt.Fprintf(os.Stdout, "  non-200 call seen by CAPI: %s\n", l)
+		}
+	}
+	fmt.Printf("  %d request series, all hooks answered with HTTP 200\n", len(lines))
+	return nil
+}

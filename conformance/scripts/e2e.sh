@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The real Cluster API core manager, with kube-apiserver and etcd, calls the capi-ext example
+# extension over TLS; see conformance/README.md for the scenarios and what proves each one.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+started=$(date +%s)
+eval "$(./conformance/scripts/build-binaries.sh)"
+echo "binaries ready in $(( $(date +%s) - started ))s" >&2
+cargo build --quiet -p capi-ext-example-quickstart
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+cd conformance/e2e
+go run . -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -capi-assets "$CAPI_ASSETS" \
+  -extension "$target_dir/debug/quickstart" "$@"
