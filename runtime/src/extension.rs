@@ -315,7 +315,7 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn error(err: RequestError, hook: Option<&'static HookInfo>, handler: &str) -> Self {
+    pub(crate) fn error(err: RequestError, hook: Option<&'static HookInfo>, handler: &str) -> Self {
         Reply {
             status: err.status_code(),
             body: err.body(hook.map(|h| h.response_kind)),

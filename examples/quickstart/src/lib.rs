@@ -56,34 +56,35 @@ pub fn extension() -> ExtensionBuilder {
         )
 }
 
-fn approved(cluster: &capi_ext::objects::Cluster, annotation: &str) -> bool {
-    cluster
+/// Success once `annotation` is `"true"` on the Cluster; until then a blocking answer that
+/// asks CAPI to call again after the `retryAfterSeconds` setting (default 10).
+fn hold_until<R: RetryResponse>(
+    cluster: &capi_ext::objects::Cluster,
+    settings: &Settings,
+    annotation: &str,
+) -> R {
+    if cluster
         .metadata
         .annotations
         .get(annotation)
         .map(String::as_str)
         == Some("true")
-}
-
-fn retry_seconds(settings: &Settings) -> i32 {
-    settings
+    {
+        return R::success();
+    }
+    let retry = settings
         .get(RETRY_SETTING)
         .and_then(|s| s.parse().ok())
-        .unwrap_or(10)
+        .unwrap_or(10);
+    R::success().retry_after(retry).with_message(format!(
+        "waiting for annotation {annotation}=true on Cluster {}",
+        cluster.key()
+    ))
 }
 
 /// Holds creation until the Cluster is approved.
 pub async fn hold_until_approved(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
-    if approved(&req.cluster, APPROVED) {
-        BeforeClusterCreateResponse::success()
-    } else {
-        BeforeClusterCreateResponse::success()
-            .retry_after(retry_seconds(&req.settings))
-            .with_message(format!(
-                "waiting for annotation {APPROVED}=true on Cluster {}",
-                req.cluster.key()
-            ))
-    }
+    hold_until(&req.cluster, &req.settings, APPROVED)
 }
 
 /// Notes that a Cluster's control plane is up.
@@ -96,16 +97,7 @@ pub async fn control_plane_ready(
 
 /// Holds deletion until the Cluster is approved for deletion.
 pub async fn hold_delete(req: BeforeClusterDeleteRequest) -> BeforeClusterDeleteResponse {
-    if approved(&req.cluster, DELETE_APPROVED) {
-        BeforeClusterDeleteResponse::success()
-    } else {
-        BeforeClusterDeleteResponse::success()
-            .retry_after(retry_seconds(&req.settings))
-            .with_message(format!(
-                "waiting for annotation {DELETE_APPROVED}=true on Cluster {}",
-                req.cluster.key()
-            ))
-    }
+    hold_until(&req.cluster, &req.settings, DELETE_APPROVED)
 }
 
 /// Declares `imageRepository`.

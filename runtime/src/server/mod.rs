@@ -19,7 +19,8 @@ pub use metrics::Metrics;
 pub use options::{BindAddress, LogFormat, ServerOptions, TlsVersion};
 pub use tls::{ReloadingCert, TlsError, server_config};
 
-use crate::Extension;
+use crate::error::RequestError;
+use crate::{Extension, Reply};
 use admin::{AdminState, bytes_body::full};
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
@@ -344,6 +345,42 @@ fn json_response(status: StatusCode, body: Vec<u8>) -> Response<Full<Bytes>> {
         .expect("valid response")
 }
 
+/// Reads a POST body within the size limit and the read timeout.
+async fn read_body(options: &ServerOptions, req: Request<Incoming>) -> Result<Bytes, RequestError> {
+    if req.method() != http::Method::POST {
+        return Err(RequestError::MethodNotAllowed {
+            method: req.method().to_string(),
+        });
+    }
+    let limit = options.max_request_body_bytes;
+    let declared = req
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit as u64) {
+        return Err(RequestError::PayloadTooLarge { limit });
+    }
+    let collected = tokio::time::timeout(
+        options.body_read_timeout,
+        Limited::new(req.into_body(), limit).collect(),
+    )
+    .await;
+    match collected {
+        Ok(Ok(body)) => Ok(body.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            Err(RequestError::PayloadTooLarge { limit })
+        }
+        Ok(Err(e)) => Err(RequestError::BadRequest {
+            kind: "request",
+            message: format!("cannot read the body: {e}"),
+        }),
+        Err(_) => Err(RequestError::Timeout {
+            seconds: options.body_read_timeout.as_secs(),
+        }),
+    }
+}
+
 async fn handle(
     shared: Arc<Shared>,
     req: Request<Incoming>,
@@ -361,98 +398,26 @@ async fn handle(
     let query = req.uri().query().map(str::to_string);
     let span = tracing::info_span!("request", hook = tracing::field::Empty, handler = tracing::field::Empty, cluster = tracing::field::Empty, %path);
     let reply = async {
-        if req.method() != http::Method::POST {
-            let err = crate::error::RequestError::MethodNotAllowed {
-                method: req.method().to_string(),
-            };
-            return (
-                err.status_code(),
-                err.body(None),
-                "unknown",
-                String::new(),
-                None,
-                None,
-            );
+        match read_body(options, req).await {
+            Ok(body) => {
+                shared
+                    .extension
+                    .dispatch(&path, query.as_deref(), &body)
+                    .await
+            }
+            Err(err) => Reply::error(err, None, ""),
         }
-        let limit = options.max_request_body_bytes;
-        let too_large = crate::error::RequestError::PayloadTooLarge { limit };
-        let declared = req
-            .headers()
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|len| len > limit as u64) {
-            return (
-                too_large.status_code(),
-                too_large.body(None),
-                "unknown",
-                String::new(),
-                None,
-                None,
-            );
-        }
-        let collected = tokio::time::timeout(
-            options.body_read_timeout,
-            Limited::new(req.into_body(), limit).collect(),
-        )
-        .await;
-        let body = match collected {
-            Ok(Ok(body)) => body.to_bytes(),
-            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-                return (
-                    too_large.status_code(),
-                    too_large.body(None),
-                    "unknown",
-                    String::new(),
-                    None,
-                    None,
-                );
-            }
-            Ok(Err(e)) => {
-                tracing::debug!(error = %e, "request body read failed");
-                let err = crate::error::RequestError::BadRequest {
-                    kind: "request",
-                    message: format!("cannot read the body: {e}"),
-                };
-                return (
-                    err.status_code(),
-                    err.body(None),
-                    "unknown",
-                    String::new(),
-                    None,
-                    None,
-                );
-            }
-            Err(_) => {
-                let err = crate::error::RequestError::Timeout {
-                    seconds: options.body_read_timeout.as_secs(),
-                };
-                return (
-                    err.status_code(),
-                    err.body(None),
-                    "unknown",
-                    String::new(),
-                    None,
-                    None,
-                );
-            }
-        };
-        let reply = shared
-            .extension
-            .dispatch(&path, query.as_deref(), &body)
-            .await;
-        (
-            reply.status,
-            reply.body,
-            reply.hook,
-            reply.handler,
-            reply.outcome,
-            reply.subject,
-        )
     }
     .instrument(span.clone())
     .await;
-    let (status, body, hook, handler, outcome, subject) = reply;
+    let Reply {
+        status,
+        body,
+        hook,
+        handler,
+        outcome,
+        subject,
+    } = reply;
     span.record("hook", hook);
     span.record("handler", handler.as_str());
     if let Some(subject) = &subject {
