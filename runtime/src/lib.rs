@@ -57,3 +57,9 @@ pub use server::{BoundServer, Server, ServerOptions};
 #[cfg(feature = "server")]
 #[doc(hidden)]
 pub use tokio;
+
+/// The guide's and the README's code blocks, compiled as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide.md")]
+#[doc = include_str!("../../README.md")]
+pub struct GuideDoctests;
