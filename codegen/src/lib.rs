@@ -1,12 +1,13 @@
-//! Rules about Cluster API Runtime Extension hooks that every part of capi-ext shares.
+//! Rules about Cluster API Runtime Extension hooks and variables that every part of capi-ext
+//! shares, so the runtime, the derive macros and the CLI cannot drift apart.
 //!
-//! This crate has no dependencies and no proc-macro machinery, so the runtime, the
-//! derive macros and the CLI can all read the same table and cannot drift apart.
-//!
-//! - [`catalog`]: the 17 hooks of `hooks.runtime.cluster.x-k8s.io/v1alpha1`, with the
-//!   CAPI version that introduced each one.
+//! - [`catalog`]: the 17 hooks of `hooks.runtime.cluster.x-k8s.io/v1alpha1`, with the CAPI
+//!   version that introduced each one.
 //! - [`naming`]: DNS-1123 label checks, handler timeouts, did-you-mean suggestions.
 //! - [`version`]: CAPI `major.minor` versions, parsed and compared.
+//! - [`schema`]: how Rust types become ClusterClass variable schemas.
+//! - `model` (feature `syn`): `#[hook]`, `#[derive(Variables)]` and `#[derive(Schema)]` items
+//!   parsed into a model and rendered to tokens (macros) or JSON (CLI).
 //!
 //! ```
 //! use capi_ext_codegen::catalog;
@@ -17,5 +18,8 @@
 //! ```
 
 pub mod catalog;
+#[cfg(feature = "syn")]
+pub mod model;
 pub mod naming;
+pub mod schema;
 pub mod version;
