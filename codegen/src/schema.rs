@@ -41,7 +41,9 @@ pub fn primitive(p: Primitive) -> Value {
         Primitive::Number => json!({"type": "number"}),
         Primitive::Boolean => json!({"type": "boolean"}),
         Primitive::Any => json!({"x-kubernetes-preserve-unknown-fields": true}),
-        Primitive::IntOrString => json!({"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]}),
+        Primitive::IntOrString => {
+            json!({"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]})
+        }
     }
 }
 
@@ -59,7 +61,10 @@ pub fn map(values: Value) -> Value {
 pub fn object(properties: Vec<(String, Value)>, required: Vec<String>) -> Value {
     let mut out = Map::new();
     out.insert("type".into(), "object".into());
-    out.insert("properties".into(), Value::Object(properties.into_iter().collect()));
+    out.insert(
+        "properties".into(),
+        Value::Object(properties.into_iter().collect()),
+    );
     if !required.is_empty() {
         out.insert("required".into(), required.into());
     }
@@ -158,10 +163,19 @@ pub fn apply(base: Value, attrs: &SchemaAttrs) -> Value {
     set("default", attrs.default.clone());
     set("example", attrs.example.clone());
     if !attrs.rules.is_empty() {
-        set("x-kubernetes-validations", Some(serde_json::to_value(&attrs.rules).expect("rules serialize")));
+        set(
+            "x-kubernetes-validations",
+            Some(serde_json::to_value(&attrs.rules).expect("rules serialize")),
+        );
     }
     if !attrs.labels.is_empty() || !attrs.annotations.is_empty() {
-        let pairs = |list: &[(String, String)]| Value::Object(list.iter().map(|(k, v)| (k.clone(), Value::from(v.clone()))).collect());
+        let pairs = |list: &[(String, String)]| {
+            Value::Object(
+                list.iter()
+                    .map(|(k, v)| (k.clone(), Value::from(v.clone())))
+                    .collect(),
+            )
+        };
         let mut meta = Map::new();
         if !attrs.labels.is_empty() {
             meta.insert("labels".into(), pairs(&attrs.labels));
@@ -176,7 +190,8 @@ pub fn apply(base: Value, attrs: &SchemaAttrs) -> Value {
 
 /// [`apply`] with attributes given as the JSON the macros embed.
 pub fn apply_json(base: Value, attrs_json: &str) -> Value {
-    let attrs: SchemaAttrs = serde_json::from_str(attrs_json).expect("the derive macro embeds valid attributes");
+    let attrs: SchemaAttrs =
+        serde_json::from_str(attrs_json).expect("the derive macro embeds valid attributes");
     apply(base, &attrs)
 }
 
@@ -201,10 +216,14 @@ pub fn validate_variable_name(name: &str) -> Result<(), String> {
         return Err("`builtin` is reserved for CAPI's builtin variables; rename the field (e.g. #[serde(rename = \"...\")])".into());
     }
     if name.contains('.') {
-        return Err(format!("variable name `{name}` contains a '.', which CAPI forbids (it separates path segments)"));
+        return Err(format!(
+            "variable name `{name}` contains a '.', which CAPI forbids (it separates path segments)"
+        ));
     }
     if name.len() > 256 {
-        return Err(format!("variable name `{name}` is longer than 256 characters"));
+        return Err(format!(
+            "variable name `{name}` is longer than 256 characters"
+        ));
     }
     Ok(())
 }
@@ -215,7 +234,9 @@ pub fn rename(name: &str, rule: &str) -> Option<String> {
     let lower: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
     let capitalize = |w: &String| {
         let mut c = w.chars();
-        c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+        c.next()
+            .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+            .unwrap_or_default()
     };
     Some(match rule {
         "lowercase" => name.to_lowercase(),
@@ -224,7 +245,9 @@ pub fn rename(name: &str, rule: &str) -> Option<String> {
         "camelCase" => {
             let pascal: String = lower.iter().map(capitalize).collect();
             let mut c = pascal.chars();
-            c.next().map(|f| f.to_lowercase().collect::<String>() + c.as_str()).unwrap_or_default()
+            c.next()
+                .map(|f| f.to_lowercase().collect::<String>() + c.as_str())
+                .unwrap_or_default()
         }
         "snake_case" => lower.join("_"),
         "SCREAMING_SNAKE_CASE" => lower.join("_").to_uppercase(),
@@ -242,7 +265,13 @@ fn split_words(name: &str) -> Vec<String> {
             if !cur.is_empty() {
                 words.push(std::mem::take(&mut cur));
             }
-        } else if c.is_uppercase() && !cur.is_empty() && cur.chars().last().is_some_and(|l| l.is_lowercase() || l.is_ascii_digit()) {
+        } else if c.is_uppercase()
+            && !cur.is_empty()
+            && cur
+                .chars()
+                .last()
+                .is_some_and(|l| l.is_lowercase() || l.is_ascii_digit())
+        {
             words.push(std::mem::take(&mut cur));
             cur.push(c);
         } else {
@@ -261,11 +290,26 @@ mod tests {
 
     #[test]
     fn renames_like_serde() {
-        assert_eq!(rename("image_repository", "camelCase").as_deref(), Some("imageRepository"));
-        assert_eq!(rename("ImageRepository", "camelCase").as_deref(), Some("imageRepository"));
-        assert_eq!(rename("ImageRepository", "kebab-case").as_deref(), Some("image-repository"));
-        assert_eq!(rename("image_repository", "SCREAMING_SNAKE_CASE").as_deref(), Some("IMAGE_REPOSITORY"));
-        assert_eq!(rename("HighAvailability", "snake_case").as_deref(), Some("high_availability"));
+        assert_eq!(
+            rename("image_repository", "camelCase").as_deref(),
+            Some("imageRepository")
+        );
+        assert_eq!(
+            rename("ImageRepository", "camelCase").as_deref(),
+            Some("imageRepository")
+        );
+        assert_eq!(
+            rename("ImageRepository", "kebab-case").as_deref(),
+            Some("image-repository")
+        );
+        assert_eq!(
+            rename("image_repository", "SCREAMING_SNAKE_CASE").as_deref(),
+            Some("IMAGE_REPOSITORY")
+        );
+        assert_eq!(
+            rename("HighAvailability", "snake_case").as_deref(),
+            Some("high_availability")
+        );
         assert_eq!(rename("x", "Weird").as_deref(), None);
     }
 
@@ -274,7 +318,10 @@ mod tests {
         let attrs = SchemaAttrs {
             description: Some("d".into()),
             deprecated: true,
-            rules: vec![Rule { rule: "self != ''".into(), message: "empty".into() }],
+            rules: vec![Rule {
+                rule: "self != ''".into(),
+                message: "empty".into(),
+            }],
             labels: vec![("a".into(), "b".into())],
             enum_values: Some(vec![json!("x")]),
             ..Default::default()
@@ -286,14 +333,26 @@ mod tests {
                    "x-kubernetes-validations": [{"rule": "self != ''", "message": "empty"}],
                    "x-metadata": {"labels": {"a": "b"}}})
         );
-        let round = apply_json(primitive(Primitive::Integer), &serde_json::to_string(&attrs).unwrap());
+        let round = apply_json(
+            primitive(Primitive::Integer),
+            &serde_json::to_string(&attrs).unwrap(),
+        );
         assert_eq!(round["description"], "Deprecated: d");
     }
 
     #[test]
     fn objects_list_required_only_when_any() {
-        assert_eq!(object(vec![], vec![]), json!({"type": "object", "properties": {}}));
-        assert_eq!(map(primitive(Primitive::Boolean))["additionalProperties"]["type"], "boolean");
-        assert_eq!(array(string_enum(vec!["a".into()]))["items"]["enum"][0], "a");
+        assert_eq!(
+            object(vec![], vec![]),
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(
+            map(primitive(Primitive::Boolean))["additionalProperties"]["type"],
+            "boolean"
+        );
+        assert_eq!(
+            array(string_enum(vec!["a".into()]))["items"]["enum"][0],
+            "a"
+        );
     }
 }

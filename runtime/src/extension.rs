@@ -149,6 +149,12 @@ impl Registration {
     }
 }
 
+/// A handler made by `#[hook(...)]`: the generated type of the function's name implements it.
+pub trait HookHandler {
+    /// The handler's registration.
+    fn registration() -> Registration;
+}
+
 /// Every problem found in a set of registrations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegistrationError {
@@ -179,6 +185,29 @@ impl ExtensionBuilder {
     pub fn handler(mut self, registration: Registration) -> Self {
         self.registrations.push(registration);
         self
+    }
+
+    /// Adds a handler declared with `#[hook(...)]`: `.register::<before_create>()`.
+    pub fn register<H: HookHandler>(self) -> Self {
+        self.handler(H::registration())
+    }
+
+    /// Answers DiscoverVariables with handler `name` from a `#[derive(Variables)]` type.
+    pub fn variables<V: crate::schema::Variables>(self, name: &str) -> Self {
+        let definitions = V::definitions();
+        self.handler(Registration::new(
+            crate::hooks::v1alpha1::DiscoverVariables,
+            name,
+            move |_req| {
+                let variables = definitions.clone();
+                async move {
+                    crate::hooks::v1alpha1::DiscoverVariablesResponse {
+                        variables,
+                        ..crate::hooks::v1alpha1::DiscoverVariablesResponse::success()
+                    }
+                }
+            },
+        ))
     }
 
     /// The Cluster API version the extension targets (default 1.14): handlers of hooks that

@@ -35,6 +35,7 @@ pub mod dev_certs;
 pub mod duration;
 pub mod hooks;
 pub mod objects;
+pub mod schema;
 pub mod topology;
 
 #[cfg(feature = "server")]
@@ -46,17 +47,27 @@ pub mod server;
 
 pub use capi_ext_codegen::catalog;
 pub use capi_ext_codegen::version::CapiVersion;
+#[cfg(feature = "derive")]
+pub use capi_ext_derive::{Schema, Variables, hook};
 #[cfg(feature = "server")]
 pub use extension::{
-    CallError, DEFAULT_TIMEOUT_SECONDS, Extension, ExtensionBuilder, Registration,
+    CallError, DEFAULT_TIMEOUT_SECONDS, Extension, ExtensionBuilder, HookHandler, Registration,
     RegistrationError, Reply,
 };
+pub use schema::{Schema, Variables};
 #[cfg(feature = "server")]
 pub use server::{BoundServer, Server, ServerOptions};
 
 #[cfg(feature = "server")]
 #[doc(hidden)]
 pub use tokio;
+
+/// What the macros' expansions refer to; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use capi_ext_codegen::schema;
+    pub use serde_json;
+}
 
 /// The guide's and the README's code blocks, compiled as doctests.
 #[cfg(doctest)]

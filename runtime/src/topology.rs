@@ -68,6 +68,19 @@ pub fn variable<T: DeserializeOwned>(
         .transpose()
 }
 
+/// All user variables of a list (not `builtin`) read into one serde type, each variable a field.
+pub fn variables_as<T: DeserializeOwned>(variables: &[Variable]) -> Result<T, VariableError> {
+    let object: serde_json::Map<String, Value> = variables
+        .iter()
+        .filter(|v| v.name != BUILTIN)
+        .map(|v| (v.name.clone(), v.value.clone()))
+        .collect();
+    T::deserialize(Value::Object(object)).map_err(|source| VariableError {
+        name: std::any::type_name::<T>().to_string(),
+        source,
+    })
+}
+
 /// The typed `builtin` variable of a list (empty when absent).
 pub fn builtins(variables: &[Variable]) -> Result<Builtins, VariableError> {
     Ok(variable(variables, BUILTIN)?.unwrap_or_default())
@@ -191,6 +204,12 @@ macro_rules! template_items {
             /// A global variable read into `T` (`Ok(None)` when absent).
             pub fn variable<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, VariableError> {
                 variable(&self.variables, name)
+            }
+
+            /// The user variables read into a `#[derive(Variables)]` type (or any serde type
+            /// whose fields are variable names); `builtin` is left out.
+            pub fn variables<T: DeserializeOwned>(&self) -> Result<T, VariableError> {
+                variables_as(&self.variables)
             }
 
             /// The global typed builtins (only `cluster` is set at this level).

@@ -54,14 +54,19 @@ fn type_text(ty: &Type) -> String {
 fn check_signature(item: &ItemFn, hook: &HookInfo, errors: &mut darling::error::Accumulator) {
     if item.sig.asyncness.is_none() {
         errors.push(
-            darling::Error::custom(format!("a {} handler must be an `async fn` (CAPI calls are served concurrently)", hook.name))
-                .with_span(&item.sig.fn_token),
+            darling::Error::custom(format!(
+                "{} handlers must be `async fn` (CAPI calls are served concurrently)",
+                hook.name
+            ))
+            .with_span(&item.sig.fn_token),
         );
     }
     let inputs: Vec<&FnArg> = item.sig.inputs.iter().collect();
     match inputs.as_slice() {
         [FnArg::Typed(arg)] => {
-            if last_ident(&arg.ty).map(|s| s.ident.to_string()).as_deref() != Some(hook.request_kind) {
+            if last_ident(&arg.ty).map(|s| s.ident.to_string()).as_deref()
+                != Some(hook.request_kind)
+            {
                 errors.push(
                     darling::Error::custom(format!(
                         "{} handlers take a `{}`, found `{}`",
@@ -74,8 +79,11 @@ fn check_signature(item: &ItemFn, hook: &HookInfo, errors: &mut darling::error::
             }
         }
         _ => errors.push(
-            darling::Error::custom(format!("a {} handler takes exactly one argument, the `{}`", hook.name, hook.request_kind))
-                .with_span(&item.sig.ident),
+            darling::Error::custom(format!(
+                "{} handlers take exactly one argument, the `{}`",
+                hook.name, hook.request_kind
+            ))
+            .with_span(&item.sig.ident),
         ),
     }
     let ok = match &item.sig.output {
@@ -83,7 +91,9 @@ fn check_signature(item: &ItemFn, hook: &HookInfo, errors: &mut darling::error::
             Some(seg) if seg.ident == hook.response_kind => true,
             Some(seg) if seg.ident == "Result" => match &seg.arguments {
                 syn::PathArguments::AngleBracketed(a) => match a.args.first() {
-                    Some(syn::GenericArgument::Type(t)) => last_ident(t).is_some_and(|s| s.ident == hook.response_kind),
+                    Some(syn::GenericArgument::Type(t)) => {
+                        last_ident(t).is_some_and(|s| s.ident == hook.response_kind)
+                    }
                     _ => false,
                 },
                 _ => false,
@@ -111,11 +121,17 @@ fn check_signature(item: &ItemFn, hook: &HookInfo, errors: &mut darling::error::
 /// Parses the attribute arguments and the function; reports every mistake on its span.
 pub fn parse(args: TokenStream, item: &ItemFn) -> darling::Result<HandlerModel> {
     let metas: Punctuated<Meta, Token![,]> =
-        syn::parse::Parser::parse2(Punctuated::parse_terminated, args.clone()).map_err(darling::Error::from)?;
+        syn::parse::Parser::parse2(Punctuated::parse_terminated, args.clone())
+            .map_err(darling::Error::from)?;
     let mut metas = metas.into_iter();
     let hook_ident = match metas.next() {
         Some(Meta::Path(p)) if p.get_ident().is_some() => p.get_ident().expect("checked").clone(),
-        Some(other) => return Err(darling::Error::custom("expected the hook first, e.g. #[hook(BeforeClusterCreate)]").with_span(&other)),
+        Some(other) => {
+            return Err(darling::Error::custom(
+                "expected the hook first, e.g. #[hook(BeforeClusterCreate)]",
+            )
+            .with_span(&other));
+        }
         None => {
             return Err(darling::Error::custom(format!(
                 "which hook does this handler implement? e.g. #[hook(BeforeClusterCreate)]; known hooks: {}",
@@ -126,7 +142,9 @@ pub fn parse(args: TokenStream, item: &ItemFn) -> darling::Result<HandlerModel> 
     };
     let mut errors = darling::Error::accumulator();
     let nested: Vec<darling::ast::NestedMeta> = metas.map(darling::ast::NestedMeta::Meta).collect();
-    let options = errors.handle(HookOptions::from_list(&nested)).unwrap_or_default();
+    let options = errors
+        .handle(HookOptions::from_list(&nested))
+        .unwrap_or_default();
     let hook_name = hook_ident.to_string();
     let hook = match catalog::find(&hook_name) {
         Some(h) if h.singleton => {
@@ -135,9 +153,15 @@ pub fn parse(args: TokenStream, item: &ItemFn) -> darling::Result<HandlerModel> 
         }
         Some(h) => Some(h),
         None => {
-            let hint = catalog::suggest(&hook_name).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+            let hint = catalog::suggest(&hook_name)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
             errors.push(
-                darling::Error::custom(format!("unknown hook `{hook_name}`{hint} (known hooks: {})", known_hooks())).with_span(&hook_ident),
+                darling::Error::custom(format!(
+                    "unknown hook `{hook_name}`{hint} (known hooks: {})",
+                    known_hooks()
+                ))
+                .with_span(&hook_ident),
             );
             None
         }
@@ -151,17 +175,25 @@ pub fn parse(args: TokenStream, item: &ItemFn) -> darling::Result<HandlerModel> 
         }
         None => naming::to_dns_label(&item.sig.ident.to_string()),
     };
-    let timeout = options.timeout.as_ref().and_then(|t| match naming::validate_timeout(**t) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            errors.push(darling::Error::custom(e.to_string()).with_span(&t.span()));
-            None
-        }
-    });
+    let timeout = options
+        .timeout
+        .as_ref()
+        .and_then(|t| match naming::validate_timeout(**t) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                errors.push(darling::Error::custom(e.to_string()).with_span(&t.span()));
+                None
+            }
+        });
     if let Some(policy) = &options.failure_policy {
         if policy != "Fail" && policy != "Ignore" {
-            let hint = naming::did_you_mean(&policy.to_string(), ["Fail", "Ignore"]).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
-            errors.push(darling::Error::custom(format!("failure_policy must be `Fail` or `Ignore`{hint}")).with_span(policy));
+            let hint = naming::did_you_mean(&policy.to_string(), ["Fail", "Ignore"])
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            errors.push(
+                darling::Error::custom(format!("failure_policy must be `Fail` or `Ignore`{hint}"))
+                    .with_span(policy),
+            );
         }
     }
     if let Some(hook) = hook {
@@ -179,7 +211,12 @@ pub fn parse(args: TokenStream, item: &ItemFn) -> darling::Result<HandlerModel> 
 }
 
 fn known_hooks() -> String {
-    catalog::HOOKS.iter().filter(|h| !h.singleton).map(|h| h.name).collect::<Vec<_>>().join(", ")
+    catalog::HOOKS
+        .iter()
+        .filter(|h| !h.singleton)
+        .map(|h| h.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -195,13 +232,28 @@ mod tests {
     fn defaults_and_options() {
         let m = check(
             quote!(BeforeClusterCreate, timeout = 5, failure_policy = Ignore),
-            quote!(async fn before_create(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse { todo!() }),
+            quote!(
+                async fn before_create(
+                    req: BeforeClusterCreateRequest,
+                ) -> BeforeClusterCreateResponse {
+                    todo!()
+                }
+            ),
         )
         .unwrap();
-        assert_eq!((m.name.as_str(), m.timeout, m.hook.name), ("before-create", Some(5), "BeforeClusterCreate"));
+        assert_eq!(
+            (m.name.as_str(), m.timeout, m.hook.name),
+            ("before-create", Some(5), "BeforeClusterCreate")
+        );
         let m = check(
             quote!(GeneratePatches, name = "patches"),
-            quote!(async fn p(r: capi_ext::hooks::v1alpha1::GeneratePatchesRequest) -> Result<GeneratePatchesResponse, String> { todo!() }),
+            quote!(
+                async fn p(
+                    r: capi_ext::hooks::v1alpha1::GeneratePatchesRequest,
+                ) -> Result<GeneratePatchesResponse, String> {
+                    todo!()
+                }
+            ),
         )
         .unwrap();
         assert_eq!(m.name, "patches");
@@ -210,18 +262,40 @@ mod tests {
     #[test]
     fn reports_each_mistake() {
         let err = check(
-            quote!(BeforeClusterCreat, name = "Bad_Name", timeout = 31, failure_policy = Ignor),
-            quote!(fn f(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse { todo!() }),
+            quote!(
+                BeforeClusterCreat,
+                name = "Bad_Name",
+                timeout = 31,
+                failure_policy = Ignor
+            ),
+            quote!(
+                fn f(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
+                    todo!()
+                }
+            ),
         )
         .unwrap_err();
         let text = err.to_string();
         assert_eq!(err.len(), 4, "{text}");
-        assert!(text.contains("did you mean `BeforeClusterCreate`"), "{text}");
+        assert!(
+            text.contains("did you mean `BeforeClusterCreate`"),
+            "{text}"
+        );
         assert!(text.contains("not a DNS-1123 label"), "{text}");
         assert!(text.contains("timeout of 31 seconds"), "{text}");
         assert!(text.contains("did you mean `Ignore`"), "{text}");
-        let err = check(quote!(ValidateTopology), quote!(fn f(req: GeneratePatchesRequest) {})).unwrap_err();
+        let err = check(
+            quote!(ValidateTopology),
+            quote!(
+                fn f(req: GeneratePatchesRequest) {}
+            ),
+        )
+        .unwrap_err();
         assert_eq!(err.len(), 3, "{err}");
-        assert!(err.to_string().contains("handlers take a `ValidateTopologyRequest`, found `GeneratePatchesRequest`"));
+        assert!(
+            err.to_string().contains(
+                "handlers take a `ValidateTopologyRequest`, found `GeneratePatchesRequest`"
+            )
+        );
     }
 }

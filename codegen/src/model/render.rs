@@ -17,13 +17,16 @@ pub fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
     let func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
-            let err = syn::Error::new(item.span(), "#[hook] goes on an `async fn` handler").to_compile_error();
+            let err = syn::Error::new(item.span(), "#[hook] goes on an `async fn` handler")
+                .to_compile_error();
             return quote!(#item #err);
         }
     };
     let ident = &func.sig.ident;
     let vis = &func.vis;
-    let doc = format!("Registration of the `{ident}` handler, for `Extension::builder().register::<{ident}>()`.");
+    let doc = format!(
+        "Registration of the `{ident}` handler, for `Extension::builder().register::<{ident}>()`."
+    );
     let (body, errors) = match handler::parse(args, &func) {
         Ok(model) => {
             let hook = &model.hook_ident;
@@ -32,11 +35,19 @@ pub fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
                 let t = i64::from(t);
                 quote!(.timeout_seconds(#t))
             });
-            let policy = model.failure_policy.as_ref().map(|p| quote!(.failure_policy(::capi_ext::hooks::v1alpha1::FailurePolicy::#p)));
+            let policy = model
+                .failure_policy
+                .as_ref()
+                .map(|p| quote!(.failure_policy(::capi_ext::hooks::v1alpha1::FailurePolicy::#p)));
             let call = quote_spanned!(ident.span()=> ::capi_ext::Registration::new(::capi_ext::hooks::v1alpha1::#hook, #name, #ident));
             (quote!(#call #timeout #policy), TokenStream::new())
         }
-        Err(e) => (quote!(::core::unreachable!("the #[hook] attribute reported an error")), e.write_errors()),
+        Err(e) => (
+            quote!(::core::unreachable!(
+                "the #[hook] attribute reported an error"
+            )),
+            e.write_errors(),
+        ),
     };
     quote! {
         #func
@@ -80,7 +91,9 @@ pub fn shape_tokens(shape: &Shape, ty: &syn::Type) -> TokenStream {
             let inner = shape_tokens(inner, ty);
             quote!(#s::map(#inner))
         }
-        Shape::Named(path) => quote_spanned!(ty.span()=> <#path as ::capi_ext::schema::Schema>::schema()),
+        Shape::Named(path) => {
+            quote_spanned!(ty.span()=> <#path as ::capi_ext::schema::Schema>::schema())
+        }
     }
 }
 
@@ -105,14 +118,18 @@ fn schema_body(model: &SchemaModel) -> TokenStream {
             let required = properties.iter().filter(|p| p.required).map(|p| &p.name);
             quote!(#s::object(::std::vec![#(#props),*], ::std::vec![#(::std::string::String::from(#required)),*]))
         }
-        ItemModel::Enum { values } => quote!(#s::string_enum(::std::vec![#(::std::string::String::from(#values)),*])),
+        ItemModel::Enum { values } => {
+            quote!(#s::string_enum(::std::vec![#(::std::string::String::from(#values)),*]))
+        }
     };
     with_attrs(base, &model.attrs)
 }
 
 fn variables_body(model: &SchemaModel) -> TokenStream {
     let s = schema_path();
-    let ItemModel::Struct { properties } = &model.item else { return quote!(::std::vec::Vec::new()) };
+    let ItemModel::Struct { properties } = &model.item else {
+        return quote!(::std::vec::Vec::new());
+    };
     let vars = properties.iter().map(|p| {
         let name = &p.name;
         let required = p.required;
@@ -129,6 +146,7 @@ pub fn derive(input: TokenStream, kind: DeriveKind) -> TokenStream {
         Err(e) => return e.to_compile_error(),
     };
     let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let (body, errors) = match schema_item::parse(&input, kind) {
         Ok(model) => (
             match kind {
@@ -137,16 +155,19 @@ pub fn derive(input: TokenStream, kind: DeriveKind) -> TokenStream {
             },
             TokenStream::new(),
         ),
-        Err(e) => (quote!(::core::unreachable!("the derive reported an error")), e.write_errors()),
+        Err(e) => (
+            quote!(::core::unreachable!("the derive reported an error")),
+            e.write_errors(),
+        ),
     };
     let imp = match kind {
         DeriveKind::Schema => quote! {
-            impl ::capi_ext::schema::Schema for #ident {
+            impl #impl_generics ::capi_ext::schema::Schema for #ident #ty_generics #where_clause {
                 fn schema() -> ::capi_ext::__private::serde_json::Value { #body }
             }
         },
         DeriveKind::Variables => quote! {
-            impl ::capi_ext::schema::Variables for #ident {
+            impl #impl_generics ::capi_ext::schema::Variables for #ident #ty_generics #where_clause {
                 fn definitions_json() -> ::std::vec::Vec<::capi_ext::__private::serde_json::Value> { #body }
             }
         },
@@ -162,7 +183,13 @@ mod tests {
     fn hook_expansion_keeps_the_function_and_adds_the_registration() {
         let out = hook(
             quote!(BeforeClusterCreate, timeout = 5),
-            quote!(pub async fn before_create(r: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse { todo!() }),
+            quote!(
+                pub async fn before_create(
+                    r: BeforeClusterCreateRequest,
+                ) -> BeforeClusterCreateResponse {
+                    todo!()
+                }
+            ),
         )
         .to_string();
         assert!(out.contains("pub async fn before_create"), "{out}");
@@ -172,10 +199,31 @@ mod tests {
 
     #[test]
     fn errors_come_with_dummies() {
-        let out = hook(quote!(Nope), quote!(async fn f(r: X) -> Y { todo!() })).to_string();
+        let out = hook(
+            quote!(Nope),
+            quote!(
+                async fn f(r: X) -> Y {
+                    todo!()
+                }
+            ),
+        )
+        .to_string();
         assert!(out.contains("compile_error"), "{out}");
-        assert!(out.contains("impl :: capi_ext :: HookHandler for f"), "{out}");
-        let out = derive(quote!(struct T(u8);), DeriveKind::Variables).to_string();
-        assert!(out.contains("compile_error") && out.contains("impl :: capi_ext :: schema :: Variables for T"), "{out}");
+        assert!(
+            out.contains("impl :: capi_ext :: HookHandler for f"),
+            "{out}"
+        );
+        let out = derive(
+            quote!(
+                struct T(u8);
+            ),
+            DeriveKind::Variables,
+        )
+        .to_string();
+        assert!(
+            out.contains("compile_error")
+                && out.contains("impl :: capi_ext :: schema :: Variables for T"),
+            "{out}"
+        );
     }
 }

@@ -83,7 +83,10 @@ impl FromMeta for LitList {
             .iter()
             .map(|item| match item {
                 darling::ast::NestedMeta::Lit(lit) => Ok(lit.clone()),
-                other => Err(darling::Error::custom("expected a literal such as \"a\" or 3").with_span(other)),
+                other => Err(
+                    darling::Error::custom("expected a literal such as \"a\" or 3")
+                        .with_span(other),
+                ),
             })
             .collect::<darling::Result<_>>()
             .map(LitList)
@@ -154,7 +157,11 @@ pub fn serde_info(attrs: &[Attribute]) -> darling::Result<SerdeInfo> {
     let mut info = SerdeInfo::default();
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         attr.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            let key = meta
+                .path
+                .get_ident()
+                .map(|i| i.to_string())
+                .unwrap_or_default();
             let string_value = |meta: &syn::meta::ParseNestedMeta| -> syn::Result<Option<String>> {
                 if meta.input.peek(syn::Token![=]) {
                     let lit: LitStr = meta.value()?.parse()?;
@@ -203,7 +210,9 @@ pub fn doc_comment(attrs: &[Attribute]) -> Option<String> {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) => match &nv.value {
-                Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) => Some(s.value().trim().to_string()),
+                Expr::Lit(syn::ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Some(s.value().trim().to_string()),
                 _ => None,
             },
             _ => None,
@@ -216,35 +225,61 @@ pub fn doc_comment(attrs: &[Attribute]) -> Option<String> {
 fn lit_json(lit: &Lit) -> darling::Result<Value> {
     Ok(match lit {
         Lit::Str(s) => Value::from(s.value()),
-        Lit::Int(i) => Value::from(i.base10_parse::<i64>().map_err(|e| darling::Error::custom(e.to_string()).with_span(lit))?),
-        Lit::Float(f) => Value::from(f.base10_parse::<f64>().map_err(|e| darling::Error::custom(e.to_string()).with_span(lit))?),
+        Lit::Int(i) => Value::from(
+            i.base10_parse::<i64>()
+                .map_err(|e| darling::Error::custom(e.to_string()).with_span(lit))?,
+        ),
+        Lit::Float(f) => Value::from(
+            f.base10_parse::<f64>()
+                .map_err(|e| darling::Error::custom(e.to_string()).with_span(lit))?,
+        ),
         Lit::Bool(b) => Value::from(b.value),
-        _ => return Err(darling::Error::custom("expected a string, number or boolean literal").with_span(lit)),
+        _ => {
+            return Err(
+                darling::Error::custom("expected a string, number or boolean literal")
+                    .with_span(lit),
+            );
+        }
     })
 }
 
 fn json_text(text: &SpannedValue<String>, what: &str) -> darling::Result<Value> {
-    serde_json::from_str(text).map_err(|e| darling::Error::custom(format!("{what} is not valid JSON: {e}")).with_span(&text.span()))
+    serde_json::from_str(text).map_err(|e| {
+        darling::Error::custom(format!("{what} is not valid JSON: {e}")).with_span(&text.span())
+    })
 }
 
 impl SchemaOptions {
     /// The attributes as the shared schema rules take them; `doc` is the fallback description.
     pub fn to_attrs(&self, doc: Option<String>) -> darling::Result<SchemaAttrs> {
         let mut errors = darling::Error::accumulator();
-        let one = |lit: &Option<Lit>, json: &Option<SpannedValue<String>>, what: &str| -> darling::Result<Option<Value>> {
+        let one = |lit: &Option<Lit>,
+                   json: &Option<SpannedValue<String>>,
+                   what: &str|
+         -> darling::Result<Option<Value>> {
             match (lit, json) {
-                (Some(_), Some(j)) => {
-                    Err(darling::Error::custom(format!("give either `{what}` or `{what}_json`, not both")).with_span(&j.span()))
-                }
+                (Some(_), Some(j)) => Err(darling::Error::custom(format!(
+                    "give either `{what}` or `{what}_json`, not both"
+                ))
+                .with_span(&j.span())),
                 (Some(l), None) => lit_json(l).map(Some),
                 (None, Some(j)) => json_text(j, &format!("{what}_json")).map(Some),
                 (None, None) => Ok(None),
             }
         };
-        let default = errors.handle(one(&self.default, &self.default_json, "default")).flatten();
-        let example = errors.handle(one(&self.example, &self.example_json, "example")).flatten();
+        let default = errors
+            .handle(one(&self.default, &self.default_json, "default"))
+            .flatten();
+        let example = errors
+            .handle(one(&self.example, &self.example_json, "example"))
+            .flatten();
         let enum_values = match &self.enum_values {
-            Some(list) => errors.handle(list.0.iter().map(lit_json).collect::<darling::Result<Vec<_>>>()),
+            Some(list) => errors.handle(
+                list.0
+                    .iter()
+                    .map(lit_json)
+                    .collect::<darling::Result<Vec<_>>>(),
+            ),
             None => None,
         };
         let attrs = SchemaAttrs {
@@ -261,9 +296,24 @@ impl SchemaOptions {
             enum_values,
             default,
             example,
-            rules: self.validations.iter().map(|v| Rule { rule: v.rule.clone(), message: v.message.clone().unwrap_or_default() }).collect(),
-            labels: self.labels.iter().map(|l| (l.key.clone(), l.value.clone())).collect(),
-            annotations: self.annotations.iter().map(|l| (l.key.clone(), l.value.clone())).collect(),
+            rules: self
+                .validations
+                .iter()
+                .map(|v| Rule {
+                    rule: v.rule.clone(),
+                    message: v.message.clone().unwrap_or_default(),
+                })
+                .collect(),
+            labels: self
+                .labels
+                .iter()
+                .map(|l| (l.key.clone(), l.value.clone()))
+                .collect(),
+            annotations: self
+                .annotations
+                .iter()
+                .map(|l| (l.key.clone(), l.value.clone()))
+                .collect(),
             deprecated: self.deprecated.is_present(),
         };
         errors.finish_with(attrs)
@@ -327,10 +377,15 @@ pub fn parse(input: &syn::DeriveInput, kind: DeriveKind) -> darling::Result<Sche
     let parsed = SchemaInput::from_derive_input(input)?;
     let mut errors = darling::Error::accumulator();
     if !parsed.generics.params.is_empty() {
-        errors.push(darling::Error::custom("generic types cannot derive a ClusterClass schema").with_span(&parsed.generics));
+        errors.push(
+            darling::Error::custom("generic types cannot derive a ClusterClass schema")
+                .with_span(&parsed.generics),
+        );
     }
     let container_serde = errors.handle(serde_info(&parsed.attrs)).unwrap_or_default();
-    let attrs = errors.handle(parsed.options.to_attrs(doc_comment(&parsed.attrs))).unwrap_or_default();
+    let attrs = errors
+        .handle(parsed.options.to_attrs(doc_comment(&parsed.attrs)))
+        .unwrap_or_default();
     let item = match parsed.data {
         darling::ast::Data::Struct(fields) => {
             if fields.style != darling::ast::Style::Struct {
@@ -344,8 +399,11 @@ pub fn parse(input: &syn::DeriveInput, kind: DeriveKind) -> darling::Result<Sche
                 );
             }
             let mut properties = Vec::new();
+            let declared = fields.fields.len();
             for field in fields.fields {
-                let Some(ident) = field.ident.clone() else { continue };
+                let Some(ident) = field.ident.clone() else {
+                    continue;
+                };
                 let serde = match errors.handle(serde_info(&field.attrs)) {
                     Some(s) => s,
                     None => continue,
@@ -354,7 +412,12 @@ pub fn parse(input: &syn::DeriveInput, kind: DeriveKind) -> darling::Result<Sche
                     continue;
                 }
                 if serde.flatten {
-                    errors.push(darling::Error::custom("#[serde(flatten)] is not supported: declare the fields here").with_span(&ident));
+                    errors.push(
+                        darling::Error::custom(
+                            "#[serde(flatten)] is not supported: declare the fields here",
+                        )
+                        .with_span(&ident),
+                    );
                     continue;
                 }
                 let raw = ident.to_string().trim_start_matches("r#").to_string();
@@ -368,13 +431,35 @@ pub fn parse(input: &syn::DeriveInput, kind: DeriveKind) -> darling::Result<Sche
                         errors.push(darling::Error::custom(e).with_span(&ident));
                     }
                 }
-                let Some(field_shape) = errors.handle(shape(&field.ty)) else { continue };
-                let Some(field_attrs) = errors.handle(field.options.to_attrs(doc_comment(&field.attrs))) else { continue };
-                let required = !field_shape.is_option() && !serde.default && !container_serde.default;
-                properties.push(PropertyModel { ident, name, required, shape: field_shape, ty: field.ty, attrs: field_attrs });
+                let Some(field_shape) = errors.handle(shape(&field.ty)) else {
+                    continue;
+                };
+                let Some(field_attrs) =
+                    errors.handle(field.options.to_attrs(doc_comment(&field.attrs)))
+                else {
+                    continue;
+                };
+                let required =
+                    !field_shape.is_option() && !serde.default && !container_serde.default;
+                properties.push(PropertyModel {
+                    ident,
+                    name,
+                    required,
+                    shape: field_shape,
+                    ty: field.ty,
+                    attrs: field_attrs,
+                });
             }
-            if kind == DeriveKind::Variables && properties.is_empty() && fields.style == darling::ast::Style::Struct {
-                errors.push(darling::Error::custom("a Variables type needs at least one field: each field is one variable").with_span(&parsed.ident));
+            if kind == DeriveKind::Variables
+                && declared == 0
+                && fields.style == darling::ast::Style::Struct
+            {
+                errors.push(
+                    darling::Error::custom(
+                        "a Variables type needs at least one field: each field is one variable",
+                    )
+                    .with_span(&parsed.ident),
+                );
             }
             ItemModel::Struct { properties }
         }
@@ -405,7 +490,11 @@ pub fn parse(input: &syn::DeriveInput, kind: DeriveKind) -> darling::Result<Sche
             ItemModel::Enum { values }
         }
     };
-    errors.finish_with(SchemaModel { ident: parsed.ident, attrs, item })
+    errors.finish_with(SchemaModel {
+        ident: parsed.ident,
+        attrs,
+        item,
+    })
 }
 
 #[cfg(test)]
@@ -435,10 +524,25 @@ mod tests {
             DeriveKind::Variables,
         )
         .unwrap();
-        let ItemModel::Struct { properties } = m.item else { panic!() };
-        let summary: Vec<_> = properties.iter().map(|p| (p.name.as_str(), p.required)).collect();
-        assert_eq!(summary, [("imageRepository", true), ("replicas", false), ("ha", false)]);
-        assert_eq!(properties[0].attrs.description.as_deref(), Some("Registry of the images."));
+        let ItemModel::Struct { properties } = m.item else {
+            panic!()
+        };
+        let summary: Vec<_> = properties
+            .iter()
+            .map(|p| (p.name.as_str(), p.required))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("imageRepository", true),
+                ("replicas", false),
+                ("ha", false)
+            ]
+        );
+        assert_eq!(
+            properties[0].attrs.description.as_deref(),
+            Some("Registry of the images.")
+        );
         assert_eq!(properties[0].attrs.rules[0].message, "no trailing slash");
     }
 
@@ -458,9 +562,23 @@ mod tests {
 
     #[test]
     fn tuple_structs_and_data_enums_are_refused() {
-        assert!(model("struct T(String);", DeriveKind::Variables).unwrap_err().to_string().contains("needs named fields"));
-        assert!(model("enum E { A(u8) }", DeriveKind::Schema).unwrap_err().to_string().contains("only unit variants"));
-        let m = model(r#"#[serde(rename_all = "lowercase")] enum E { Small, Large }"#, DeriveKind::Schema).unwrap();
+        assert!(
+            model("struct T(String);", DeriveKind::Variables)
+                .unwrap_err()
+                .to_string()
+                .contains("needs named fields")
+        );
+        assert!(
+            model("enum E { A(u8) }", DeriveKind::Schema)
+                .unwrap_err()
+                .to_string()
+                .contains("only unit variants")
+        );
+        let m = model(
+            r#"#[serde(rename_all = "lowercase")] enum E { Small, Large }"#,
+            DeriveKind::Schema,
+        )
+        .unwrap();
         assert!(matches!(m.item, ItemModel::Enum { values } if values == ["small", "large"]));
     }
 }

@@ -52,7 +52,10 @@ pub fn shape(ty: &Type) -> Result<Shape, darling::Error> {
     match ty {
         Type::Reference(r) => match &*r.elem {
             Type::Path(p) if p.path.is_ident("str") => Ok(Shape::Primitive(Primitive::String)),
-            _ => Err(unsupported(ty, "references other than &str are not supported")),
+            _ => Err(unsupported(
+                ty,
+                "references other than &str are not supported",
+            )),
         },
         Type::Group(g) => shape(&g.elem),
         Type::Paren(p) => shape(&p.elem),
@@ -69,28 +72,39 @@ pub fn shape(ty: &Type) -> Result<Shape, darling::Error> {
             match last.ident.to_string().as_str() {
                 "String" | "str" | "char" => prim(Primitive::String),
                 "bool" => prim(Primitive::Boolean),
-                "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => {
-                    prim(Primitive::Integer)
-                }
+                "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64"
+                | "u128" | "usize" => prim(Primitive::Integer),
                 "f32" | "f64" => prim(Primitive::Number),
                 "Value" => prim(Primitive::Any),
                 "IntOrString" => prim(Primitive::IntOrString),
                 "Option" => Ok(Shape::Option(Box::new(one("Option")?))),
                 "Box" | "Arc" | "Rc" => one("a pointer type"),
-                "Vec" | "VecDeque" | "BTreeSet" | "HashSet" => Ok(Shape::Array(Box::new(one("a sequence")?))),
+                "Vec" | "VecDeque" | "BTreeSet" | "HashSet" => {
+                    Ok(Shape::Array(Box::new(one("a sequence")?)))
+                }
                 "BTreeMap" | "HashMap" | "IndexMap" => match args.as_slice() {
                     [key, value] => match shape(key)? {
-                        Shape::Primitive(Primitive::String) => Ok(Shape::Map(Box::new(shape(value)?))),
+                        Shape::Primitive(Primitive::String) => {
+                            Ok(Shape::Map(Box::new(shape(value)?)))
+                        }
                         _ => Err(unsupported(ty, "map keys must be strings")),
                     },
                     _ => Err(unsupported(ty, "a map needs key and value types")),
                 },
-                _ if !args.is_empty() => Err(unsupported(ty, "generic user types are not supported")),
+                _ if !args.is_empty() => {
+                    Err(unsupported(ty, "generic user types are not supported"))
+                }
                 _ => Ok(Shape::Named(p.path.clone())),
             }
         }
-        Type::Tuple(_) => Err(unsupported(ty, "tuples have no property names; use a struct with named fields")),
-        _ => Err(unsupported(ty, "only paths, &str, Option, Vec, maps and Box are supported")),
+        Type::Tuple(_) => Err(unsupported(
+            ty,
+            "tuples have no property names; use a struct with named fields",
+        )),
+        _ => Err(unsupported(
+            ty,
+            "only paths, &str, Option, Vec, maps and Box are supported",
+        )),
     }
 }
 
@@ -104,17 +118,43 @@ mod tests {
 
     #[test]
     fn maps_common_types() {
-        assert!(matches!(of("String").unwrap(), Shape::Primitive(Primitive::String)));
-        assert!(matches!(of("Option<u16>").unwrap(), Shape::Option(b) if matches!(*b, Shape::Primitive(Primitive::Integer))));
-        assert!(matches!(of("std::collections::BTreeMap<String, Vec<bool>>").unwrap(), Shape::Map(_)));
-        assert!(matches!(of("serde_json::Value").unwrap(), Shape::Primitive(Primitive::Any)));
+        assert!(matches!(
+            of("String").unwrap(),
+            Shape::Primitive(Primitive::String)
+        ));
+        assert!(
+            matches!(of("Option<u16>").unwrap(), Shape::Option(b) if matches!(*b, Shape::Primitive(Primitive::Integer)))
+        );
+        assert!(matches!(
+            of("std::collections::BTreeMap<String, Vec<bool>>").unwrap(),
+            Shape::Map(_)
+        ));
+        assert!(matches!(
+            of("serde_json::Value").unwrap(),
+            Shape::Primitive(Primitive::Any)
+        ));
         assert!(matches!(of("Workers").unwrap(), Shape::Named(_)));
     }
 
     #[test]
     fn explains_what_cannot_be_expressed() {
-        assert!(of("(u8, u8)").unwrap_err().to_string().contains("tuples have no property names"));
-        assert!(of("HashMap<u32, String>").unwrap_err().to_string().contains("map keys must be strings"));
-        assert!(of("Wrapper<T>").unwrap_err().to_string().contains("generic user types"));
+        assert!(
+            of("(u8, u8)")
+                .unwrap_err()
+                .to_string()
+                .contains("tuples have no property names")
+        );
+        assert!(
+            of("HashMap<u32, String>")
+                .unwrap_err()
+                .to_string()
+                .contains("map keys must be strings")
+        );
+        assert!(
+            of("Wrapper<T>")
+                .unwrap_err()
+                .to_string()
+                .contains("generic user types")
+        );
     }
 }

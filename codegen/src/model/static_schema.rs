@@ -23,7 +23,11 @@ pub struct LocatedError {
 
 impl std::fmt::Display for LocatedError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )
     }
 }
 
@@ -31,25 +35,35 @@ fn locate(file: &str, err: darling::Error) -> Vec<LocatedError> {
     err.into_iter()
         .map(|e| {
             let start = e.span().start();
-            LocatedError { file: file.to_string(), line: start.line, column: start.column + 1, message: e.to_string() }
+            LocatedError {
+                file: file.to_string(),
+                line: start.line,
+                column: start.column + 1,
+                message: e.to_string(),
+            }
         })
         .collect()
 }
 
 fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
-    attrs.iter().filter(|a| a.path().is_ident("derive")).any(|a| {
-        let mut found = false;
-        let _ = a.parse_nested_meta(|m| {
-            found |= m.path.segments.last().is_some_and(|s| s.ident == name);
-            Ok(())
-        });
-        found
-    })
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("derive"))
+        .any(|a| {
+            let mut found = false;
+            let _ = a.parse_nested_meta(|m| {
+                found |= m.path.segments.last().is_some_and(|s| s.ident == name);
+                Ok(())
+            });
+            found
+        })
 }
 
 /// The `Variables` types of a set of source files with their variable definitions
 /// (CAPI's `ClusterClassVariable` JSON), in source order.
-pub fn variables(sources: &[(String, String)]) -> Result<Vec<(String, Vec<Value>)>, Vec<LocatedError>> {
+pub fn variables(
+    sources: &[(String, String)],
+) -> Result<Vec<(String, Vec<Value>)>, Vec<LocatedError>> {
     let mut errors = Vec::new();
     let mut schemas: BTreeMap<String, SchemaModel> = BTreeMap::new();
     let mut variable_types = Vec::new();
@@ -67,12 +81,17 @@ pub fn variables(sources: &[(String, String)]) -> Result<Vec<(String, Vec<Value>
                 syn::Item::Enum(e) => e.into(),
                 _ => continue,
             };
-            for (kind, name) in [(DeriveKind::Schema, "Schema"), (DeriveKind::Variables, "Variables")] {
+            for (kind, name) in [
+                (DeriveKind::Schema, "Schema"),
+                (DeriveKind::Variables, "Variables"),
+            ] {
                 if !derives(&input.attrs, name) {
                     continue;
                 }
                 match schema_item::parse(&input, kind) {
-                    Ok(model) if kind == DeriveKind::Variables => variable_types.push((file.clone(), model)),
+                    Ok(model) if kind == DeriveKind::Variables => {
+                        variable_types.push((file.clone(), model))
+                    }
                     Ok(model) => {
                         schemas.insert(model.ident.to_string(), model);
                     }
@@ -83,32 +102,56 @@ pub fn variables(sources: &[(String, String)]) -> Result<Vec<(String, Vec<Value>
     }
     let mut out = Vec::new();
     for (file, model) in &variable_types {
-        let ItemModel::Struct { properties } = &model.item else { continue };
+        let ItemModel::Struct { properties } = &model.item else {
+            continue;
+        };
         let mut defs = Vec::new();
         for p in properties {
             match resolve(&p.shape, &schemas, &mut Vec::new()) {
-                Ok(base) => defs.push(schema::variable(&p.name, p.required, schema::apply(base, &p.attrs))),
-                Err(message) => errors.extend(locate(file, darling::Error::custom(message).with_span(&p.ty))),
+                Ok(base) => defs.push(schema::variable(
+                    &p.name,
+                    p.required,
+                    schema::apply(base, &p.attrs),
+                )),
+                Err(message) => errors.extend(locate(
+                    file,
+                    darling::Error::custom(message).with_span(&p.ty),
+                )),
             }
         }
         out.push((model.ident.to_string(), defs));
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }
 
-fn resolve(shape: &Shape, schemas: &BTreeMap<String, SchemaModel>, stack: &mut Vec<String>) -> Result<Value, String> {
+fn resolve(
+    shape: &Shape,
+    schemas: &BTreeMap<String, SchemaModel>,
+    stack: &mut Vec<String>,
+) -> Result<Value, String> {
     Ok(match shape {
         Shape::Primitive(p) => schema::primitive(*p),
         Shape::Option(inner) => resolve(inner, schemas, stack)?,
         Shape::Array(inner) => schema::array(resolve(inner, schemas, stack)?),
         Shape::Map(inner) => schema::map(resolve(inner, schemas, stack)?),
         Shape::Named(path) => {
-            let name = path.segments.last().expect("a path has a segment").ident.to_string();
+            let name = path
+                .segments
+                .last()
+                .expect("a path has a segment")
+                .ident
+                .to_string();
             let model = schemas
                 .get(&name)
                 .ok_or_else(|| format!("type `{name}` has no ClusterClass schema: add #[derive(Schema)] to it (in this crate)"))?;
             if stack.contains(&name) {
-                return Err(format!("type `{name}` contains itself: CAPI schemas cannot be recursive"));
+                return Err(format!(
+                    "type `{name}` contains itself: CAPI schemas cannot be recursive"
+                ));
             }
             stack.push(name);
             let value = schema_of(model, schemas, stack)?;
@@ -118,14 +161,28 @@ fn resolve(shape: &Shape, schemas: &BTreeMap<String, SchemaModel>, stack: &mut V
     })
 }
 
-fn schema_of(model: &SchemaModel, schemas: &BTreeMap<String, SchemaModel>, stack: &mut Vec<String>) -> Result<Value, String> {
+fn schema_of(
+    model: &SchemaModel,
+    schemas: &BTreeMap<String, SchemaModel>,
+    stack: &mut Vec<String>,
+) -> Result<Value, String> {
     let base = match &model.item {
         ItemModel::Struct { properties } => {
             let mut props = Vec::new();
             for p in properties {
-                props.push((p.name.clone(), schema::apply(resolve(&p.shape, schemas, stack)?, &p.attrs)));
+                props.push((
+                    p.name.clone(),
+                    schema::apply(resolve(&p.shape, schemas, stack)?, &p.attrs),
+                ));
             }
-            schema::object(props, properties.iter().filter(|p| p.required).map(|p| p.name.clone()).collect())
+            schema::object(
+                props,
+                properties
+                    .iter()
+                    .filter(|p| p.required)
+                    .map(|p| p.name.clone())
+                    .collect(),
+            )
         }
         ItemModel::Enum { values } => schema::string_enum(values.clone()),
     };
@@ -148,15 +205,29 @@ mod tests {
         "#;
         let out = variables(&[("src/vars.rs".into(), src.into())]).unwrap();
         assert_eq!(out[0].0, "Vars");
-        assert_eq!(out[0].1[0]["schema"]["openAPIV3Schema"]["properties"]["count"]["type"], "integer");
+        assert_eq!(
+            out[0].1[0]["schema"]["openAPIV3Schema"]["properties"]["count"]["type"],
+            "integer"
+        );
         assert_eq!(out[0].1[1]["schema"]["openAPIV3Schema"]["enum"][1], "Large");
 
-        let bad = "#[derive(Variables)]\nstruct Vars {\n    other: Missing,\n    builtin: String,\n}\n";
+        let bad =
+            "#[derive(Variables)]\nstruct Vars {\n    other: Missing,\n    builtin: String,\n}\n";
         let errs = variables(&[("src/bad.rs".into(), bad.into())]).unwrap_err();
         assert_eq!(errs.len(), 1, "{errs:?}");
-        assert!(errs[0].to_string().starts_with("src/bad.rs:4:5: `builtin` is reserved"), "{errs:?}");
+        assert!(
+            errs[0]
+                .to_string()
+                .starts_with("src/bad.rs:4:5: `builtin` is reserved"),
+            "{errs:?}"
+        );
         let bad = "#[derive(Variables)]\nstruct Vars {\n    other: Missing,\n}\n";
         let errs = variables(&[("src/bad.rs".into(), bad.into())]).unwrap_err();
-        assert!(errs[0].to_string().starts_with("src/bad.rs:3:12: type `Missing` has no ClusterClass schema"), "{errs:?}");
+        assert!(
+            errs[0]
+                .to_string()
+                .starts_with("src/bad.rs:3:12: type `Missing` has no ClusterClass schema"),
+            "{errs:?}"
+        );
     }
 }
