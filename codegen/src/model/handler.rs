@@ -185,16 +185,18 @@ pub fn parse(args: TokenStream, item: &ItemFn) -> darling::Result<HandlerModel> 
                 None
             }
         });
-    if let Some(policy) = &options.failure_policy {
-        if policy != "Fail" && policy != "Ignore" {
-            let hint = naming::did_you_mean(&policy.to_string(), ["Fail", "Ignore"])
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            errors.push(
-                darling::Error::custom(format!("failure_policy must be `Fail` or `Ignore`{hint}"))
-                    .with_span(policy),
-            );
-        }
+    if let Some(policy) = options
+        .failure_policy
+        .as_ref()
+        .filter(|p| *p != "Fail" && *p != "Ignore")
+    {
+        let hint = naming::did_you_mean(&policy.to_string(), ["Fail", "Ignore"])
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        errors.push(
+            darling::Error::custom(format!("failure_policy must be `Fail` or `Ignore`{hint}"))
+                .with_span(policy),
+        );
     }
     if let Some(hook) = hook {
         check_signature(item, hook, &mut errors);

@@ -426,10 +426,10 @@ pub fn parse(input: &syn::DeriveInput, kind: DeriveKind) -> darling::Result<Sche
                     (None, Some(rule)) => schema::rename(&raw, rule).unwrap_or(raw),
                     (None, None) => raw,
                 };
-                if kind == DeriveKind::Variables {
-                    if let Err(e) = schema::validate_variable_name(&name) {
-                        errors.push(darling::Error::custom(e).with_span(&ident));
-                    }
+                if let (DeriveKind::Variables, Err(e)) =
+                    (kind, schema::validate_variable_name(&name))
+                {
+                    errors.push(darling::Error::custom(e).with_span(&ident));
                 }
                 let Some(field_shape) = errors.handle(shape(&field.ty)) else {
                     continue;

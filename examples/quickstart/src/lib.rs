@@ -1,12 +1,12 @@
-//! An example Cluster API Runtime Extension built with capi-ext: its handlers and their
-//! registration (the binary in `main.rs` serves them).
+//! An example Cluster API Runtime Extension built with capi-ext: its handlers, its variables
+//! and their registration (the binary in `main.rs` serves them).
 //!
 //! - `BeforeClusterCreate` (`hold-until-approved`): holds the creation of a Cluster until it
 //!   carries the annotation `quickstart.capi-ext.io/approved: "true"`;
 //! - `AfterControlPlaneInitialized` (`control-plane-ready`): logs the event;
 //! - `BeforeClusterDelete` (`hold-delete`): holds deletion until the Cluster carries
 //!   `quickstart.capi-ext.io/delete-approved: "true"`;
-//! - `DiscoverVariables` (`variables`): declares the `imageRepository` variable;
+//! - `DiscoverVariables` (`variables`): declares [`QuickstartVariables`];
 //! - `GeneratePatches` (`patches`): sets the image repository on control plane templates,
 //!   labels MachineDeployment infrastructure templates with their class, and records the
 //!   settings it received on the infrastructure cluster template;
@@ -17,7 +17,8 @@
 
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::topology::TemplateItem;
-use capi_ext::{ExtensionBuilder, Registration};
+use capi_ext::{ExtensionBuilder, Variables, hook};
+use serde::Deserialize;
 use serde_json::json;
 
 /// The annotation that releases a Cluster held before creation.
@@ -29,31 +30,31 @@ pub const RETRY_SETTING: &str = "retryAfterSeconds";
 /// The variable this extension declares and reads.
 pub const IMAGE_REPOSITORY: &str = "imageRepository";
 
+/// The ClusterClass variables this extension declares (DiscoverVariables) and reads
+/// (GeneratePatches, ValidateTopology).
+#[derive(Debug, Deserialize, Variables)]
+#[serde(rename_all = "camelCase")]
+pub struct QuickstartVariables {
+    /// Registry the control plane images are pulled from.
+    #[schema(
+        default = "registry.k8s.io",
+        validation(
+            rule = "!self.endsWith('/')",
+            message = "imageRepository must not end with '/'"
+        )
+    )]
+    pub image_repository: Option<String>,
+}
+
 /// The example's handlers, ready for [`capi_ext::Server::run`].
 pub fn extension() -> ExtensionBuilder {
     capi_ext::Extension::builder()
-        .handler(
-            Registration::new(
-                BeforeClusterCreate,
-                "hold-until-approved",
-                hold_until_approved,
-            )
-            .timeout_seconds(5),
-        )
-        .handler(Registration::new(
-            AfterControlPlaneInitialized,
-            "control-plane-ready",
-            control_plane_ready,
-        ))
-        .handler(
-            Registration::new(BeforeClusterDelete, "hold-delete", hold_delete).timeout_seconds(5),
-        )
-        .handler(Registration::new(DiscoverVariables, "variables", variables))
-        .handler(Registration::new(GeneratePatches, "patches", patches))
-        .handler(
-            Registration::new(ValidateTopology, "validate", validate)
-                .failure_policy(FailurePolicy::Fail),
-        )
+        .register::<hold_until_approved>()
+        .register::<control_plane_ready>()
+        .register::<hold_delete>()
+        .variables::<QuickstartVariables>("variables")
+        .register::<patches>()
+        .register::<validate>()
 }
 
 /// Success once `annotation` is `"true"` on the Cluster; until then a blocking answer that
@@ -83,11 +84,13 @@ fn hold_until<R: RetryResponse>(
 }
 
 /// Holds creation until the Cluster is approved.
+#[hook(BeforeClusterCreate, timeout = 5)]
 pub async fn hold_until_approved(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
     hold_until(&req.cluster, &req.settings, APPROVED)
 }
 
 /// Notes that a Cluster's control plane is up.
+#[hook(AfterControlPlaneInitialized, name = "control-plane-ready")]
 pub async fn control_plane_ready(
     req: AfterControlPlaneInitializedRequest,
 ) -> AfterControlPlaneInitializedResponse {
@@ -96,33 +99,20 @@ pub async fn control_plane_ready(
 }
 
 /// Holds deletion until the Cluster is approved for deletion.
+#[hook(BeforeClusterDelete, timeout = 5)]
 pub async fn hold_delete(req: BeforeClusterDeleteRequest) -> BeforeClusterDeleteResponse {
     hold_until(&req.cluster, &req.settings, DELETE_APPROVED)
-}
-
-/// Declares `imageRepository`.
-pub async fn variables(_req: DiscoverVariablesRequest) -> DiscoverVariablesResponse {
-    DiscoverVariablesResponse::success().variable(ClusterClassVariable::new(
-        IMAGE_REPOSITORY,
-        false,
-        JSONSchemaProps::string()
-            .with_description("Registry the control plane images are pulled from.")
-            .with_default(json!("registry.k8s.io"))
-            .with_rule(
-                "!self.endsWith('/')",
-                "imageRepository must not end with '/'",
-            ),
-    ))
 }
 
 /// Patches the templates: the image repository on control plane templates, the class label
 /// on MachineDeployment infrastructure templates, and the settings the extension received
 /// (ExtensionConfig settings overlaid by the ClusterClass patch's) on the infrastructure
 /// cluster template.
+#[hook(GeneratePatches)]
 pub async fn patches(req: GeneratePatchesRequest) -> Result<GeneratePatchesResponse, String> {
-    let repository: String = req
-        .variable(IMAGE_REPOSITORY)
-        .map_err(|e| e.to_string())?
+    let vars: QuickstartVariables = req.variables().map_err(|e| e.to_string())?;
+    let repository = vars
+        .image_repository
         .unwrap_or_else(|| "registry.k8s.io".into());
     let mut response = GeneratePatchesResponse::success();
     for item in &req.items {
@@ -156,11 +146,14 @@ pub async fn patches(req: GeneratePatchesRequest) -> Result<GeneratePatchesRespo
 
 /// Rejects docker.io (a policy the extension owns, so it can change without touching the
 /// ClusterClass; the variable's schema only checks the syntax).
+#[hook(ValidateTopology, failure_policy = Fail)]
 pub async fn validate(req: ValidateTopologyRequest) -> ValidateTopologyResponse {
-    match req.variable::<String>(IMAGE_REPOSITORY) {
-        Ok(Some(repo)) if repo.starts_with("docker.io") => ValidateTopologyResponse::failure(
-            format!("{IMAGE_REPOSITORY} {repo} is on docker.io, which is rate limited"),
-        ),
+    match req.variables::<QuickstartVariables>() {
+        Ok(QuickstartVariables {
+            image_repository: Some(repo),
+        }) if repo.starts_with("docker.io") => ValidateTopologyResponse::failure(format!(
+            "{IMAGE_REPOSITORY} {repo} is on docker.io, which is rate limited"
+        )),
         Ok(_) => ValidateTopologyResponse::success(),
         Err(e) => ValidateTopologyResponse::failure(e.to_string()),
     }

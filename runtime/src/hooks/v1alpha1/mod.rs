@@ -25,6 +25,7 @@ mod markers;
 mod patch;
 mod topology;
 mod upgrade_plan;
+pub mod validation;
 mod variables;
 
 pub use common::*;
