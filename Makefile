@@ -1,12 +1,12 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit conformance roundtrip e2e bench fmt
+.PHONY: demo test lint unit goldens conformance roundtrip e2e bench fmt
 
 ## The main job: build and start the example extension with fresh dev certificates, call it.
 demo:
 	./scripts/demo.sh
 
-## The whole test suite: formatting, lints, unit, integration and doc tests.
-test: lint unit
+## The whole test suite: formatting, lints, unit, integration and doc tests, golden projects.
+test: lint unit goldens
 
 lint:
 	cargo fmt --all -- --check
@@ -14,6 +14,9 @@ lint:
 
 unit:
 	cargo test --workspace --all-features
+
+goldens:
+	./scripts/check-goldens.sh
 
 ## Cluster API judges the wire format: its Go types round-trip our JSON, its real manager calls us.
 conformance: roundtrip e2e

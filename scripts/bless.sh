@@ -2,9 +2,13 @@
 # Regenerates every golden from what the code produces now; review the diff before committing.
 #   - derive/tests/ui/**/fail/*.stderr     (compile errors of the macros)
 #   - testdata/schema/variables.json       (the derived schema of the realistic variables type)
+#   - testdata/projects/*                  (scripted capi-ext init / create hook runs)
+#   - cli/tests/cmd/*.toml                 (--help / --version transcripts)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -f derive/tests/ui/*/fail/*.stderr
 TRYBUILD=overwrite cargo test -q -p capi-ext-derive --test ui
 BLESS=1 cargo test -q -p capi-ext-derive --test schema
-git status --short -- derive/tests/ui testdata/schema
+BLESS=1 cargo test -q -p capi-ext-cli --test projects
+TRYCMD=overwrite cargo test -q -p capi-ext-cli --test cli
+git status --short -- derive/tests/ui testdata cli/tests/cmd

@@ -1,14 +1,11 @@
-//! `capi-ext`: tools for Cluster API Runtime Extensions written in Rust.
+//! `capi-ext`: scaffold, generate and run Cluster API Runtime Extensions written in Rust.
 
 use clap::Parser;
 
-mod commands;
-mod ops;
-
 fn main() -> std::process::ExitCode {
-    let cli = commands::Cli::parse();
-    match commands::run(cli) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+    let cli = capi_ext_cli::commands::Cli::parse();
+    match capi_ext_cli::commands::run(cli) {
+        Ok(code) => code,
         Err(err) => {
             eprintln!("error: {err:#}");
             std::process::ExitCode::FAILURE

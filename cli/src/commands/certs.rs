@@ -33,8 +33,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         force: args.force,
         dry_run: args.dry_run,
     })?;
-    for line in report {
-        eprintln!("{line}");
-    }
+    super::report(&report);
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! `capi-ext generate` rejects are the same.
 
 pub mod handler;
+pub mod project;
 pub mod render;
 pub mod schema_item;
 pub mod shape;

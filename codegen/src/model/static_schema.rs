@@ -31,7 +31,8 @@ impl std::fmt::Display for LocatedError {
     }
 }
 
-fn locate(file: &str, err: darling::Error) -> Vec<LocatedError> {
+/// Locates every error of a darling error in `file`.
+pub fn locate(file: &str, err: darling::Error) -> Vec<LocatedError> {
     err.into_iter()
         .map(|e| {
             let start = e.span().start();

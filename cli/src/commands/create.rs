@@ -1,0 +1,51 @@
+//! `capi-ext create hook`: a typed handler stub with its test, registered at the marker.
+
+use crate::ops::{files, project, scaffold};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// What to create.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Add a handler: src/hooks/<name>.rs with a compiling stub and a test, registered in src/main.rs.
+    Hook(HookArgs),
+}
+
+/// Flags of `create hook`.
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    /// The hook, e.g. BeforeClusterUpgrade.
+    hook: String,
+    /// Handler name, a DNS-1123 label (default: the hook in kebab-case).
+    #[arg(long)]
+    name: Option<String>,
+    /// Seconds CAPI waits for the handler (0..=30; default 10).
+    #[arg(long)]
+    timeout: Option<i64>,
+    /// What CAPI does when the call fails at the transport level.
+    #[arg(long, value_parser = ["Fail", "Ignore"])]
+    failure_policy: Option<String>,
+    /// The project (default: the current directory or its nearest parent with capi-ext.toml).
+    #[arg(long, default_value = ".")]
+    project: PathBuf,
+    /// Print what would be written, write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Runs the command.
+pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
+    let Command::Hook(args) = cmd;
+    let root = project::find_root(&args.project)?;
+    let changes = scaffold::create_hook(
+        &root,
+        &scaffold::HookRequest {
+            hook: args.hook,
+            name: args.name,
+            timeout: args.timeout,
+            failure_policy: args.failure_policy,
+        },
+    )?;
+    super::report(&files::apply(&root, &changes, args.dry_run, false)?);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,69 @@
+//! `capi-ext init`: a new extension project that builds, tests and deploys as it is.
+
+use crate::ops::{files, scaffold};
+use anyhow::{Context, bail};
+use capi_ext::CapiVersion;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Start a new extension project: Cargo project, handlers with tests, Dockerfile, Makefile, CI
+/// workflow, kustomize manifests (Deployment, Service, PodDisruptionBudget, NetworkPolicy,
+/// cert-manager certificate, ExtensionConfig) and docs.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Directory to create the project in (default: the current directory).
+    dir: Option<PathBuf>,
+    /// Extension name: binary, ExtensionConfig and resource prefix (a DNS-1123 label).
+    #[arg(long)]
+    name: String,
+    /// Namespace the extension is deployed to (default: <name>-system).
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Cluster API version the extension targets: only hooks it knows are allowed.
+    #[arg(long, default_value = "1.14")]
+    capi_version: CapiVersion,
+    /// Hooks to start with, comma-separated (DiscoverVariables is added for topology hooks).
+    #[arg(long, value_delimiter = ',', default_value = "BeforeClusterCreate")]
+    hooks: Vec<String>,
+    /// Depend on capi-ext by path (relative to the project) instead of crates.io.
+    #[arg(long, value_name = "PATH")]
+    capi_ext_path: Option<String>,
+    /// Write into a non-empty directory, replacing files the scaffold creates.
+    #[arg(long)]
+    force: bool,
+    /// Print what would be written, write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let dir = args.dir.unwrap_or_else(|| PathBuf::from("."));
+    let non_empty = std::fs::read_dir(&dir)
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false);
+    if non_empty && !args.force {
+        bail!(
+            "{} is not empty; pass --force to scaffold into it anyway (files the scaffold creates are replaced)",
+            dir.display()
+        );
+    }
+    let dependency = match &args.capi_ext_path {
+        Some(path) => format!("{{ path = {path:?} }}"),
+        None => format!("\"{}\"", env!("CARGO_PKG_VERSION")),
+    };
+    let changes = scaffold::init(&scaffold::InitRequest {
+        namespace: args
+            .namespace
+            .clone()
+            .unwrap_or_else(|| format!("{}-system", args.name)),
+        name: args.name,
+        capi_version: args.capi_version,
+        hooks: args.hooks,
+        capi_ext_dependency: dependency,
+    })?;
+    let lines = files::apply(&dir, &changes, args.dry_run, args.force)
+        .with_context(|| format!("writing {}", dir.display()))?;
+    super::report(&lines);
+    Ok(ExitCode::SUCCESS)
+}

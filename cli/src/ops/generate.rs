@@ -1,0 +1,269 @@
+//! `capi-ext generate`: the files capi-ext owns, computed from the project's sources read
+//! statically (no build): the ExtensionConfig, the ClusterClass patch stanza, the variables
+//! reference and the OpenAPI document.
+
+use super::files::{FileChange, Owner};
+use super::project::Metadata;
+use anyhow::{Context, bail};
+use capi_ext_codegen::catalog::{self, API_VERSION};
+use capi_ext_codegen::model::project::{self, SourceModel};
+use serde_json::{Map, Value, json};
+use std::path::Path;
+
+/// Which generated files to produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Manifests and docs.
+    All,
+    /// Only `docs/`.
+    Docs,
+}
+
+/// The project's Rust sources under `src/`, as `(relative path, text)`, in path order.
+pub fn sources(root: &Path) -> anyhow::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(root.join("src")).sort_by_file_name() {
+        let entry = entry.with_context(|| format!("reading {}", root.join("src").display()))?;
+        if entry.file_type().is_file() && entry.path().extension().is_some_and(|e| e == "rs") {
+            let rel = entry
+                .path()
+                .strip_prefix(root)
+                .unwrap_or(entry.path())
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text =
+                std::fs::read_to_string(entry.path()).with_context(|| format!("reading {rel}"))?;
+            out.push((rel, text));
+        }
+    }
+    Ok(out)
+}
+
+/// A handler as CAPI will see it.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Served {
+    name: String,
+    hook: &'static str,
+    timeout: i32,
+    failure_policy: String,
+}
+
+fn served(model: &SourceModel) -> Vec<Served> {
+    let mut out: Vec<Served> = model
+        .handlers
+        .iter()
+        .map(|h| Served {
+            name: h.model.name.clone(),
+            hook: h.model.hook.name,
+            timeout: h.model.timeout.unwrap_or(10),
+            failure_policy: h
+                .model
+                .failure_policy
+                .as_ref()
+                .map_or("Fail".to_string(), |p| p.to_string()),
+        })
+        .collect();
+    if let Some(name) = &model.variables_handler {
+        out.push(Served {
+            name: name.clone(),
+            hook: "DiscoverVariables",
+            timeout: 10,
+            failure_policy: "Fail".into(),
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+fn first_of(handlers: &[Served], hook: &str) -> Option<String> {
+    handlers
+        .iter()
+        .find(|h| h.hook == hook)
+        .map(|h| h.name.clone())
+}
+
+fn type_label(schema: &Value) -> String {
+    if schema.get("x-kubernetes-int-or-string").is_some() {
+        return "int-or-string".into();
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("array") => format!("array of {}", type_label(&schema["items"])),
+        Some("object") if schema.get("additionalProperties").is_some() => {
+            format!("map of {}", type_label(&schema["additionalProperties"]))
+        }
+        Some(t) => t.to_string(),
+        None => "any".into(),
+    }
+}
+
+fn openapi(meta: &Metadata, handlers: &[Served], variables: &[Value]) -> Value {
+    let mut paths = Map::new();
+    let mut schemas = Map::new();
+    let discovery = catalog::find("Discovery").expect("in the catalog");
+    let mut operation = |path: String, id: &str, hook: &'static catalog::HookInfo, extra: Value| {
+        let op = json!({
+            "operationId": id,
+            "summary": hook.name,
+            "tags": [hook.tag.as_str()],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{}", hook.request_kind)}}}},
+            "responses": {"200": {
+                "description": "The hook's answer: status Success or Failure, with a message.",
+                "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{}", hook.response_kind)}}}
+            }}
+        });
+        let mut op = op.as_object().expect("an object").clone();
+        if let Value::Object(extra) = extra {
+            op.extend(extra);
+        }
+        paths.insert(path, json!({"post": op}));
+        for kind in [hook.request_kind, hook.response_kind] {
+            schemas.insert(
+                kind.to_string(),
+                json!({"type": "object", "description": format!("{API_VERSION} {kind}; the fields are those of Cluster API's runtime SDK OpenAPI (runtime-sdk-openapi.yaml).")}),
+            );
+        }
+    };
+    operation(discovery.path(""), "discovery", discovery, json!({}));
+    for h in handlers {
+        let hook = catalog::find(h.hook).expect("handlers name catalog hooks");
+        operation(
+            hook.path(&h.name),
+            &h.name,
+            hook,
+            json!({"x-capi-timeoutSeconds": h.timeout, "x-capi-failurePolicy": h.failure_policy}),
+        );
+    }
+    for v in variables {
+        schemas.insert(
+            format!("variables.{}", v["name"].as_str().unwrap_or_default()),
+            v["schema"]["openAPIV3Schema"].clone(),
+        );
+    }
+    json!({
+        "openapi": "3.0.0",
+        "info": {"title": meta.name, "version": meta.cli_version, "description": format!("The Runtime Extension {} for Cluster API {}: its handlers and its ClusterClass variables.", meta.name, meta.capi_version)},
+        "paths": paths,
+        "components": {"schemas": schemas}
+    })
+}
+
+/// The generated files for the project at `root`. Errors name the file and line.
+pub fn files(root: &Path, meta: &Metadata, scope: Scope) -> anyhow::Result<Vec<FileChange>> {
+    let sources = sources(root)?;
+    let model = match project::read(&sources) {
+        Ok(m) => m,
+        Err(errors) => bail!(
+            "{}",
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+    };
+    Ok(in_scope(render(meta, &model)?, scope))
+}
+
+/// Renders the generated files from an already read source model.
+pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileChange>> {
+    let handlers = served(model);
+    let target = meta.capi()?;
+    for h in &handlers {
+        let hook = catalog::find(h.hook).expect("catalog hook");
+        if !hook.known_by(target) {
+            bail!(
+                "handler `{}`: {} was introduced in Cluster API {}, the project targets {target}",
+                h.name,
+                h.hook,
+                hook.since
+            );
+        }
+    }
+    let variables: Vec<Value> = match model.variables.as_slice() {
+        [] => Vec::new(),
+        [(_, defs)] => defs.clone(),
+        many => bail!(
+            "{} types derive Variables ({}); an extension declares one set of variables",
+            many.len(),
+            many.iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let generate_patches = first_of(&handlers, "GeneratePatches");
+    let validate_topology = first_of(&handlers, "ValidateTopology");
+    let discover_variables = first_of(&handlers, "DiscoverVariables");
+    let context = json!({
+        "name": meta.name,
+        "namespace": meta.namespace,
+        "handlers": handlers,
+        "topology": generate_patches.is_some() || validate_topology.is_some() || discover_variables.is_some(),
+        "generate_patches": generate_patches,
+        "validate_topology": validate_topology,
+        "discover_variables": discover_variables,
+        "upgrade_plan": first_of(&handlers, "GenerateUpgradePlan"),
+        "variables": variables.iter().map(|v| {
+            let schema = &v["schema"]["openAPIV3Schema"];
+            json!({
+                "name": v["name"],
+                "required": v["required"],
+                "type": type_label(schema),
+                "description": schema.get("description").and_then(Value::as_str).unwrap_or("").lines().next().unwrap_or("").replace('|', "\\|"),
+                "schema": serde_json::to_string_pretty(schema).expect("JSON"),
+            })
+        }).collect::<Vec<_>>(),
+    });
+    let file = |path: &str, content: String| FileChange {
+        path: path.into(),
+        content,
+        owner: Owner::Generated,
+    };
+    Ok(vec![
+        file(
+            "config/extension/extensionconfig.yaml",
+            capi_ext_templates::render(
+                "project/config/extension/extensionconfig.yaml.hbs",
+                &context,
+            )?,
+        ),
+        file(
+            "config/extension/clusterclass-patch.yaml",
+            capi_ext_templates::render(
+                "project/config/extension/clusterclass-patch.yaml.hbs",
+                &context,
+            )?,
+        ),
+        file(
+            "docs/variables.md",
+            capi_ext_templates::render("project/docs/variables.md.hbs", &context)?,
+        ),
+        file(
+            "docs/openapi.json",
+            serde_json::to_string_pretty(&openapi(meta, &handlers, &variables))? + "\n",
+        ),
+    ])
+}
+
+/// Keeps only the files of a scope.
+pub fn in_scope(files: Vec<FileChange>, scope: Scope) -> Vec<FileChange> {
+    files
+        .into_iter()
+        .filter(|f| scope == Scope::All || f.path.starts_with("docs"))
+        .collect()
+}
+
+/// The generated files that differ from disk, with a unified diff each.
+pub fn stale(root: &Path, files: &[FileChange]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .filter_map(|f| {
+            let old = std::fs::read_to_string(root.join(&f.path)).unwrap_or_default();
+            (old != f.content).then(|| {
+                let path = f.path.display().to_string();
+                let diff = super::files::unified_diff(&path, &old, &f.content);
+                (path, diff)
+            })
+        })
+        .collect()
+}

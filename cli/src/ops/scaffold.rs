@@ -1,0 +1,453 @@
+//! `capi-ext init` and `capi-ext create hook`: the files of a new project, and the edits that
+//! add a handler to an existing one.
+
+use super::files::{FileChange, Owner};
+use super::generate;
+use super::project::{self, HandlerEntry, Metadata, VARIABLES_HANDLER};
+use anyhow::{Context, anyhow, bail};
+use capi_ext_codegen::naming;
+use capi_ext_codegen::version::CapiVersion;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// The marker in `src/main.rs` above which `create hook` registers handlers.
+pub const REGISTER_MARKER: &str = "// capi-ext:register";
+/// The marker in `src/hooks/mod.rs` above which `create hook` declares modules.
+pub const MODULES_MARKER: &str = "// capi-ext:modules";
+
+/// A handler to add.
+#[derive(Debug, Clone, Default)]
+pub struct HookRequest {
+    /// Hook name as the user typed it.
+    pub hook: String,
+    /// Handler name (default: the hook in kebab-case).
+    pub name: Option<String>,
+    /// Timeout in seconds.
+    pub timeout: Option<i64>,
+    /// `Fail` or `Ignore`.
+    pub failure_policy: Option<String>,
+}
+
+/// What `init` makes.
+#[derive(Debug, Clone)]
+pub struct InitRequest {
+    /// Extension name.
+    pub name: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Targeted CAPI version.
+    pub capi_version: CapiVersion,
+    /// The hooks to start with.
+    pub hooks: Vec<String>,
+    /// The capi-ext dependency line, e.g. `"0.1"` or `{ path = "../capi-ext/runtime" }`.
+    pub capi_ext_dependency: String,
+}
+
+struct Added {
+    entry: HandlerEntry,
+    file: Option<FileChange>,
+}
+
+fn validate_handler(meta: &Metadata, request: &HookRequest) -> anyhow::Result<Added> {
+    let hook = project::hook_for(&request.hook, meta.capi()?)?;
+    let name = match &request.name {
+        Some(n) => n.clone(),
+        None if hook.name == "DiscoverVariables" => VARIABLES_HANDLER.to_string(),
+        None => naming::to_dns_label(hook.name),
+    };
+    naming::validate_dns_label(&name).map_err(|e| anyhow!("--name: {e}"))?;
+    if let Some(existing) = meta.handlers.iter().find(|h| h.name == name) {
+        bail!(
+            "a handler named `{name}` already exists ({}); choose another with --name",
+            existing.hook
+        );
+    }
+    if hook.name == "DiscoverVariables" && meta.has_variables() {
+        bail!("the project already answers DiscoverVariables from src/variables.rs");
+    }
+    let timeout = request
+        .timeout
+        .map(|t| naming::validate_timeout(t).map_err(|e| anyhow!("--timeout: {e}")))
+        .transpose()?;
+    if let Some(p) = &request.failure_policy
+        && p != "Fail"
+        && p != "Ignore"
+    {
+        bail!("--failure-policy must be Fail or Ignore, not `{p}`");
+    }
+    let entry = HandlerEntry {
+        module: project::module_name(&name),
+        name: name.clone(),
+        hook: hook.name.to_string(),
+    };
+    let file = if hook.name == "DiscoverVariables" {
+        None
+    } else {
+        let context = project::handler_context(
+            &meta.name,
+            &name,
+            hook,
+            timeout,
+            request.failure_policy.clone(),
+        );
+        Some(FileChange {
+            path: PathBuf::from(format!("src/hooks/{}.rs", entry.module)),
+            content: capi_ext_templates::render("project/src/hooks/handler.rs.hbs", &context)?,
+            owner: Owner::User,
+        })
+    };
+    Ok(Added { entry, file })
+}
+
+fn needs_variables(meta: &Metadata) -> bool {
+    meta.handlers.iter().any(|h| {
+        matches!(
+            h.hook.as_str(),
+            "GeneratePatches" | "ValidateTopology" | "DiscoverVariables"
+        )
+    })
+}
+
+fn registration(entry: &HandlerEntry) -> String {
+    format!(
+        "        .register::<hooks::{}::{}>()",
+        entry.module, entry.module
+    )
+}
+
+/// The files of a new project (user files and generated files).
+pub fn init(request: &InitRequest) -> anyhow::Result<Vec<FileChange>> {
+    project::validate_resource_name("--name", &request.name)?;
+    project::validate_resource_name("--namespace", &request.namespace)?;
+    let mut meta = Metadata {
+        name: request.name.clone(),
+        namespace: request.namespace.clone(),
+        capi_version: request.capi_version.to_string(),
+        cli_version: project::CLI_VERSION.to_string(),
+        handlers: Vec::new(),
+    };
+    let mut files = Vec::new();
+    for hook in &request.hooks {
+        let added = validate_handler(
+            &meta,
+            &HookRequest {
+                hook: hook.trim().to_string(),
+                ..Default::default()
+            },
+        )?;
+        files.extend(added.file);
+        meta.handlers.push(added.entry);
+    }
+    if needs_variables(&meta) && !meta.has_variables() {
+        meta.handlers.push(HandlerEntry {
+            name: VARIABLES_HANDLER.into(),
+            hook: "DiscoverVariables".into(),
+            module: project::module_name(VARIABLES_HANDLER),
+        });
+    }
+    let has_variables = meta.has_variables();
+    let registrations: Vec<String> = meta
+        .handlers
+        .iter()
+        .filter(|h| h.hook != "DiscoverVariables")
+        .map(registration)
+        .collect();
+    let mut modules: Vec<String> = meta
+        .handlers
+        .iter()
+        .filter(|h| h.hook != "DiscoverVariables")
+        .map(|h| format!("pub mod {};", h.module))
+        .collect();
+    modules.sort();
+    let ctx = json!({
+        "name": meta.name,
+        "crate_name": project::module_name(&meta.name),
+        "namespace": meta.namespace,
+        "capi_version": meta.capi_version,
+        "cli_version": meta.cli_version,
+        "capi_ext_dependency": request.capi_ext_dependency,
+        "handlers": meta.handlers,
+        "has_variables": has_variables,
+        "variables_handler": VARIABLES_HANDLER,
+    });
+    let user = |path: &str, template: &str| -> anyhow::Result<FileChange> {
+        Ok(FileChange {
+            path: path.into(),
+            content: capi_ext_templates::render(template, &ctx)?,
+            owner: Owner::User,
+        })
+    };
+    let mut out = vec![
+        user("Cargo.toml", "project/Cargo.toml.hbs")?,
+        user("README.md", "project/README.md.hbs")?,
+        user(".gitignore", "project/gitignore.hbs")?,
+        user("rustfmt.toml", "project/rustfmt.toml.hbs")?,
+        user(".dockerignore", "project/dockerignore.hbs")?,
+        user("Dockerfile", "project/Dockerfile.hbs")?,
+        user("Makefile", "project/Makefile.hbs")?,
+        user(".github/workflows/ci.yaml", "project/ci.yaml.hbs")?,
+        user(
+            "config/default/kustomization.yaml",
+            "project/config/default/kustomization.yaml.hbs",
+        )?,
+        user(
+            "config/default/namespace.yaml",
+            "project/config/default/namespace.yaml.hbs",
+        )?,
+        user(
+            "config/manager/kustomization.yaml",
+            "project/config/manager/kustomization.yaml.hbs",
+        )?,
+        user(
+            "config/manager/deployment.yaml",
+            "project/config/manager/deployment.yaml.hbs",
+        )?,
+        user(
+            "config/manager/service.yaml",
+            "project/config/manager/service.yaml.hbs",
+        )?,
+        user(
+            "config/manager/poddisruptionbudget.yaml",
+            "project/config/manager/poddisruptionbudget.yaml.hbs",
+        )?,
+        user(
+            "config/manager/networkpolicy.yaml",
+            "project/config/manager/networkpolicy.yaml.hbs",
+        )?,
+        user(
+            "config/certmanager/kustomization.yaml",
+            "project/config/certmanager/kustomization.yaml.hbs",
+        )?,
+        user(
+            "config/certmanager/issuer.yaml",
+            "project/config/certmanager/issuer.yaml.hbs",
+        )?,
+        user(
+            "config/certmanager/certificate.yaml",
+            "project/config/certmanager/certificate.yaml.hbs",
+        )?,
+        user(
+            "config/extension/kustomization.yaml",
+            "project/config/extension/kustomization.yaml.hbs",
+        )?,
+    ];
+    let main = capi_ext_templates::render("project/src/main.rs.hbs", &ctx)?;
+    out.push(FileChange {
+        path: "src/main.rs".into(),
+        content: insert_before(&main, REGISTER_MARKER, &registrations)?,
+        owner: Owner::User,
+    });
+    let hooks_mod = capi_ext_templates::render("project/src/hooks/mod.rs.hbs", &ctx)?;
+    out.push(FileChange {
+        path: "src/hooks/mod.rs".into(),
+        content: insert_before(&hooks_mod, MODULES_MARKER, &modules)?,
+        owner: Owner::User,
+    });
+    if has_variables {
+        out.push(user("src/variables.rs", "project/src/variables.rs.hbs")?);
+    }
+    out.extend(files);
+    out.push(FileChange {
+        path: project::METADATA_FILE.into(),
+        content: meta.render()?,
+        owner: Owner::Generated,
+    });
+    out.extend(generated_from(&out, &meta)?);
+    Ok(out)
+}
+
+/// The generated files, computed from the planned sources (nothing needs to be on disk).
+fn generated_from(planned: &[FileChange], meta: &Metadata) -> anyhow::Result<Vec<FileChange>> {
+    let sources: Vec<(String, String)> = planned
+        .iter()
+        .filter(|f| f.path.starts_with("src") && f.path.extension().is_some_and(|e| e == "rs"))
+        .map(|f| (f.path.display().to_string(), f.content.clone()))
+        .collect();
+    let model = capi_ext_codegen::model::project::read(&sources).map_err(|errors| {
+        anyhow!(
+            "{}",
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    })?;
+    generate::render(meta, &model)
+}
+
+/// Adds `line` to the sorted block of `pub mod` lines just above `marker` (rustfmt keeps
+/// module declarations sorted, so the scaffold does too).
+pub fn insert_module(text: &str, marker: &str, line: &str) -> anyhow::Result<String> {
+    let pos = text
+        .find(marker)
+        .ok_or_else(|| anyhow!("marker comment `{marker}` not found"))?;
+    let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
+    let before: Vec<&str> = text[..line_start].lines().collect();
+    let block_start = before
+        .iter()
+        .rposition(|l| !l.starts_with("pub mod "))
+        .map_or(0, |i| i + 1);
+    let mut block: Vec<String> = before[block_start..]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    block.push(line.to_string());
+    block.sort();
+    let mut out: Vec<String> = before[..block_start]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    out.extend(block);
+    Ok(out.join("\n") + "\n" + &text[line_start..])
+}
+
+/// Inserts `lines` before the line holding `marker`, keeping its indentation.
+pub fn insert_before(text: &str, marker: &str, lines: &[String]) -> anyhow::Result<String> {
+    let pos = text
+        .find(marker)
+        .ok_or_else(|| anyhow!("marker comment `{marker}` not found"))?;
+    let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
+    let mut out =
+        String::with_capacity(text.len() + lines.iter().map(|l| l.len() + 1).sum::<usize>());
+    out.push_str(&text[..line_start]);
+    for l in lines {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(&text[line_start..]);
+    Ok(out)
+}
+
+fn read_user_file(root: &Path, rel: &str) -> anyhow::Result<String> {
+    std::fs::read_to_string(root.join(rel)).with_context(|| format!("reading {rel}"))
+}
+
+fn edit(root: &Path, rel: &str, marker: &str, lines: &[String]) -> anyhow::Result<FileChange> {
+    let text = read_user_file(root, rel)?;
+    let content = insert_before(&text, marker, lines).map_err(|_| {
+        anyhow!("{rel}: the marker comment `{marker}` is missing; put it back inside the Extension::builder() chain, where handlers are registered")
+    })?;
+    Ok(FileChange {
+        path: rel.into(),
+        content,
+        owner: Owner::Edited,
+    })
+}
+
+/// The changes that add a handler to the project at `root`.
+pub fn create_hook(root: &Path, request: &HookRequest) -> anyhow::Result<Vec<FileChange>> {
+    let mut meta = Metadata::read(root)?;
+    let added = validate_handler(&meta, request)?;
+    let mut out = Vec::new();
+    if let Some(file) = &added.file
+        && root.join(&file.path).exists()
+    {
+        bail!(
+            "{} already exists; choose another name with --name",
+            file.path.display()
+        );
+    }
+    let had_variables = meta.has_variables();
+    meta.handlers.push(added.entry.clone());
+    let mut main_lines = Vec::new();
+    if added.entry.hook != "DiscoverVariables" {
+        main_lines.push(registration(&added.entry));
+        let text = read_user_file(root, "src/hooks/mod.rs")?;
+        let content = insert_module(&text, MODULES_MARKER, &format!("pub mod {};", added.entry.module))
+            .map_err(|_| anyhow!("src/hooks/mod.rs: the marker comment `{MODULES_MARKER}` is missing; put it back below the module declarations"))?;
+        out.push(FileChange {
+            path: "src/hooks/mod.rs".into(),
+            content,
+            owner: Owner::Edited,
+        });
+    }
+    if needs_variables(&meta) && !had_variables {
+        if added.entry.hook != "DiscoverVariables" {
+            meta.handlers.push(HandlerEntry {
+                name: VARIABLES_HANDLER.into(),
+                hook: "DiscoverVariables".into(),
+                module: project::module_name(VARIABLES_HANDLER),
+            });
+        }
+        let variables_name = meta
+            .handlers
+            .iter()
+            .find(|h| h.hook == "DiscoverVariables")
+            .map(|h| h.name.clone())
+            .unwrap_or_default();
+        main_lines.push(format!(
+            "        .variables::<variables::Variables>(\"{variables_name}\")"
+        ));
+        if root.join("src/variables.rs").exists() {
+            bail!(
+                "src/variables.rs exists but the project does not answer DiscoverVariables; register it in src/main.rs by hand"
+            );
+        }
+        let ctx = json!({"name": meta.name});
+        out.push(FileChange {
+            path: "src/variables.rs".into(),
+            content: capi_ext_templates::render("project/src/variables.rs.hbs", &ctx)?,
+            owner: Owner::User,
+        });
+    }
+    let mut main = edit(root, "src/main.rs", REGISTER_MARKER, &main_lines)?;
+    if needs_variables(&meta) && !had_variables && !main.content.contains("mod variables;") {
+        main.content = main
+            .content
+            .replacen("mod hooks;\n", "mod hooks;\nmod variables;\n", 1);
+    }
+    out.push(main);
+    out.extend(added.file);
+    out.push(FileChange {
+        path: project::METADATA_FILE.into(),
+        content: meta.render()?,
+        owner: Owner::Generated,
+    });
+    // The generated files, from the sources as they will be after this change.
+    let mut sources = generate::sources(root)?;
+    for f in &out {
+        let rel = f.path.display().to_string();
+        if rel.ends_with(".rs") {
+            sources.retain(|(p, _)| *p != rel);
+            sources.push((rel, f.content.clone()));
+        }
+    }
+    let model = capi_ext_codegen::model::project::read(&sources).map_err(|errors| {
+        anyhow!(
+            "{}",
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    })?;
+    out.extend(generate::render(&meta, &model)?);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modules_stay_sorted() {
+        let out = insert_module(
+            "//! x\n\npub mod a;\npub mod c;\n// m\n",
+            "// m",
+            "pub mod b;",
+        )
+        .unwrap();
+        assert_eq!(out, "//! x\n\npub mod a;\npub mod b;\npub mod c;\n// m\n");
+        let out = insert_module("//! x\n\n// m\n", "// m", "pub mod b;").unwrap();
+        assert_eq!(out, "//! x\n\npub mod b;\n// m\n");
+    }
+
+    #[test]
+    fn inserts_above_the_marker() {
+        let out = insert_before("a\n    // m\nb\n", "// m", &["    x".into()]).unwrap();
+        assert_eq!(out, "a\n    x\n    // m\nb\n");
+        assert!(insert_before("a\n", "// m", &[]).is_err());
+    }
+}

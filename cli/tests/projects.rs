@@ -1,0 +1,262 @@
+//! Golden projects: scripted `capi-ext init` and `create hook` runs must produce exactly the
+//! trees under testdata/projects/<case>/ (`BLESS=1` rewrites them; `scripts/bless.sh` does it
+//! for every golden). `scripts/check-goldens.sh` builds and tests those projects in CI.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DEP: &str = "../../../runtime";
+
+/// Each case: its name and the commands that make it (run inside the project directory).
+fn cases() -> Vec<(&'static str, Vec<Vec<&'static str>>)> {
+    vec![
+        (
+            "minimal",
+            vec![vec![
+                "init",
+                ".",
+                "--name",
+                "minimal",
+                "--capi-ext-path",
+                DEP,
+            ]],
+        ),
+        (
+            "every-hook",
+            vec![vec![
+                "init",
+                ".",
+                "--name",
+                "every-hook",
+                "--namespace",
+                "capi-hooks",
+                "--capi-ext-path",
+                DEP,
+                "--hooks",
+                "BeforeClusterCreate,AfterControlPlaneInitialized,BeforeClusterUpgrade,BeforeControlPlaneUpgrade,\
+                 AfterControlPlaneUpgrade,BeforeWorkersUpgrade,AfterWorkersUpgrade,AfterClusterUpgrade,BeforeClusterDelete,\
+                 GeneratePatches,ValidateTopology,DiscoverVariables,CanUpdateMachine,CanUpdateMachineSet,UpdateMachine,\
+                 GenerateUpgradePlan",
+            ]],
+        ),
+        (
+            "with-variables",
+            vec![
+                vec![
+                    "init",
+                    ".",
+                    "--name",
+                    "with-variables",
+                    "--capi-version",
+                    "1.13",
+                    "--capi-ext-path",
+                    DEP,
+                    "--hooks",
+                    "GeneratePatches,ValidateTopology",
+                ],
+                vec![
+                    "create",
+                    "hook",
+                    "BeforeClusterDelete",
+                    "--timeout",
+                    "5",
+                    "--failure-policy",
+                    "Ignore",
+                ],
+                vec![
+                    "create",
+                    "hook",
+                    "AfterControlPlaneInitialized",
+                    "--name",
+                    "cp-ready",
+                ],
+            ],
+        ),
+    ]
+}
+
+fn tree(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            if rel == "target" || rel == "Cargo.lock" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(rel, std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn scaffold(case: &str, commands: &[Vec<&str>]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("capi-ext-golden-{case}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for args in commands {
+        let out = Command::new(env!("CARGO_BIN_EXE_capi-ext"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{case}: capi-ext {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    dir
+}
+
+#[test]
+fn scaffolds_match_the_golden_projects() {
+    let goldens = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/projects");
+    let mut problems = Vec::new();
+    for (case, commands) in cases() {
+        let made = scaffold(case, &commands);
+        let golden = goldens.join(case);
+        if std::env::var_os("BLESS").is_some() {
+            let lock = std::fs::read(golden.join("Cargo.lock")).ok();
+            let _ = std::fs::remove_dir_all(&golden);
+            std::fs::create_dir_all(&golden).unwrap();
+            for (rel, content) in tree(&made) {
+                let path = golden.join(&rel);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(path, content).unwrap();
+            }
+            if let Some(lock) = lock {
+                std::fs::write(golden.join("Cargo.lock"), lock).unwrap();
+            }
+        }
+        let (got, want) = (tree(&made), tree(&golden));
+        for path in got
+            .keys()
+            .chain(want.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+        {
+            match (got.get(path), want.get(path)) {
+                (Some(a), Some(b)) if a == b => {}
+                (Some(_), Some(_)) => problems.push(format!("{case}/{path}: content differs")),
+                (Some(_), None) => {
+                    problems.push(format!("{case}/{path}: produced but not in the golden"))
+                }
+                (None, _) => {
+                    problems.push(format!("{case}/{path}: in the golden but not produced"))
+                }
+            }
+        }
+        std::fs::remove_dir_all(made).unwrap();
+    }
+    assert!(
+        problems.is_empty(),
+        "golden projects differ (BLESS=1 to accept):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn refuses_non_empty_directories_and_bad_input() {
+    let dir = std::env::temp_dir().join(format!("capi-ext-refuse-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_capi-ext"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["init", ".", "--name", "x"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not empty; pass --force"));
+    let out = run(&["init", ".", "--name", "Bad_Name", "--force"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("--name: name `Bad_Name` is not a DNS-1123 label"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&[
+        "init",
+        ".",
+        "--name",
+        "x",
+        "--force",
+        "--capi-version",
+        "1.11",
+        "--hooks",
+        "UpdateMachine",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("UpdateMachine was introduced in Cluster API 1.12")
+    );
+    let out = run(&["init", ".", "--name", "x", "--force", "--dry-run"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Would create src/main.rs"));
+    assert!(!dir.join("src").exists(), "--dry-run writes nothing");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn check_reports_stale_files_with_a_diff_and_errors_name_file_and_line() {
+    let dir = scaffold(
+        "check",
+        &[vec!["init", ".", "--name", "check", "--capi-ext-path", DEP]],
+    );
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_capi-ext"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    assert!(run(&["generate", "manifests", "--check"]).status.success());
+    let hook = dir.join("src/hooks/before_cluster_create.rs");
+    let text = std::fs::read_to_string(&hook).unwrap();
+    std::fs::write(
+        &hook,
+        text.replace(
+            "name = \"before-cluster-create\"",
+            "name = \"hold\", timeout = 3",
+        ),
+    )
+    .unwrap();
+    let out = run(&["generate", "manifests", "--check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let diff = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        diff.contains("+#   hold.check: BeforeClusterCreate, timeout 3s, failurePolicy Fail"),
+        "{diff}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("stale: config/extension/extensionconfig.yaml, docs/openapi.json")
+    );
+    std::fs::write(
+        &hook,
+        text.replace("#[hook(BeforeClusterCreate,", "#[hook(BeforeClusterCreat,"),
+    )
+    .unwrap();
+    let out = run(&["generate", "manifests"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("src/hooks/before_cluster_create.rs:7:8: unknown hook `BeforeClusterCreat`; did you mean `BeforeClusterCreate`?"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

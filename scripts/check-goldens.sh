@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The golden projects (testdata/projects/*) are real projects: each must build against the
+# workspace crates, pass its own tests, be rustfmt-clean, and have up-to-date generated files.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+cargo build --quiet -p capi-ext-cli
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+cli="$target_dir/debug/capi-ext"
+for project in testdata/projects/*/; do
+  name=$(basename "$project")
+  echo "== golden project $name" >&2
+  (
+    cd "$project"
+    CARGO_TARGET_DIR="$target_dir/golden" cargo test --quiet
+    cargo fmt --check
+    "$cli" generate manifests --check
+  )
+done
