@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens conformance roundtrip e2e bench fmt
+.PHONY: demo test lint unit goldens conformance roundtrip e2e bench bench-compare fmt
 
 ## The main job: build and start the example extension with fresh dev certificates, call it.
 demo:
@@ -30,6 +30,12 @@ e2e:
 ## Benchmarks (not tests): decode → handle → encode of a ~200 KiB GeneratePatches request.
 bench:
 	cargo bench -p capi-ext --bench generate_patches
+	cargo bench -p capi-ext-cli --bench generate
+
+## Side by side: capi-ext against CAPI's Go server, generate against controller-gen, build times.
+## Writes results/<timestamp>/report.md and raw.json (about 10 minutes).
+bench-compare:
+	python3 conformance/bench/run.py
 
 fmt:
 	cargo fmt --all

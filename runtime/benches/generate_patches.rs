@@ -6,33 +6,12 @@
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::{Extension, Registration};
 use criterion::{Criterion, Throughput, criterion_main};
-use serde_json::json;
 use std::hint::black_box;
 
-/// A GeneratePatches request of 50 DockerMachineTemplate-like items padded to ~4 KiB each.
+/// The shared benchmark payload: a GeneratePatches request of 50 DockerMachineTemplate-like items
+/// (~215 KiB), also used by the side-by-side benchmark against CAPI's Go server.
 fn request_body() -> Vec<u8> {
-    let items: Vec<_> = (0..50)
-        .map(|i| {
-            json!({
-                "uid": format!("00000000-0000-0000-0000-{i:012}"),
-                "holderReference": {"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
-                    "namespace": "default", "name": format!("md-{i}"), "fieldPath": "spec.template.spec.infrastructureRef"},
-                "object": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "DockerMachineTemplate",
-                    "metadata": {"name": format!("tpl-{i}"), "namespace": "default", "labels": {"a": "b"}},
-                    "spec": {"template": {"spec": {
-                        "extraMounts": (0..20).map(|m| json!({"containerPath": format!("/var/lib/data-{m}"), "hostPath": format!("/mnt/disks/disk-{m}-{}", "x".repeat(100))})).collect::<Vec<_>>(),
-                        "preLoadImages": (0..10).map(|n| format!("registry.example.com/team/image-{n}:v1.2.3")).collect::<Vec<_>>()
-                    }}}},
-                "variables": [{"name": "builtin", "value": {"machineDeployment": {"class": "default-worker", "name": format!("md-{i}"), "replicas": 3}}}]
-            })
-        })
-        .collect();
-    serde_json::to_vec(&json!({
-        "apiVersion": API_VERSION, "kind": "GeneratePatchesRequest",
-        "variables": [{"name": "builtin", "value": {"cluster": {"name": "c1", "namespace": "default"}}}],
-        "items": items
-    }))
-    .unwrap()
+    include_bytes!("../../testdata/bench/generatepatches-request.json").to_vec()
 }
 
 async fn label_each_item(req: GeneratePatchesRequest) -> GeneratePatchesResponse {

@@ -5,6 +5,9 @@
 //!   `{"ok": true, "body": ...}` or `{"ok": false, "error": ...}` per line.
 //! - `capi-ext-conformance responses`: prints the example extension's Discovery and
 //!   DiscoverVariables responses, for CAPI's validation rules.
+//! - `capi-ext-conformance bench-server [server flags]`: the Rust side of the side-by-side
+//!   benchmark against CAPI's Go server (`conformance/bench`): BeforeClusterCreate answering
+//!   Success, and GeneratePatches adding one label patch per item.
 
 use capi_ext::hooks::v1alpha1::*;
 use serde::de::DeserializeOwned;
@@ -78,8 +81,48 @@ fn roundtrip(line: &str) -> Value {
     }
 }
 
+async fn before_cluster_create(_: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
+    BeforeClusterCreateResponse::success()
+}
+
+async fn generate_patches(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
+    req.items
+        .iter()
+        .fold(GeneratePatchesResponse::success(), |resp, item| {
+            resp.patch(
+                item.uid.clone(),
+                Patch::json().add("/spec/template/metadata/labels/patched", "true"),
+            )
+        })
+}
+
+fn bench_server() -> std::process::ExitCode {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        server: capi_ext::ServerOptions,
+    }
+    let cli = Cli::parse_from(std::env::args().skip(1));
+    let extension = capi_ext::Extension::builder()
+        .handler(capi_ext::Registration::new(
+            BeforeClusterCreate,
+            "before-cluster-create",
+            before_cluster_create,
+        ))
+        .handler(capi_ext::Registration::new(
+            GeneratePatches,
+            "generate-patches",
+            generate_patches,
+        ));
+    capi_ext::Server::run_with(extension, cli.server)
+}
+
 fn main() -> std::process::ExitCode {
     let mode = std::env::args().nth(1).unwrap_or_default();
+    if mode == "bench-server" {
+        return bench_server();
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match mode.as_str() {
@@ -116,7 +159,9 @@ fn main() -> std::process::ExitCode {
             out.write_all(b"\n").expect("stdout");
         }
         other => {
-            eprintln!("usage: capi-ext-conformance roundtrip|responses (got `{other}`)");
+            eprintln!(
+                "usage: capi-ext-conformance roundtrip|responses|bench-server (got `{other}`)"
+            );
             return std::process::ExitCode::from(2);
         }
     }
