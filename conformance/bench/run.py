@@ -127,7 +127,7 @@ CONTROLLER_GEN = "v0.21.0"
 def tooling(bins):
     log("tooling: capi-ext generate (criterion) against controller-gen; capi-ext init")
     sh(["cargo", "bench", "-p", "capi-ext-cli", "--bench", "generate", "--", "--warm-up-time", "1", "--measurement-time", "5"], cwd=ROOT)
-    gen_ms = criterion_mean_ns(target_dir() / "criterion/generate/command_check_100_handlers_50_structs/new/estimates.json") / 1e6
+    gen_ms = criterion_mean_ns(target_dir() / "criterion/generate_command_check_100_handlers_50_structs/new/estimates.json") / 1e6
     work = Path(tempfile.mkdtemp(prefix="capi-ext-cg-"))
     sh(["go", "mod", "init", "capi-ext.local/cgbench"], cwd=work)
     sh(["go", "mod", "edit", "-go=1.26.0", "-require=k8s.io/apimachinery@v0.36.3"], cwd=work)
@@ -256,11 +256,9 @@ def main():
     bins = build()
     certs = OUT / "certs"
     sh([bins["cli"], "certs", "--out", str(certs)])
-    raw["serving"] = serving(bins, str(certs))
-    raw["codec"] = codec()
-    raw["tooling"] = tooling(bins)
-    raw["builds"] = builds(bins)
-    (OUT / "raw.json").write_text(json.dumps(raw, indent=2) + "\n")
+    for phase, run in [("serving", lambda: serving(bins, str(certs))), ("codec", codec), ("tooling", lambda: tooling(bins)), ("builds", lambda: builds(bins))]:
+        raw[phase] = run()
+        (OUT / "raw.json").write_text(json.dumps(raw, indent=2) + "\n")
     text = report(raw["serving"], raw["codec"], raw["tooling"], raw["builds"])
     (OUT / "report.md").write_text(text)
     shutil.rmtree(OUT / "bin", ignore_errors=True)

@@ -55,6 +55,10 @@ pub enum ServeError {
     Tls(#[from] TlsError),
 }
 
+/// HTTP/2 flow-control windows: room for many large requests in flight at once.
+const H2_CONNECTION_WINDOW: u32 = 32 << 20;
+const H2_STREAM_WINDOW: u32 = 4 << 20;
+
 struct Shared {
     extension: Extension,
     options: ServerOptions,
@@ -280,7 +284,11 @@ impl BoundServer {
         builder
             .http2()
             .timer(TokioTimer::new())
-            .max_concurrent_streams(250);
+            .max_concurrent_streams(250)
+            // CAPI multiplexes up to 50 concurrent GeneratePatches calls (MiBs each) on one
+            // connection; hyper's 1 MiB windows would make them wait for WINDOW_UPDATEs.
+            .initial_connection_window_size(H2_CONNECTION_WINDOW)
+            .initial_stream_window_size(H2_STREAM_WINDOW);
         let builder = Arc::new(builder);
         tokio::pin!(shutdown);
         loop {
