@@ -5,6 +5,8 @@ results/<timestamp>/report.md (tables with ratios) and raw.json. Run with `make 
 
 Benchmarks, not tests: nothing here fails on a slow number; the report says which goals are met.
 Both servers run on this machine, one after the other, alternating which goes first each round.
+BENCH_DURATION (5s) and BENCH_ROUNDS (2) set the load; BENCH_PHASES=serving,codec,tooling,builds
+selects phases, and BENCH_REUSE=<stamp> takes the others from an earlier run's raw.json.
 """
 import json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -170,7 +172,7 @@ def builds(bins):
     handler.write_text(handler.read_text().replace("BeforeClusterCreateResponse::success().retry_after(0)", "BeforeClusterCreateResponse::success().retry_after(1)"))
     rust_edit = timed(["cargo", "build", "--release"], cwd=proj, env=env)
     crates = sorted(set(l.strip() for l in sh(["cargo", "tree", "-e", "normal", "--prefix", "none"], cwd=proj, env=env).stdout.splitlines() if l.strip()))
-    timing_html = sorted((proj / "target/cargo-timings").glob("cargo-timing-*.html"))
+    timing_html = sorted((work / "target/cargo-timings").glob("cargo-timing-*.html"))
     top = []
     if timing_html:
         m = re.search(r"const UNIT_DATA = (\[.*?\]);", timing_html[-1].read_text(), re.S)
@@ -256,7 +258,15 @@ def main():
     bins = build()
     certs = OUT / "certs"
     sh([bins["cli"], "certs", "--out", str(certs)])
+    phases = os.environ.get("BENCH_PHASES", "serving,codec,tooling,builds").split(",")
+    reuse = os.environ.get("BENCH_REUSE")
+    if reuse:
+        previous = json.loads((ROOT / "results" / reuse / "raw.json").read_text())
+        raw.update({k: v for k, v in previous.items() if k in ("serving", "codec", "tooling", "builds") and k not in phases})
+        raw["reused_from"] = reuse
     for phase, run in [("serving", lambda: serving(bins, str(certs))), ("codec", codec), ("tooling", lambda: tooling(bins)), ("builds", lambda: builds(bins))]:
+        if phase not in phases:
+            continue
         raw[phase] = run()
         (OUT / "raw.json").write_text(json.dumps(raw, indent=2) + "\n")
     text = report(raw["serving"], raw["codec"], raw["tooling"], raw["builds"])
