@@ -27,6 +27,8 @@ pub struct DevCerts {
     pub cert_pem: String,
     /// The serving certificate's private key.
     pub key_pem: String,
+    /// The CA's common name (unique per generated CA).
+    pub ca_name: String,
 }
 
 /// Why certificates could not be generated or written.
@@ -45,11 +47,11 @@ pub enum DevCertsError {
     },
 }
 
-fn ca_params() -> Result<CertificateParams, rcgen::Error> {
+fn ca_params(common_name: &str) -> Result<CertificateParams, rcgen::Error> {
     let mut params = CertificateParams::new(Vec::<String>::new())?;
     params
         .distinguished_name
-        .push(DnType::CommonName, "capi-ext development CA");
+        .push(DnType::CommonName, common_name);
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     params.key_usages = vec![
         KeyUsagePurpose::KeyCertSign,
@@ -64,7 +66,16 @@ impl DevCerts {
     /// names (DNS names or IP addresses, e.g. `<svc>.<ns>.svc`).
     pub fn generate(extra_names: &[&str]) -> Result<Self, DevCertsError> {
         let ca_key = KeyPair::generate()?;
-        let ca_params = ca_params()?;
+        // A name of its own: verifiers pick the issuer by name, and two development CAs with
+        // one name make a wrong CA look like a bad signature instead of an unknown issuer.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let ca_name = format!(
+            "capi-ext development CA {:x}",
+            nanos ^ u128::from(std::process::id())
+        );
+        let ca_params = ca_params(&ca_name)?;
         let ca_cert = ca_params.self_signed(&ca_key)?;
         let mut names = vec![
             "localhost".to_string(),
@@ -79,6 +90,7 @@ impl DevCerts {
             ca_key_pem: ca_key.serialize_pem(),
             cert_pem,
             key_pem,
+            ca_name,
         })
     }
 
@@ -91,7 +103,7 @@ impl DevCerts {
     ) -> Result<(String, String), DevCertsError> {
         let ca_key = KeyPair::from_pem(&self.ca_key_pem)?;
         let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-        Self::sign(&ca_params()?, &ca_key, common_name, &names)
+        Self::sign(&ca_params(&self.ca_name)?, &ca_key, common_name, &names)
     }
 
     fn sign(

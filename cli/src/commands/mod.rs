@@ -1,10 +1,13 @@
 //! One module per subcommand: its clap `Args` and a thin `run` over `ops`.
 
+pub mod call;
 pub mod certs;
 pub mod completions;
 pub mod create;
+pub mod example;
 pub mod generate;
 pub mod init;
+pub mod verify;
 
 use std::process::ExitCode;
 
@@ -26,6 +29,12 @@ enum Command {
     /// Write the files capi-ext owns from the project's sources.
     #[command(subcommand)]
     Generate(generate::Command),
+    /// Print a realistic request for a hook.
+    Example(example::Args),
+    /// Call a running extension as CAPI does and judge the answer.
+    Call(call::Args),
+    /// Check a running extension the way CAPI does.
+    Verify(verify::Args),
     /// Write a development CA and serving certificate for local runs.
     Certs(certs::Args),
     /// Print shell completions.
@@ -38,6 +47,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Init(args) => init::run(args),
         Command::Create(cmd) => create::run(cmd),
         Command::Generate(cmd) => generate::run(cmd),
+        Command::Example(args) => example::run(args),
+        Command::Call(args) => call::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Certs(args) => certs::run(args).map(|()| ExitCode::SUCCESS),
         Command::Completions(args) => completions::run(args).map(|()| ExitCode::SUCCESS),
     }

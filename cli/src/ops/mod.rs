@@ -1,6 +1,8 @@
 //! The logic behind the commands, testable without the command line.
 
+pub mod call;
 pub mod certs;
+pub mod examples;
 pub mod files;
 pub mod generate;
 pub mod project;

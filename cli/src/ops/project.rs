@@ -164,7 +164,7 @@ pub fn hook_for(name: &str, target: CapiVersion) -> anyhow::Result<&'static Hook
     }
     if !hook.known_by(target) {
         bail!(
-            "{} was introduced in Cluster API {}; this project targets {target}, whose CAPI would fail the whole discovery. Raise capi-version in {METADATA_FILE} if your clusters run {} or later",
+            "{} was introduced in Cluster API {}; Cluster API {target} (the target) would fail the whole discovery on it. Raise the target (--capi-version, or capi-version in {METADATA_FILE}) if your clusters run {} or later",
             hook.name,
             hook.since,
             hook.since
@@ -262,7 +262,7 @@ mod tests {
         let err = hook_for("UpdateMachine", v).unwrap_err().to_string();
         assert!(
             err.starts_with(
-                "UpdateMachine was introduced in Cluster API 1.12; this project targets 1.11"
+                "UpdateMachine was introduced in Cluster API 1.12; Cluster API 1.11 (the target)"
             ),
             "{err}"
         );

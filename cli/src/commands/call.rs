@@ -1,0 +1,105 @@
+//! `capi-ext call`: one hook call exactly as CAPI makes it, and CAPI's verdict on the answer.
+
+use crate::ops::call::{self, Target};
+use crate::ops::{examples, project};
+use anyhow::Context;
+use capi_ext::CapiVersion;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Call a handler as CAPI does (POST, no Content-Type, ?timeout=, HTTP/2 when offered, no
+/// redirects), print the answer, and judge it by CAPI's rules. Exit 0: CAPI accepts a Success;
+/// 1: the handler answered Failure; 2: CAPI would reject the answer or could not get one.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The hook, e.g. BeforeClusterCreate (Discovery needs no --handler).
+    hook: String,
+    /// The handler name as advertised in Discovery (not for Discovery itself).
+    #[arg(long)]
+    handler: Option<String>,
+    /// The extension's URL, e.g. https://127.0.0.1:9443 (a path is a prefix).
+    #[arg(long)]
+    url: String,
+    /// CA bundle that signed the serving certificate (the ExtensionConfig's caBundle).
+    #[arg(long)]
+    ca: PathBuf,
+    /// Client certificate, when the extension requires one.
+    #[arg(long, requires = "key")]
+    cert: Option<PathBuf>,
+    /// Client key.
+    #[arg(long, requires = "cert")]
+    key: Option<PathBuf>,
+    /// Request body (JSON); default: `capi-ext example <Hook>`. `-` reads stdin.
+    #[arg(short = 'f', long)]
+    file: Option<PathBuf>,
+    /// Seconds to wait (sent as ?timeout=).
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+    /// Cluster API version whose rules judge the answer.
+    #[arg(long, default_value = "1.14")]
+    capi_version: CapiVersion,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let hook = match capi_ext::catalog::find(&args.hook) {
+        Some(h) if h.singleton => h,
+        _ => project::hook_for(&args.hook, args.capi_version)?,
+    };
+    let body = match &args.file {
+        Some(p) if p.as_os_str() == "-" => std::io::read_to_string(std::io::stdin())?.into_bytes(),
+        Some(p) => std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
+        None => examples::request(hook).as_bytes().to_vec(),
+    };
+    let request: serde_json::Value =
+        serde_json::from_slice(&body).context("the request is not JSON")?;
+    if request
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .is_some_and(|k| k != hook.request_kind)
+    {
+        anyhow::bail!(
+            "the request is a {}, not a {}",
+            request["kind"].as_str().unwrap_or_default(),
+            hook.request_kind
+        );
+    }
+    let target = Target {
+        url: args.url.clone(),
+        ca: args.ca.clone(),
+        identity: args.cert.clone().zip(args.key.clone()),
+        timeout: Duration::from_secs(args.timeout),
+    };
+    let handler = match (&args.handler, hook.singleton) {
+        (_, true) => "",
+        (Some(h), false) => h.as_str(),
+        (None, false) => anyhow::bail!(
+            "--handler is required for {} (the name advertised in Discovery)",
+            hook.name
+        ),
+    };
+    let path = hook.path(handler);
+    let answer = match call::post(&target, &path, body.clone()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    println!("{}", String::from_utf8_lossy(&answer.body));
+    let verdict = call::judge(hook, &body, &answer, args.capi_version);
+    eprintln!(
+        "{}",
+        crate::ops::files::status_line(
+            "Called",
+            &format!(
+                "{path} over {} in {:.1} ms: HTTP {}",
+                answer.protocol,
+                answer.elapsed.as_secs_f64() * 1e3,
+                answer.status
+            )
+        )
+    );
+    Ok(super::verify::report_verdict(&verdict))
+}

@@ -1,0 +1,137 @@
+//! `capi-ext verify`: a running extension checked the way CAPI checks it.
+
+use crate::ops::call::{self, Target, Verdict};
+use crate::ops::examples;
+use capi_ext::CapiVersion;
+use capi_ext::hooks::v1alpha1::{DiscoveryResponse, ResponseStatus};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Call Discovery and check it as CAPI does (names, duplicates, timeouts, failure policies,
+/// hooks the target CAPI knows), then call every advertised handler with its example request
+/// and report, per handler, what CAPI would reject. Exit 0 only when CAPI accepts everything.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The extension's URL, e.g. https://127.0.0.1:9443.
+    #[arg(long)]
+    url: String,
+    /// CA bundle that signed the serving certificate.
+    #[arg(long)]
+    ca: PathBuf,
+    /// Client certificate, when the extension requires one.
+    #[arg(long, requires = "key")]
+    cert: Option<PathBuf>,
+    /// Client key.
+    #[arg(long, requires = "cert")]
+    key: Option<PathBuf>,
+    /// Cluster API version whose rules apply.
+    #[arg(long, default_value = "1.14")]
+    capi_version: CapiVersion,
+}
+
+/// Prints a verdict on stderr; the exit code CAPI's view implies.
+pub(crate) fn report_verdict(v: &Verdict) -> ExitCode {
+    for w in &v.warnings {
+        eprintln!("warning: {w}");
+    }
+    for p in &v.problems {
+        eprintln!("rejected: {p}");
+    }
+    match (v.problems.is_empty(), v.status) {
+        (false, _) | (true, None) => ExitCode::from(2),
+        (true, Some(ResponseStatus::Failure)) => {
+            eprintln!(
+                "{}",
+                crate::ops::files::status_line(
+                    "Failure",
+                    &format!(
+                        "CAPI accepts the answer and fails the reconcile: {}",
+                        v.message
+                    )
+                )
+            );
+            ExitCode::from(1)
+        }
+        (true, Some(ResponseStatus::Success)) => {
+            eprintln!(
+                "{}",
+                crate::ops::files::status_line("Accepted", "CAPI accepts this answer")
+            );
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let target = Target {
+        url: args.url,
+        ca: args.ca,
+        identity: args.cert.zip(args.key),
+        timeout: Duration::from_secs(10),
+    };
+    let discovery = capi_ext::catalog::find("Discovery").expect("catalog");
+    let body = examples::request(discovery).as_bytes().to_vec();
+    let answer = match call::post(&target, &discovery.path(""), body.clone()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let verdict = call::judge(discovery, &body, &answer, args.capi_version);
+    let mut failed = !verdict.problems.is_empty();
+    for p in &verdict.problems {
+        println!("Discovery: rejected: {p}");
+    }
+    if failed {
+        return Ok(ExitCode::from(2));
+    }
+    let response: DiscoveryResponse = serde_json::from_slice(&answer.body)?;
+    println!(
+        "Discovery: accepted ({} handlers, {})",
+        response.handlers.len(),
+        answer.protocol
+    );
+    for h in &response.handlers {
+        let Some(hook) = capi_ext::catalog::find(&h.request_hook.hook) else {
+            continue;
+        };
+        let request = examples::request(hook).as_bytes().to_vec();
+        let line = match call::post(&target, &hook.path(&h.name), request.clone()) {
+            Err(e) => {
+                failed = true;
+                format!("error: {e:#}")
+            }
+            Ok(a) => {
+                let v = call::judge(hook, &request, &a, args.capi_version);
+                if v.problems.is_empty() {
+                    let status = v.status.map_or("?", |s| s.as_str());
+                    let warn = if v.warnings.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (warning: {})", v.warnings.join("; "))
+                    };
+                    format!(
+                        "accepted, {status}{}{warn}",
+                        if v.message.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {}", v.message)
+                        }
+                    )
+                } else {
+                    failed = true;
+                    format!("rejected: {}", v.problems.join("; "))
+                }
+            }
+        };
+        println!("{} ({}): {line}", h.name, hook.name);
+    }
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

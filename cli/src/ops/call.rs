@@ -1,0 +1,337 @@
+//! Calling a running extension exactly as Cluster API does, and judging the answer by CAPI's
+//! rules: POST, no Content-Type, `?timeout=`, HTTP/2 when the server offers it, TLS 1.2+ with
+//! the CA of the ExtensionConfig, an optional client certificate, no redirects.
+
+use anyhow::{Context, anyhow, bail};
+use capi_ext::CapiVersion;
+use capi_ext::hooks::v1alpha1::{self as hooks, HookResponse, validation};
+use capi_ext_codegen::catalog::HookInfo;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where and how to reach the extension.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Base URL, e.g. `https://127.0.0.1:9443` (a path is a prefix, as in the ExtensionConfig).
+    pub url: String,
+    /// CA bundle that signed the serving certificate (the ExtensionConfig's caBundle).
+    pub ca: PathBuf,
+    /// Client certificate and key, when the extension requires one.
+    pub identity: Option<(PathBuf, PathBuf)>,
+    /// The deadline, sent as `?timeout=` too.
+    pub timeout: Duration,
+}
+
+/// What came back.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// HTTP status.
+    pub status: u16,
+    /// `HTTP/2` or `HTTP/1.1`.
+    pub protocol: &'static str,
+    /// The body.
+    pub body: Vec<u8>,
+    /// Round-trip time.
+    pub elapsed: Duration,
+}
+
+fn tls_config(target: &Target) -> anyhow::Result<rustls::ClientConfig> {
+    let pem = std::fs::read(&target.ca)
+        .with_context(|| format!("reading --ca {}", target.ca.display()))?;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        roots
+            .add(cert.with_context(|| format!("{}: not a PEM CA bundle", target.ca.display()))?)?;
+    }
+    if roots.is_empty() {
+        bail!("{}: no CERTIFICATE in the CA bundle", target.ca.display());
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()?
+    .with_root_certificates(roots);
+    let mut config = match &target.identity {
+        Some((cert, key)) => {
+            let certs = CertificateDer::pem_file_iter(cert)
+                .with_context(|| format!("reading --cert {}", cert.display()))?
+                .collect::<Result<Vec<_>, _>>()
+                .with_context(|| format!("{}: not a PEM certificate", cert.display()))?;
+            let key = PrivateKeyDer::from_pem_file(key)
+                .with_context(|| format!("{}: not a PEM private key", key.display()))?;
+            builder.with_client_auth_cert(certs, key)?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+fn explain_tls(e: &std::io::Error, host: &str) -> String {
+    let inner = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
+    match inner {
+        Some(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)) => {
+            "the server's certificate is not signed by the CA given with --ca (CAPI would use the ExtensionConfig's caBundle and fail the same way)".into()
+        }
+        Some(rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForName))
+        | Some(rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForNameContext { .. })) => format!(
+            "the server's certificate is not valid for `{host}`: CAPI checks the SAN against the URL's host (for a service: <service>.<namespace>.svc)"
+        ),
+        Some(rustls::Error::InvalidCertificate(rustls::CertificateError::Expired | rustls::CertificateError::ExpiredContext { .. })) => {
+            "the server's certificate has expired".into()
+        }
+        Some(rustls::Error::AlertReceived(alert)) => format!("the server refused the handshake ({alert:?}); does it require a client certificate (--cert/--key)?"),
+        Some(other) => other.to_string(),
+        None => e.to_string(),
+    }
+}
+
+/// Posts `body` to `path` (below the target's URL) and returns the answer.
+pub fn post(target: &Target, path: &str, body: Vec<u8>) -> anyhow::Result<Answer> {
+    let rest = target.url.strip_prefix("https://").ok_or_else(|| {
+        anyhow!(
+            "--url must start with https:// (CAPI only calls https), got `{}`",
+            target.url
+        )
+    })?;
+    let (authority, prefix) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => (
+            h.trim_matches(['[', ']']).to_string(),
+            p.parse::<u16>()
+                .with_context(|| format!("bad port in --url `{}`", target.url))?,
+        ),
+        _ => (authority.trim_matches(['[', ']']).to_string(), 443),
+    };
+    let config = Arc::new(tls_config(target)?);
+    let full_path = format!(
+        "/{}{}?timeout={}s",
+        prefix.trim_matches('/'),
+        path,
+        target.timeout.as_secs()
+    )
+    .replace("//", "/");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let started = Instant::now();
+    let exchange = async {
+        let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+            .await
+            .map_err(|e| anyhow!("cannot reach {host}:{port}: {e} (is the extension running and listening there?)"))?;
+        let name = ServerName::try_from(host.clone())
+            .map_err(|_| anyhow!("`{host}` is not a valid server name"))?;
+        let tls = tokio_rustls::TlsConnector::from(config)
+            .connect(name, tcp)
+            .await
+            .map_err(|e| {
+                anyhow!(
+                    "TLS handshake with {host}:{port} failed: {}",
+                    explain_tls(&e, &host)
+                )
+            })?;
+        let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+        let request = hyper::Request::post(format!("https://{authority}{full_path}"))
+            .body(Full::new(Bytes::from(body)))?;
+        let io = TokioIo::new(tls);
+        let response = if h2 {
+            let (mut send, conn) =
+                hyper::client::conn::http2::handshake(TokioExecutor::new(), io).await?;
+            tokio::spawn(conn);
+            send.send_request(request).await?
+        } else {
+            let (mut send, conn) = hyper::client::conn::http1::handshake(io).await?;
+            tokio::spawn(conn);
+            send.send_request(request).await?
+        };
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await?.to_bytes().to_vec();
+        Ok::<_, anyhow::Error>(Answer {
+            status,
+            protocol: if h2 { "HTTP/2" } else { "HTTP/1.1" },
+            body,
+            elapsed: started.elapsed(),
+        })
+    };
+    match runtime.block_on(async { tokio::time::timeout(target.timeout, exchange).await }) {
+        Ok(r) => r,
+        Err(_) => bail!(
+            "no answer within {}s (CAPI would give up too)",
+            target.timeout.as_secs()
+        ),
+    }
+}
+
+/// CAPI's verdict on an answer.
+#[derive(Debug, Clone, Default)]
+pub struct Verdict {
+    /// Why CAPI would reject the answer (empty: accepted).
+    pub problems: Vec<String>,
+    /// Things CAPI accepts but capi-ext's rules flag.
+    pub warnings: Vec<String>,
+    /// `Success` or `Failure`, when the answer has a valid status.
+    pub status: Option<hooks::ResponseStatus>,
+    /// The response's message.
+    pub message: String,
+}
+
+fn typed<R: HookResponse>(body: &[u8], verdict: &mut Verdict) -> Option<R> {
+    match serde_json::from_slice::<R>(body) {
+        Ok(r) => {
+            verdict.status = Some(r.status());
+            verdict.message = r.message().to_string();
+            Some(r)
+        }
+        Err(e) => {
+            verdict
+                .problems
+                .push(format!("CAPI cannot decode the response: {e}"));
+            None
+        }
+    }
+}
+
+/// Judges an answer to `request` the way CAPI's runtime client would.
+pub fn judge(
+    hook: &HookInfo,
+    request: &[u8],
+    answer: &Answer,
+    target_version: CapiVersion,
+) -> Verdict {
+    let mut v = Verdict::default();
+    if answer.status != 200 {
+        v.problems.push(format!(
+            "HTTP {} (CAPI treats any non-200, redirects included, as a failed call): {}",
+            answer.status,
+            String::from_utf8_lossy(&answer.body)
+                .chars()
+                .take(512)
+                .collect::<String>()
+        ));
+        return v;
+    }
+    let json: Value = match serde_json::from_slice(&answer.body) {
+        Ok(j) => j,
+        Err(e) => {
+            v.problems.push(format!("the body is not JSON: {e}"));
+            return v;
+        }
+    };
+    match json.get("status").and_then(Value::as_str) {
+        Some("Success") | Some("Failure") => {}
+        Some(other) => v.problems.push(format!(
+            "status is `{other}`: CAPI accepts exactly `Success` or `Failure`"
+        )),
+        None => v
+            .problems
+            .push("no `status`: CAPI rejects the response, whatever the failure policy".into()),
+    }
+    if hook.blocking {
+        match json.get("retryAfterSeconds") {
+            None => v.warnings.push("no retryAfterSeconds: CAPI reads 0 (not blocking); blocking hooks should always send it".into()),
+            Some(n) if n.as_i64().is_none_or(|n| !(0..=i64::from(i32::MAX)).contains(&n)) => {
+                v.problems.push(format!("retryAfterSeconds {n} is not an integer in 0..=2147483647"))
+            }
+            Some(_) => {}
+        }
+    }
+    if !v.problems.is_empty() {
+        return v;
+    }
+    match hook.name {
+        "Discovery" => {
+            if let Some(r) = typed::<hooks::DiscoveryResponse>(&answer.body, &mut v)
+                && let Err(p) = validation::discovery(&r, target_version)
+            {
+                v.problems.extend(p);
+            }
+        }
+        "DiscoverVariables" => {
+            if let Some(r) = typed::<hooks::DiscoverVariablesResponse>(&answer.body, &mut v)
+                && r.status == hooks::ResponseStatus::Success
+                && let Err(p) = validation::discover_variables(&r)
+            {
+                v.problems.extend(p);
+            }
+        }
+        "GeneratePatches" => {
+            if let Some(r) = typed::<hooks::GeneratePatchesResponse>(&answer.body, &mut v) {
+                let req: hooks::GeneratePatchesRequest =
+                    serde_json::from_slice(request).unwrap_or_default();
+                for item in &r.items {
+                    if !req.items.iter().any(|i| i.uid == item.uid) {
+                        v.problems.push(format!("patch for uid `{}`, which is not in the request (CAPI: unable to find corresponding request item)", item.uid));
+                    }
+                }
+            }
+        }
+        _ => {
+            // Every other response: status, message and the hook's own fields (patches are
+            // checked for base64 and a valid document by the typed decode).
+            decode_any(hook, &answer.body, &mut v);
+        }
+    }
+    v
+}
+
+/// Decodes any hook's response into its typed form, recording status and problems.
+pub fn decode_any(hook: &HookInfo, body: &[u8], v: &mut Verdict) -> bool {
+    macro_rules! by_hook {
+        ($($h:ident),*) => {
+            match hook.name {
+                $( stringify!($h) => typed::<<hooks::$h as hooks::Hook>::Response>(body, v).is_some(), )*
+                _ => false,
+            }
+        };
+    }
+    by_hook!(
+        BeforeClusterCreate,
+        AfterControlPlaneInitialized,
+        BeforeClusterUpgrade,
+        BeforeControlPlaneUpgrade,
+        AfterControlPlaneUpgrade,
+        BeforeWorkersUpgrade,
+        AfterWorkersUpgrade,
+        AfterClusterUpgrade,
+        BeforeClusterDelete,
+        ValidateTopology,
+        CanUpdateMachine,
+        CanUpdateMachineSet,
+        UpdateMachine,
+        GenerateUpgradePlan
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_failures_say_why() {
+        let wrap = |e: rustls::Error| std::io::Error::other(e);
+        let san = explain_tls(
+            &wrap(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::NotValidForName,
+            )),
+            "ext.ns.svc",
+        );
+        assert!(
+            san.contains("not valid for `ext.ns.svc`: CAPI checks the SAN"),
+            "{san}"
+        );
+        let ca = explain_tls(
+            &wrap(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::UnknownIssuer,
+            )),
+            "h",
+        );
+        assert!(ca.contains("not signed by the CA given with --ca"), "{ca}");
+    }
+}

@@ -1,0 +1,291 @@
+//! `capi-ext call` and `verify` against a real TLS server (capi-ext's own, in this process):
+//! what CAPI accepts, what it rejects, and clear errors for TLS and transport problems.
+
+use capi_ext::dev_certs::DevCerts;
+use capi_ext::hooks::v1alpha1::*;
+use capi_ext::{Extension, Registration, Server, ServerOptions};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+async fn create(_: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
+    BeforeClusterCreateResponse::success()
+        .retry_after(5)
+        .with_message("waiting")
+}
+
+async fn bad_patches(_: GeneratePatchesRequest) -> GeneratePatchesResponse {
+    GeneratePatchesResponse::success().patch("not-a-request-uid", Patch::json())
+}
+
+async fn reject(_: ValidateTopologyRequest) -> ValidateTopologyResponse {
+    ValidateTopologyResponse::failure("topology rejected")
+}
+
+async fn bad_variables(_: DiscoverVariablesRequest) -> DiscoverVariablesResponse {
+    DiscoverVariablesResponse::success().variable(ClusterClassVariable::new(
+        "builtin",
+        true,
+        JSONSchemaProps::string(),
+    ))
+}
+
+/// Starts a server on a free port with the given certificate; returns its URL.
+fn serve(dir: &Path, cert: (&str, &str)) -> String {
+    std::fs::write(dir.join("tls.crt"), cert.0).unwrap();
+    std::fs::write(dir.join("tls.key"), cert.1).unwrap();
+    let extension = Extension::builder()
+        .handler(Registration::new(BeforeClusterCreate, "create", create))
+        .handler(Registration::new(GeneratePatches, "patches", bad_patches))
+        .handler(Registration::new(ValidateTopology, "validate", reject))
+        .handler(Registration::new(
+            DiscoverVariables,
+            "variables",
+            bad_variables,
+        ))
+        .build()
+        .unwrap();
+    let mut options = ServerOptions::local(dir);
+    options.metrics_bind_address = capi_ext::server::BindAddress(None);
+    options.health_probe_bind_address = capi_ext::server::BindAddress(None);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let bound = Server::bind(extension, options).await.unwrap();
+            tx.send(bound.local_addr()).unwrap();
+            bound.serve(std::future::pending()).await;
+        });
+    });
+    format!("https://{}", rx.recv().unwrap())
+}
+
+fn setup(tag: &str) -> (PathBuf, DevCerts) {
+    let dir = std::env::temp_dir().join(format!("capi-ext-call-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let certs = DevCerts::generate(&[]).unwrap();
+    std::fs::write(dir.join("ca.crt"), &certs.ca_pem).unwrap();
+    (dir, certs)
+}
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_capi-ext"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn judges_answers_by_capis_rules() {
+    let (dir, certs) = setup("judge");
+    let url = serve(&dir, (&certs.cert_pem, &certs.key_pem));
+    let ca = dir.join("ca.crt");
+    let ca = ca.to_str().unwrap();
+
+    let ok = cli(&[
+        "call",
+        "BeforeClusterCreate",
+        "--handler",
+        "create",
+        "--url",
+        &url,
+        "--ca",
+        ca,
+    ]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
+    assert!(
+        text(&ok).contains(r#""retryAfterSeconds":5"#) && text(&ok).contains("over HTTP/2"),
+        "{}",
+        text(&ok)
+    );
+
+    let failure = cli(&[
+        "call",
+        "ValidateTopology",
+        "--handler",
+        "validate",
+        "--url",
+        &url,
+        "--ca",
+        ca,
+    ]);
+    assert_eq!(failure.status.code(), Some(1), "{}", text(&failure));
+    assert!(
+        text(&failure)
+            .contains("CAPI accepts the answer and fails the reconcile: topology rejected")
+    );
+
+    let bad = cli(&[
+        "call",
+        "GeneratePatches",
+        "--handler",
+        "patches",
+        "--url",
+        &url,
+        "--ca",
+        ca,
+    ]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(
+        text(&bad).contains("patch for uid `not-a-request-uid`, which is not in the request"),
+        "{}",
+        text(&bad)
+    );
+
+    let missing = cli(&[
+        "call",
+        "GeneratePatches",
+        "--handler",
+        "nope",
+        "--url",
+        &url,
+        "--ca",
+        ca,
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        text(&missing).contains("rejected: HTTP 404"),
+        "{}",
+        text(&missing)
+    );
+
+    let verify = cli(&["verify", "--url", &url, "--ca", ca]);
+    assert_eq!(verify.status.code(), Some(2), "{}", text(&verify));
+    let out = text(&verify);
+    assert!(
+        out.contains("Discovery: accepted (4 handlers, HTTP/2)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("create (BeforeClusterCreate): accepted, Success: waiting"),
+        "{out}"
+    );
+    assert!(
+        out.contains("variables (DiscoverVariables): rejected: `builtin` is reserved"),
+        "{out}"
+    );
+
+    let wrong_kind = dir.join("req.json");
+    std::fs::write(&wrong_kind, r#"{"kind":"ValidateTopologyRequest"}"#).unwrap();
+    let wrong = cli(&[
+        "call",
+        "GeneratePatches",
+        "--handler",
+        "patches",
+        "--url",
+        &url,
+        "--ca",
+        ca,
+        "-f",
+        wrong_kind.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&wrong)
+            .contains("the request is a ValidateTopologyRequest, not a GeneratePatchesRequest"),
+        "{}",
+        text(&wrong)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn explains_tls_and_transport_failures() {
+    let (dir, certs) = setup("tls");
+    let (cert, key) = certs
+        .sign_leaf("elsewhere", &["elsewhere.example"])
+        .unwrap();
+    let url = serve(&dir, (&cert, &key));
+    let ca = dir.join("ca.crt");
+    let wrong_san = cli(&[
+        "call",
+        "BeforeClusterCreate",
+        "--handler",
+        "create",
+        "--url",
+        &url,
+        "--ca",
+        ca.to_str().unwrap(),
+    ]);
+    assert_eq!(wrong_san.status.code(), Some(2));
+    assert!(
+        text(&wrong_san)
+            .contains("is not valid for `127.0.0.1`: CAPI checks the SAN against the URL's host"),
+        "{}",
+        text(&wrong_san)
+    );
+    let other = DevCerts::generate(&[]).unwrap();
+    std::fs::write(dir.join("other-ca.crt"), &other.ca_pem).unwrap();
+    let wrong_ca = cli(&[
+        "call",
+        "BeforeClusterCreate",
+        "--handler",
+        "create",
+        "--url",
+        &url,
+        "--ca",
+        dir.join("other-ca.crt").to_str().unwrap(),
+    ]);
+    assert_eq!(wrong_ca.status.code(), Some(2));
+    assert!(
+        text(&wrong_ca).contains("not signed by the CA given with --ca"),
+        "{}",
+        text(&wrong_ca)
+    );
+
+    let closed = cli(&[
+        "call",
+        "BeforeClusterCreate",
+        "--handler",
+        "create",
+        "--url",
+        "https://127.0.0.1:1",
+        "--ca",
+        ca.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&closed).contains("cannot reach 127.0.0.1:1"),
+        "{}",
+        text(&closed)
+    );
+    let http = cli(&[
+        "call",
+        "BeforeClusterCreate",
+        "--handler",
+        "create",
+        "--url",
+        "http://127.0.0.1:1",
+        "--ca",
+        ca.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&http).contains("--url must start with https://"),
+        "{}",
+        text(&http)
+    );
+    let no_handler = cli(&[
+        "call",
+        "BeforeClusterCreate",
+        "--url",
+        &url,
+        "--ca",
+        ca.to_str().unwrap(),
+    ]);
+    assert!(
+        text(&no_handler).contains("--handler is required for BeforeClusterCreate"),
+        "{}",
+        text(&no_handler)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
