@@ -18,6 +18,22 @@ pub struct Args {
     /// The handler name as advertised in Discovery (not for Discovery itself).
     #[arg(long)]
     handler: Option<String>,
+    #[command(flatten)]
+    connection: Connection,
+    /// Request body (JSON); default: `capi-ext example <Hook>`. `-` reads stdin.
+    #[arg(short = 'f', long)]
+    file: Option<PathBuf>,
+    /// Seconds to wait (sent as ?timeout=).
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+    /// Cluster API version whose rules judge the answer.
+    #[arg(long, default_value = "1.14")]
+    capi_version: CapiVersion,
+}
+
+/// How to reach a running extension (shared by `call` and `verify`).
+#[derive(Debug, clap::Args)]
+pub struct Connection {
     /// The extension's URL, e.g. https://127.0.0.1:9443 (a path is a prefix).
     #[arg(long)]
     url: String,
@@ -30,15 +46,18 @@ pub struct Args {
     /// Client key.
     #[arg(long, requires = "cert")]
     key: Option<PathBuf>,
-    /// Request body (JSON); default: `capi-ext example <Hook>`. `-` reads stdin.
-    #[arg(short = 'f', long)]
-    file: Option<PathBuf>,
-    /// Seconds to wait (sent as ?timeout=).
-    #[arg(long, default_value_t = 10)]
-    timeout: u64,
-    /// Cluster API version whose rules judge the answer.
-    #[arg(long, default_value = "1.14")]
-    capi_version: CapiVersion,
+}
+
+impl Connection {
+    /// The target, with a deadline.
+    pub fn target(self, timeout: Duration) -> Target {
+        Target {
+            url: self.url,
+            ca: self.ca,
+            identity: self.cert.zip(self.key),
+            timeout,
+        }
+    }
 }
 
 /// Runs the command.
@@ -65,12 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             hook.request_kind
         );
     }
-    let target = Target {
-        url: args.url.clone(),
-        ca: args.ca.clone(),
-        identity: args.cert.clone().zip(args.key.clone()),
-        timeout: Duration::from_secs(args.timeout),
-    };
+    let target = args.connection.target(Duration::from_secs(args.timeout));
     let handler = match (&args.handler, hook.singleton) {
         (_, true) => "",
         (Some(h), false) => h.as_str(),

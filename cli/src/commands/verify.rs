@@ -4,7 +4,6 @@ use crate::ops::call::{self, Target, Verdict};
 use crate::ops::examples;
 use capi_ext::CapiVersion;
 use capi_ext::hooks::v1alpha1::{DiscoveryResponse, ResponseStatus};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -13,18 +12,8 @@ use std::time::Duration;
 /// and report, per handler, what CAPI would reject. Exit 0 only when CAPI accepts everything.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The extension's URL, e.g. https://127.0.0.1:9443.
-    #[arg(long)]
-    url: String,
-    /// CA bundle that signed the serving certificate.
-    #[arg(long)]
-    ca: PathBuf,
-    /// Client certificate, when the extension requires one.
-    #[arg(long, requires = "key")]
-    cert: Option<PathBuf>,
-    /// Client key.
-    #[arg(long, requires = "cert")]
-    key: Option<PathBuf>,
+    #[command(flatten)]
+    connection: super::call::Connection,
     /// Cluster API version whose rules apply.
     #[arg(long, default_value = "1.14")]
     capi_version: CapiVersion,
@@ -65,12 +54,7 @@ pub(crate) fn report_verdict(v: &Verdict) -> ExitCode {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let target = Target {
-        url: args.url,
-        ca: args.ca,
-        identity: args.cert.zip(args.key),
-        timeout: Duration::from_secs(10),
-    };
+    let target: Target = args.connection.target(Duration::from_secs(10));
     let discovery = capi_ext::catalog::find("Discovery").expect("catalog");
     let body = examples::request(discovery).as_bytes().to_vec();
     let answer = match call::post(&target, &discovery.path(""), body.clone()) {

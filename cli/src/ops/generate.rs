@@ -149,9 +149,16 @@ fn openapi(meta: &Metadata, handlers: &[Served], variables: &[Value]) -> Value {
 
 /// The generated files for the project at `root`. Errors name the file and line.
 pub fn files(root: &Path, meta: &Metadata, scope: Scope) -> anyhow::Result<Vec<FileChange>> {
-    let sources = sources(root)?;
-    let model = match project::read(&sources) {
-        Ok(m) => m,
+    Ok(in_scope(from_sources(meta, &sources(root)?)?, scope))
+}
+
+/// The generated files for sources given as `(path, text)` (on disk or about to be written).
+pub fn from_sources(
+    meta: &Metadata,
+    sources: &[(String, String)],
+) -> anyhow::Result<Vec<FileChange>> {
+    match project::read(sources) {
+        Ok(model) => render(meta, &model),
         Err(errors) => bail!(
             "{}",
             errors
@@ -160,8 +167,7 @@ pub fn files(root: &Path, meta: &Metadata, scope: Scope) -> anyhow::Result<Vec<F
                 .collect::<Vec<_>>()
                 .join("\n")
         ),
-    };
-    Ok(in_scope(render(meta, &model)?, scope))
+    }
 }
 
 /// Renders the generated files from an already read source model.

@@ -263,17 +263,7 @@ fn generated_from(planned: &[FileChange], meta: &Metadata) -> anyhow::Result<Vec
         .filter(|f| f.path.starts_with("src") && f.path.extension().is_some_and(|e| e == "rs"))
         .map(|f| (f.path.display().to_string(), f.content.clone()))
         .collect();
-    let model = capi_ext_codegen::model::project::read(&sources).map_err(|errors| {
-        anyhow!(
-            "{}",
-            errors
-                .iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        )
-    })?;
-    generate::render(meta, &model)
+    generate::from_sources(meta, &sources)
 }
 
 /// Adds `line` to the sorted block of `pub mod` lines just above `marker` (rustfmt keeps
@@ -413,17 +403,7 @@ pub fn create_hook(root: &Path, request: &HookRequest) -> anyhow::Result<Vec<Fil
             sources.push((rel, f.content.clone()));
         }
     }
-    let model = capi_ext_codegen::model::project::read(&sources).map_err(|errors| {
-        anyhow!(
-            "{}",
-            errors
-                .iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        )
-    })?;
-    out.extend(generate::render(&meta, &model)?);
+    out.extend(generate::from_sources(&meta, &sources)?);
     Ok(out)
 }
 

@@ -18,18 +18,22 @@ use capi_ext_codegen::version::CapiVersion;
 use capi_ext_codegen::{catalog, naming, schema};
 use std::collections::HashSet;
 
+/// An answer that is not `Success` cannot be accepted, whatever else it says.
+fn status_problems(status: ResponseStatus, message: &str) -> Vec<String> {
+    match status {
+        ResponseStatus::Success => Vec::new(),
+        other => vec![format!(
+            "status is {}, not Success: {message}",
+            other.as_str()
+        )],
+    }
+}
+
 /// Checks a Discovery answer the way CAPI's runtime client does for `target`: status,
 /// unique DNS-1123 handler names, timeouts in 0..=30, failure policies, hooks that release knows.
 /// Returns every problem.
 pub fn discovery(response: &DiscoveryResponse, target: CapiVersion) -> Result<(), Vec<String>> {
-    let mut problems = Vec::new();
-    if response.status != ResponseStatus::Success {
-        problems.push(format!(
-            "status is {}, not Success: {}",
-            response.status.as_str(),
-            response.message
-        ));
-    }
+    let mut problems = status_problems(response.status, &response.message);
     let mut seen = HashSet::new();
     for h in &response.handlers {
         if !seen.insert(h.name.as_str()) {
@@ -111,14 +115,7 @@ fn schema_problems(path: &str, s: &JSONSchemaProps, problems: &mut Vec<String>) 
 /// Checks a DiscoverVariables answer against CAPI's rules that need no CEL environment:
 /// names (not `builtin`, no `.`, unique), `required` set, a non-empty schema of a known type.
 pub fn discover_variables(response: &DiscoverVariablesResponse) -> Result<(), Vec<String>> {
-    let mut problems = Vec::new();
-    if response.status != ResponseStatus::Success {
-        problems.push(format!(
-            "status is {}, not Success: {}",
-            response.status.as_str(),
-            response.message
-        ));
-    }
+    let mut problems = status_problems(response.status, &response.message);
     let mut seen = HashSet::new();
     for v in &response.variables {
         if let Err(e) = schema::validate_variable_name(&v.name) {
