@@ -1,28 +1,69 @@
 //! Structured logs (text or JSON) through `tracing`.
+//!
+//! Filtering uses `RUST_LOG` in the `target=level,level` form when set (e.g.
+//! `RUST_LOG=capi_ext=debug,info`), else the `-v` count. (tracing-subscriber's `EnvFilter` would
+//! add regex span matching and two regex crates, about a fifth of a fresh extension's build.)
 
 use super::options::LogFormat;
-use tracing_subscriber::EnvFilter;
+use std::io::IsTerminal;
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{Layer, fmt};
 
-/// Installs the global subscriber. `RUST_LOG`, when set, wins over `verbose`.
-/// Calling it twice is harmless (the second call is ignored).
-pub fn init(format: LogFormat, verbose: u8) {
+/// The filter: `RUST_LOG` when it parses, else info / debug (-v) / trace (-vv).
+fn filter(verbose: u8) -> Targets {
     let default = match verbose {
-        0 => "info",
-        1 => "debug",
-        _ => "trace",
+        0 => LevelFilter::INFO,
+        1 => LevelFilter::DEBUG,
+        _ => LevelFilter::TRACE,
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    use std::io::IsTerminal;
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal());
-    let _ = match format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder
+    match std::env::var("RUST_LOG")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+    {
+        Some(spec) => spec.parse().unwrap_or_else(|e| {
+            eprintln!(
+                "RUST_LOG={spec:?} is not a `target=level,level` list ({e}); using {default}"
+            );
+            Targets::new().with_default(default)
+        }),
+        None => Targets::new().with_default(default),
+    }
+}
+
+/// Installs the global subscriber. Calling it twice is harmless (the second call is ignored).
+pub fn init(format: LogFormat, verbose: u8) {
+    let filter = filter(verbose);
+    let layer = match format {
+        LogFormat::Text => fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_filter(filter)
+            .boxed(),
+        LogFormat::Json => fmt::layer()
             .json()
             .flatten_event(true)
             .with_current_span(true)
-            .try_init(),
+            .with_writer(std::io::stderr)
+            .with_filter(filter)
+            .boxed(),
     };
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbosity_sets_the_default_level() {
+        // RUST_LOG is not set in the test environment unless the developer sets it.
+        if std::env::var_os("RUST_LOG").is_none() {
+            assert_eq!(filter(0).default_level(), Some(LevelFilter::INFO));
+            assert_eq!(filter(2).default_level(), Some(LevelFilter::TRACE));
+        }
+        let parsed: Targets = "capi_ext=debug,warn".parse().unwrap();
+        assert_eq!(parsed.default_level(), Some(LevelFilter::WARN));
+    }
 }
