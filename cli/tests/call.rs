@@ -79,6 +79,20 @@ fn cli(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `capi-ext call BeforeClusterCreate --handler create` against `url`, trusting `ca`.
+fn call_create(url: &str, ca: &str) -> Output {
+    cli(&[
+        "call",
+        "BeforeClusterCreate",
+        "--handler",
+        "create",
+        "--url",
+        url,
+        "--ca",
+        ca,
+    ])
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -94,16 +108,7 @@ fn judges_answers_by_capis_rules() {
     let ca = dir.join("ca.crt");
     let ca = ca.to_str().unwrap();
 
-    let ok = cli(&[
-        "call",
-        "BeforeClusterCreate",
-        "--handler",
-        "create",
-        "--url",
-        &url,
-        "--ca",
-        ca,
-    ]);
+    let ok = call_create(&url, ca);
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
     assert!(
         text(&ok).contains(r#""retryAfterSeconds":5"#) && text(&ok).contains("over HTTP/2"),
@@ -208,16 +213,7 @@ fn explains_tls_and_transport_failures() {
         .unwrap();
     let url = serve(&dir, (&cert, &key));
     let ca = dir.join("ca.crt");
-    let wrong_san = cli(&[
-        "call",
-        "BeforeClusterCreate",
-        "--handler",
-        "create",
-        "--url",
-        &url,
-        "--ca",
-        ca.to_str().unwrap(),
-    ]);
+    let wrong_san = call_create(&url, ca.to_str().unwrap());
     assert_eq!(wrong_san.status.code(), Some(2));
     assert!(
         text(&wrong_san)
@@ -227,16 +223,7 @@ fn explains_tls_and_transport_failures() {
     );
     let other = DevCerts::generate(&[]).unwrap();
     std::fs::write(dir.join("other-ca.crt"), &other.ca_pem).unwrap();
-    let wrong_ca = cli(&[
-        "call",
-        "BeforeClusterCreate",
-        "--handler",
-        "create",
-        "--url",
-        &url,
-        "--ca",
-        dir.join("other-ca.crt").to_str().unwrap(),
-    ]);
+    let wrong_ca = call_create(&url, dir.join("other-ca.crt").to_str().unwrap());
     assert_eq!(wrong_ca.status.code(), Some(2));
     assert!(
         text(&wrong_ca).contains("not signed by the CA given with --ca"),
@@ -244,31 +231,13 @@ fn explains_tls_and_transport_failures() {
         text(&wrong_ca)
     );
 
-    let closed = cli(&[
-        "call",
-        "BeforeClusterCreate",
-        "--handler",
-        "create",
-        "--url",
-        "https://127.0.0.1:1",
-        "--ca",
-        ca.to_str().unwrap(),
-    ]);
+    let closed = call_create("https://127.0.0.1:1", ca.to_str().unwrap());
     assert!(
         text(&closed).contains("cannot reach 127.0.0.1:1"),
         "{}",
         text(&closed)
     );
-    let http = cli(&[
-        "call",
-        "BeforeClusterCreate",
-        "--handler",
-        "create",
-        "--url",
-        "http://127.0.0.1:1",
-        "--ca",
-        ca.to_str().unwrap(),
-    ]);
+    let http = call_create("http://127.0.0.1:1", ca.to_str().unwrap());
     assert!(
         text(&http).contains("--url must start with https://"),
         "{}",
