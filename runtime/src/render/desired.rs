@@ -1,0 +1,714 @@
+//! The desired state CAPI's topology controller computes before it patches: the ClusterClass's
+//! templates looked up, and the objects they become (names, labels, annotations), as in
+//! `exp/topology/desiredstate`.
+
+use super::RenderError;
+use super::object::{get, map_value, merge_maps, set, string, string_map};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+pub(crate) const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+pub(crate) const TOPOLOGY_OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
+pub(crate) const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deployment-name";
+pub(crate) const POOL_NAME_LABEL: &str = "topology.cluster.x-k8s.io/pool-name";
+pub(crate) const CLONED_FROM_NAME: &str = "cluster.x-k8s.io/cloned-from-name";
+pub(crate) const CLONED_FROM_GROUP_KIND: &str = "cluster.x-k8s.io/cloned-from-groupkind";
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+const CONVERSION_DATA: &str = "cluster.x-k8s.io/conversion-data";
+const HOLD_UPGRADE_SEQUENCE: &str = "topology.cluster.x-k8s.io/hold-upgrade-sequence";
+const DEFER_UPGRADE: &str = "topology.cluster.x-k8s.io/defer-upgrade";
+
+/// The ClusterClass with its templates resolved.
+pub(crate) struct Blueprint {
+    pub class: Value,
+    pub infrastructure_cluster: Template,
+    pub control_plane: Template,
+    pub control_plane_machine: Option<Template>,
+    pub machine_deployments: BTreeMap<String, WorkerClass>,
+    pub machine_pools: BTreeMap<String, WorkerClass>,
+}
+
+/// A template the class references.
+#[derive(Clone)]
+pub(crate) struct Template {
+    pub object: Value,
+}
+
+/// A MachineDeployment or MachinePool class.
+pub(crate) struct WorkerClass {
+    pub bootstrap: Template,
+    pub infrastructure: Template,
+    pub metadata: Value,
+    pub naming: String,
+}
+
+/// One MachineDeployment or MachinePool of the topology and what it becomes.
+pub(crate) struct Worker {
+    pub topology: Value,
+    pub class: String,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub bootstrap: Value,
+    pub infrastructure: Value,
+}
+
+/// The desired objects, before patches.
+pub(crate) struct Desired {
+    pub cluster: Value,
+    pub infrastructure_cluster: Value,
+    pub control_plane: Value,
+    pub control_plane_machine: Option<Value>,
+    pub machine_deployments: Vec<Worker>,
+    pub machine_pools: Vec<Worker>,
+}
+
+fn input(message: String) -> RenderError {
+    RenderError::Input(message)
+}
+
+fn key(object: &Value) -> String {
+    format!(
+        "{} {}/{}",
+        string(object, &["kind"]),
+        string(object, &["metadata", "namespace"]),
+        string(object, &["metadata", "name"])
+    )
+}
+
+fn lookup(
+    templates: &[Value],
+    class: &Value,
+    namespace: &str,
+    field: &[&str],
+) -> Result<Template, RenderError> {
+    let field_name = field.join(".");
+    let reference = get(class, field)
+        .ok_or_else(|| input(format!("{}: {field_name} is missing", key(class))))?;
+    let kind = string(reference, &["kind"]);
+    let name = string(reference, &["name"]);
+    let api_version = string(reference, &["apiVersion"]);
+    let found = templates.iter().find(|t| {
+        string(t, &["kind"]) == kind
+            && string(t, &["metadata", "name"]) == name
+            && [namespace, ""].contains(&string(t, &["metadata", "namespace"]))
+            && (api_version.is_empty() || string(t, &["apiVersion"]) == api_version)
+    });
+    let mut object = found.cloned().ok_or_else(|| {
+        let have: Vec<String> = templates.iter().map(key).collect();
+        input(format!(
+            "{}: {field_name} names {api_version} {kind} {namespace}/{name}, which is not among the templates ({}); add it to the templates file",
+            key(class),
+            if have.is_empty() { "none given".into() } else { have.join(", ") }
+        ))
+    })?;
+    if string(&object, &["metadata", "namespace"]).is_empty() {
+        set(&mut object, &["metadata", "namespace"], json!(namespace));
+    }
+    Ok(Template { object })
+}
+
+fn worker_classes(
+    class: &Value,
+    templates: &[Value],
+    namespace: &str,
+    list: &str,
+) -> Result<BTreeMap<String, WorkerClass>, RenderError> {
+    let mut classes = BTreeMap::new();
+    let entries = get(class, &["spec", "workers", list])
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for (i, entry) in entries.iter().enumerate() {
+        let name = string(entry, &["class"]).to_string();
+        let wrapper = json!({"kind": string(class, &["kind"]), "metadata": class["metadata"], "spec": {"workers": {list: {i.to_string(): entry}}}});
+        let index = i.to_string();
+        let bootstrap = lookup(
+            templates,
+            &wrapper,
+            namespace,
+            &["spec", "workers", list, &index, "bootstrap", "templateRef"],
+        )?;
+        let infrastructure = lookup(
+            templates,
+            &wrapper,
+            namespace,
+            &[
+                "spec",
+                "workers",
+                list,
+                &index,
+                "infrastructure",
+                "templateRef",
+            ],
+        )?;
+        classes.insert(
+            name,
+            WorkerClass {
+                bootstrap,
+                infrastructure,
+                metadata: entry.get("metadata").cloned().unwrap_or(Value::Null),
+                naming: string(entry, &["naming", "template"]).to_string(),
+            },
+        );
+    }
+    Ok(classes)
+}
+
+impl Blueprint {
+    pub(crate) fn resolve(class: &Value, templates: &[Value]) -> Result<Self, RenderError> {
+        let namespace = string(class, &["metadata", "namespace"]).to_string();
+        let control_plane_machine = match get(
+            class,
+            &[
+                "spec",
+                "controlPlane",
+                "machineInfrastructure",
+                "templateRef",
+            ],
+        ) {
+            Some(_) => Some(lookup(
+                templates,
+                class,
+                &namespace,
+                &[
+                    "spec",
+                    "controlPlane",
+                    "machineInfrastructure",
+                    "templateRef",
+                ],
+            )?),
+            None => None,
+        };
+        Ok(Blueprint {
+            infrastructure_cluster: lookup(
+                templates,
+                class,
+                &namespace,
+                &["spec", "infrastructure", "templateRef"],
+            )?,
+            control_plane: lookup(
+                templates,
+                class,
+                &namespace,
+                &["spec", "controlPlane", "templateRef"],
+            )?,
+            control_plane_machine,
+            machine_deployments: worker_classes(
+                class,
+                templates,
+                &namespace,
+                "machineDeployments",
+            )?,
+            machine_pools: worker_classes(class, templates, &namespace, "machinePools")?,
+            class: class.clone(),
+        })
+    }
+}
+
+/// CAPI's random name suffix, made deterministic so a render is repeatable: five characters of
+/// the same alphabet, derived from the name's prefix.
+fn suffix(seed: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut hash: u64 = 0xcbf29ce484222325;
+    for byte in seed.bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x100000001b3);
+    }
+    (0..5)
+        .map(|i| ALPHABET[((hash >> (i * 8)) % ALPHABET.len() as u64) as usize] as char)
+        .collect()
+}
+
+/// `names.SimpleNameGenerator`: prefix plus five random characters.
+fn simple_name(prefix: &str) -> String {
+    let prefix = if prefix.len() > 58 {
+        &prefix[..58]
+    } else {
+        prefix
+    };
+    format!("{prefix}{}", suffix(prefix))
+}
+
+/// The naming templates CAPI accepts in `naming.template`, with the values CAPI gives them.
+fn template_name(
+    template: &str,
+    values: &[(&str, &str)],
+    field: &str,
+) -> Result<String, RenderError> {
+    let mut out = String::new();
+    let mut rest = template;
+    let mut seed = String::new();
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let end = rest[start..].find("}}").ok_or_else(|| {
+            input(format!(
+                "{field}: unterminated `{{{{` in naming template `{template}`"
+            ))
+        })?;
+        let expression = rest[start + 2..start + end].trim();
+        if expression == ".random" {
+            seed = out.clone();
+            out.push_str("\u{0}");
+        } else {
+            let value = values
+                .iter()
+                .find(|(name, _)| *name == expression)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| {
+                    let known: Vec<&str> =
+                        values.iter().map(|(n, _)| *n).chain([".random"]).collect();
+                    input(format!(
+                        "{field}: render understands {} in naming templates, not `{expression}`",
+                        known.join(", ")
+                    ))
+                })?;
+            out.push_str(value);
+        }
+        rest = &rest[start + end + 2..];
+    }
+    out.push_str(rest);
+    let mut name = out.replace('\u{0}', &suffix(&seed));
+    if name.len() > 63 {
+        name = format!("{}{}", &name[..58], suffix(&name));
+    }
+    Ok(name)
+}
+
+fn group_kind(object: &Value) -> String {
+    let api_version = string(object, &["apiVersion"]);
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let kind = string(object, &["kind"]);
+    if group.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}.{group}")
+    }
+}
+
+fn clean_annotations(mut annotations: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    annotations.remove(LAST_APPLIED);
+    annotations.remove(CONVERSION_DATA);
+    annotations
+}
+
+/// Drops what CAPI drops from a template before it sends it: managed fields, the
+/// last-applied-configuration and conversion-data annotations (`cleanupUnstructured`).
+pub(crate) fn clean_template(template: &mut Value) {
+    if let Some(metadata) = template.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
+        if metadata.contains_key("annotations") {
+            let annotations = clean_annotations(string_map(template, &["metadata", "annotations"]));
+            let metadata = template["metadata"].as_object_mut().expect("checked above");
+            if annotations.is_empty() {
+                metadata.remove("annotations");
+            } else {
+                metadata.insert("annotations".into(), map_value(&annotations));
+            }
+        }
+    }
+}
+
+/// Exposes the annotation clean-up for builtins (`cleanupAnnotations`).
+pub(crate) fn builtin_annotations(object: &Value) -> BTreeMap<String, String> {
+    clean_annotations(string_map(object, &["metadata", "annotations"]))
+}
+
+/// `external.GenerateTemplate` + `templateToObject`: an object from `spec.template`.
+fn template_to_object(
+    template: &Template,
+    cluster: &Value,
+    name: String,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+) -> Value {
+    let mut object = get(&template.object, &["spec", "template"])
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let cluster_name = string(cluster, &["metadata", "name"]);
+    let mut all_annotations = string_map(&object, &["metadata", "annotations"]);
+    all_annotations.extend(annotations);
+    all_annotations.insert(
+        CLONED_FROM_NAME.into(),
+        string(&template.object, &["metadata", "name"]).into(),
+    );
+    all_annotations.insert(CLONED_FROM_GROUP_KIND.into(), group_kind(&template.object));
+    let mut all_labels = string_map(&object, &["metadata", "labels"]);
+    all_labels.extend(labels);
+    all_labels.insert(CLUSTER_NAME_LABEL.into(), cluster_name.into());
+    all_labels.insert(TOPOLOGY_OWNED_LABEL.into(), String::new());
+    set(&mut object, &["metadata", "name"], json!(name));
+    set(
+        &mut object,
+        &["metadata", "namespace"],
+        cluster["metadata"]["namespace"].clone(),
+    );
+    set(
+        &mut object,
+        &["metadata", "annotations"],
+        map_value(&all_annotations),
+    );
+    set(&mut object, &["metadata", "labels"], map_value(&all_labels));
+    let kind = string(&template.object, &["kind"]);
+    let mut ordered = serde_json::Map::new();
+    ordered.insert("apiVersion".into(), template.object["apiVersion"].clone());
+    ordered.insert(
+        "kind".into(),
+        json!(kind.strip_suffix("Template").unwrap_or(kind)),
+    );
+    for (k, v) in object.as_object().expect("an object").iter() {
+        if k != "apiVersion" && k != "kind" {
+            ordered.insert(k.clone(), v.clone());
+        }
+    }
+    Value::Object(ordered)
+}
+
+/// `templateToTemplate`: a per-cluster copy of a template.
+fn template_to_template(
+    template: &Template,
+    cluster: &Value,
+    name: String,
+    extra_label: Option<(&str, &str)>,
+) -> Value {
+    let mut copy = template.object.clone();
+    if let Some(metadata) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in [
+            "resourceVersion",
+            "finalizers",
+            "uid",
+            "selfLink",
+            "managedFields",
+            "creationTimestamp",
+            "generation",
+        ] {
+            metadata.remove(field);
+        }
+    }
+    let mut labels = string_map(&copy, &["metadata", "labels"]);
+    labels.insert(
+        CLUSTER_NAME_LABEL.into(),
+        string(cluster, &["metadata", "name"]).into(),
+    );
+    labels.insert(TOPOLOGY_OWNED_LABEL.into(), String::new());
+    if let Some((k, v)) = extra_label {
+        labels.insert(k.into(), v.into());
+    }
+    let mut annotations = clean_annotations(string_map(&copy, &["metadata", "annotations"]));
+    annotations.insert(
+        CLONED_FROM_NAME.into(),
+        string(&template.object, &["metadata", "name"]).into(),
+    );
+    annotations.insert(CLONED_FROM_GROUP_KIND.into(), group_kind(&template.object));
+    set(&mut copy, &["metadata", "labels"], map_value(&labels));
+    set(
+        &mut copy,
+        &["metadata", "annotations"],
+        map_value(&annotations),
+    );
+    set(&mut copy, &["metadata", "name"], json!(name));
+    set(
+        &mut copy,
+        &["metadata", "namespace"],
+        cluster["metadata"]["namespace"].clone(),
+    );
+    copy
+}
+
+/// Whether the ControlPlane uses the v1beta1 contract (its API version says so).
+pub(crate) fn v1beta1_control_plane(control_plane: &Value) -> bool {
+    string(control_plane, &["apiVersion"]).ends_with("/v1beta1")
+}
+
+/// The holder field path of the control plane's machine template.
+pub(crate) fn control_plane_machine_field(control_plane: &Value) -> &'static str {
+    if v1beta1_control_plane(control_plane) {
+        "spec.machineTemplate.infrastructureRef"
+    } else {
+        "spec.machineTemplate.spec.infrastructureRef"
+    }
+}
+
+fn metadata_maps(value: &Value) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    (
+        string_map(value, &["labels"]),
+        string_map(value, &["annotations"]),
+    )
+}
+
+impl Desired {
+    pub(crate) fn compute(blueprint: &Blueprint, cluster: &Value) -> Result<Self, RenderError> {
+        let cluster_name = string(cluster, &["metadata", "name"]).to_string();
+        let class = &blueprint.class;
+        let topology = get(cluster, &["spec", "topology"])
+            .cloned()
+            .unwrap_or(Value::Null);
+        let version = string(&topology, &["version"]).to_string();
+        let naming = |field: &[&str]| {
+            let template = string(class, field);
+            if template.is_empty() {
+                "{{ .cluster.name }}-{{ .random }}".to_string()
+            } else {
+                template.to_string()
+            }
+        };
+
+        let mut desired_cluster = cluster.clone();
+        let mut labels = string_map(cluster, &["metadata", "labels"]);
+        labels.insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
+        labels.insert(TOPOLOGY_OWNED_LABEL.into(), String::new());
+        set(
+            &mut desired_cluster,
+            &["metadata", "labels"],
+            map_value(&labels),
+        );
+
+        let name_values = [(".cluster.name", cluster_name.as_str())];
+        let infra_name = match string(cluster, &["spec", "infrastructureRef", "name"]) {
+            "" => template_name(
+                &naming(&["spec", "infrastructure", "naming", "template"]),
+                &name_values,
+                "spec.infrastructure.naming.template",
+            )?,
+            current => current.to_string(),
+        };
+        let infrastructure_cluster = template_to_object(
+            &blueprint.infrastructure_cluster,
+            cluster,
+            infra_name,
+            BTreeMap::new(),
+            BTreeMap::new(),
+        );
+
+        let control_plane_machine = blueprint.control_plane_machine.as_ref().map(|template| {
+            template_to_template(
+                template,
+                cluster,
+                simple_name(&format!("{cluster_name}-")),
+                None,
+            )
+        });
+
+        let (topology_labels, topology_annotations) =
+            metadata_maps(get(&topology, &["controlPlane", "metadata"]).unwrap_or(&Value::Null));
+        let (class_labels, class_annotations) = metadata_maps(
+            get(class, &["spec", "controlPlane", "metadata"]).unwrap_or(&Value::Null),
+        );
+        let mut cp_labels = merge_maps(&[topology_labels, class_labels]);
+        cp_labels.insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
+        cp_labels.insert(TOPOLOGY_OWNED_LABEL.into(), String::new());
+        let cp_annotations = merge_maps(&[topology_annotations, class_annotations]);
+        let cp_name = match string(cluster, &["spec", "controlPlaneRef", "name"]) {
+            "" => template_name(
+                &naming(&["spec", "controlPlane", "naming", "template"]),
+                &name_values,
+                "spec.controlPlane.naming.template",
+            )?,
+            current => current.to_string(),
+        };
+        let mut control_plane = template_to_object(
+            &blueprint.control_plane,
+            cluster,
+            cp_name,
+            cp_labels.clone(),
+            cp_annotations.clone(),
+        );
+        if let Some(machine) = &control_plane_machine {
+            let reference_path: &[&str] = if v1beta1_control_plane(&control_plane) {
+                &["spec", "machineTemplate", "infrastructureRef"]
+            } else {
+                &["spec", "machineTemplate", "spec", "infrastructureRef"]
+            };
+            let reference = if v1beta1_control_plane(&control_plane) {
+                json!({"apiVersion": machine["apiVersion"], "kind": machine["kind"], "name": machine["metadata"]["name"], "namespace": machine["metadata"]["namespace"]})
+            } else {
+                let group = string(machine, &["apiVersion"])
+                    .rsplit_once('/')
+                    .map_or("", |(g, _)| g)
+                    .to_string();
+                json!({"apiGroup": group, "kind": machine["kind"], "name": machine["metadata"]["name"]})
+            };
+            set(&mut control_plane, reference_path, reference);
+            let metadata = get(&control_plane, &["spec", "machineTemplate", "metadata"])
+                .cloned()
+                .unwrap_or(Value::Null);
+            let (labels, annotations) = metadata_maps(&metadata);
+            let mut machine_metadata = serde_json::Map::new();
+            let labels = merge_maps(&[cp_labels.clone(), labels]);
+            let annotations = merge_maps(&[cp_annotations.clone(), annotations]);
+            if !labels.is_empty() {
+                machine_metadata.insert("labels".into(), map_value(&labels));
+            }
+            if !annotations.is_empty() {
+                machine_metadata.insert("annotations".into(), map_value(&annotations));
+            }
+            set(
+                &mut control_plane,
+                &["spec", "machineTemplate", "metadata"],
+                Value::Object(machine_metadata),
+            );
+        }
+        if let Some(replicas) = get(&topology, &["controlPlane", "replicas"]) {
+            set(&mut control_plane, &["spec", "replicas"], replicas.clone());
+        }
+        set(&mut control_plane, &["spec", "version"], json!(version));
+
+        let machine_deployments = workers(
+            blueprint,
+            cluster,
+            &topology,
+            "machineDeployments",
+            &blueprint.machine_deployments,
+            DEPLOYMENT_NAME_LABEL,
+            ".machineDeployment.topologyName",
+        )?;
+        let machine_pools = workers(
+            blueprint,
+            cluster,
+            &topology,
+            "machinePools",
+            &blueprint.machine_pools,
+            POOL_NAME_LABEL,
+            ".machinePool.topologyName",
+        )?;
+
+        Ok(Desired {
+            cluster: desired_cluster,
+            infrastructure_cluster,
+            control_plane,
+            control_plane_machine,
+            machine_deployments,
+            machine_pools,
+        })
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn workers(
+    blueprint: &Blueprint,
+    cluster: &Value,
+    topology: &Value,
+    list: &str,
+    classes: &BTreeMap<String, WorkerClass>,
+    name_label: &str,
+    topology_name_key: &str,
+) -> Result<Vec<Worker>, RenderError> {
+    let cluster_name = string(cluster, &["metadata", "name"]);
+    let mut out = Vec::new();
+    let entries = get(topology, &["workers", list])
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for (i, entry) in entries.into_iter().enumerate() {
+        let class_name = string(&entry, &["class"]).to_string();
+        let topology_name = string(&entry, &["name"]).to_string();
+        let worker_class = classes.get(&class_name).ok_or_else(|| {
+            let known: Vec<&String> = classes.keys().collect();
+            input(format!(
+                "Cluster {}: spec.topology.workers.{list}[{i}].class `{class_name}` is not a class of ClusterClass {} (it has {known:?})",
+                cluster_name,
+                string(&blueprint.class, &["metadata", "name"])
+            ))
+        })?;
+        let (topology_labels, mut topology_annotations) =
+            metadata_maps(entry.get("metadata").unwrap_or(&Value::Null));
+        let (class_labels, class_annotations) = metadata_maps(&worker_class.metadata);
+        topology_annotations.remove(HOLD_UPGRADE_SEQUENCE);
+        topology_annotations.remove(DEFER_UPGRADE);
+        let mut annotations = merge_maps(&[topology_annotations, class_annotations]);
+        annotations.remove(HOLD_UPGRADE_SEQUENCE);
+        annotations.remove(DEFER_UPGRADE);
+        let mut labels = merge_maps(&[topology_labels, class_labels]);
+        labels.insert(CLUSTER_NAME_LABEL.into(), cluster_name.into());
+        labels.insert(TOPOLOGY_OWNED_LABEL.into(), String::new());
+        labels.insert(name_label.into(), topology_name.clone());
+        let naming = if worker_class.naming.is_empty() {
+            format!("{{{{ .cluster.name }}}}-{{{{ {topology_name_key} }}}}-{{{{ .random }}}}")
+        } else {
+            worker_class.naming.clone()
+        };
+        let name = template_name(
+            &naming,
+            &[
+                (".cluster.name", cluster_name),
+                (topology_name_key, &topology_name),
+            ],
+            &format!("ClusterClass spec.workers.{list}[class={class_name}].naming.template"),
+        )?;
+        let prefix = format!("{cluster_name}-{topology_name}-");
+        let label = Some((name_label, topology_name.as_str()));
+        let (bootstrap, infrastructure) = if list == "machineDeployments" {
+            (
+                template_to_template(
+                    &worker_class.bootstrap,
+                    cluster,
+                    simple_name(&prefix),
+                    label,
+                ),
+                template_to_template(
+                    &worker_class.infrastructure,
+                    cluster,
+                    simple_name(&format!("{prefix}i")),
+                    label,
+                ),
+            )
+        } else {
+            let with_label = |template: &Template, seed: &str| {
+                let mut object = template_to_object(
+                    template,
+                    cluster,
+                    simple_name(seed),
+                    BTreeMap::new(),
+                    BTreeMap::new(),
+                );
+                let mut labels = string_map(&object, &["metadata", "labels"]);
+                labels.insert(name_label.into(), topology_name.clone());
+                set(&mut object, &["metadata", "labels"], map_value(&labels));
+                object
+            };
+            (
+                with_label(&worker_class.bootstrap, &prefix),
+                with_label(&worker_class.infrastructure, &format!("{prefix}i")),
+            )
+        };
+        out.push(Worker {
+            topology: entry,
+            class: class_name,
+            name,
+            labels,
+            annotations,
+            bootstrap,
+            infrastructure,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_capi_templates_and_are_repeatable() {
+        let name = template_name(
+            "{{ .cluster.name }}-{{ .random }}",
+            &[(".cluster.name", "c1")],
+            "f",
+        )
+        .unwrap();
+        assert_eq!(name.len(), "c1-".len() + 5);
+        assert!(name.starts_with("c1-"));
+        assert_eq!(
+            name,
+            template_name(
+                "{{.cluster.name}}-{{.random}}",
+                &[(".cluster.name", "c1")],
+                "f"
+            )
+            .unwrap()
+        );
+        let err =
+            template_name("{{ .cluster.uid }}", &[(".cluster.name", "c1")], "spec.x").unwrap_err();
+        assert!(err.to_string().contains("not `.cluster.uid`"), "{err}");
+        assert_eq!(template_name(&"a".repeat(70), &[], "f").unwrap().len(), 63);
+    }
+}
