@@ -35,7 +35,7 @@ pub struct Args {
 #[derive(Debug, clap::Args)]
 pub struct Connection {
     /// The extension's URL, e.g. https://127.0.0.1:9443 (a path is a prefix).
-    #[arg(long)]
+    #[arg(long, visible_alias = "extension")]
     url: String,
     /// CA bundle that signed the serving certificate (the ExtensionConfig's caBundle).
     #[arg(long)]

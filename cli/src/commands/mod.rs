@@ -7,6 +7,7 @@ pub mod create;
 pub mod example;
 pub mod generate;
 pub mod init;
+pub mod render;
 pub mod verify;
 
 use std::process::ExitCode;
@@ -33,6 +34,8 @@ enum Command {
     Example(example::Args),
     /// Call a running extension as CAPI does and judge the answer.
     Call(call::Args),
+    /// Render a Cluster's topology through a running extension, as CAPI would.
+    Render(render::Args),
     /// Check a running extension the way CAPI does.
     Verify(verify::Args),
     /// Write a development CA and serving certificate for local runs.
@@ -49,6 +52,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Generate(cmd) => generate::run(cmd),
         Command::Example(args) => example::run(args),
         Command::Call(args) => call::run(args),
+        Command::Render(args) => render::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Certs(args) => certs::run(args).map(|()| ExitCode::SUCCESS),
         Command::Completions(args) => completions::run(args).map(|()| ExitCode::SUCCESS),

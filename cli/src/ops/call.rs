@@ -95,6 +95,14 @@ fn explain_tls(e: &std::io::Error, host: &str) -> String {
 
 /// Posts `body` to `path` (below the target's URL) and returns the answer.
 pub fn post(target: &Target, path: &str, body: Vec<u8>) -> anyhow::Result<Answer> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(post_async(target, path, body))
+}
+
+/// [`post`] inside a running Tokio runtime.
+pub async fn post_async(target: &Target, path: &str, body: Vec<u8>) -> anyhow::Result<Answer> {
     let rest = target.url.strip_prefix("https://").ok_or_else(|| {
         anyhow!(
             "--url must start with https:// (CAPI only calls https), got `{}`",
@@ -118,9 +126,6 @@ pub fn post(target: &Target, path: &str, body: Vec<u8>) -> anyhow::Result<Answer
         target.timeout.as_secs()
     )
     .replace("//", "/");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
     let started = Instant::now();
     let exchange = async {
         let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
@@ -160,7 +165,7 @@ pub fn post(target: &Target, path: &str, body: Vec<u8>) -> anyhow::Result<Answer
             elapsed: started.elapsed(),
         })
     };
-    match runtime.block_on(async { tokio::time::timeout(target.timeout, exchange).await }) {
+    match tokio::time::timeout(target.timeout, exchange).await {
         Ok(r) => r,
         Err(_) => bail!(
             "no answer within {}s (CAPI would give up too)",

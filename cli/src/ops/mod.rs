@@ -6,4 +6,5 @@ pub mod examples;
 pub mod files;
 pub mod generate;
 pub mod project;
+pub mod render;
 pub mod scaffold;

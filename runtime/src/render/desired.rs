@@ -219,14 +219,15 @@ fn suffix(seed: &str) -> String {
         .collect()
 }
 
-/// `names.SimpleNameGenerator`: prefix plus five random characters.
-fn simple_name(prefix: &str) -> String {
+/// `names.SimpleNameGenerator`: prefix plus five random characters (`role` tells apart objects
+/// that share a prefix).
+fn simple_name(prefix: &str, role: &str) -> String {
     let prefix = if prefix.len() > 58 {
         &prefix[..58]
     } else {
         prefix
     };
-    format!("{prefix}{}", suffix(prefix))
+    format!("{prefix}{}", suffix(&format!("{prefix}{role}")))
 }
 
 /// The naming templates CAPI accepts in `naming.template`, with the values CAPI gives them.
@@ -247,8 +248,8 @@ fn template_name(
         })?;
         let expression = rest[start + 2..start + end].trim();
         if expression == ".random" {
-            seed = out.clone();
-            out.push_str("\u{0}");
+            seed = format!("{out}{field}");
+            out.push('\u{0}');
         } else {
             let value = values
                 .iter()
@@ -483,7 +484,7 @@ impl Desired {
             template_to_template(
                 template,
                 cluster,
-                simple_name(&format!("{cluster_name}-")),
+                simple_name(&format!("{cluster_name}-"), "control-plane-machine"),
                 None,
             )
         });
@@ -641,22 +642,22 @@ fn workers(
                 template_to_template(
                     &worker_class.bootstrap,
                     cluster,
-                    simple_name(&prefix),
+                    simple_name(&prefix, "bootstrap"),
                     label,
                 ),
                 template_to_template(
                     &worker_class.infrastructure,
                     cluster,
-                    simple_name(&format!("{prefix}i")),
+                    simple_name(&prefix, "infrastructure"),
                     label,
                 ),
             )
         } else {
-            let with_label = |template: &Template, seed: &str| {
+            let with_label = |template: &Template, role: &str| {
                 let mut object = template_to_object(
                     template,
                     cluster,
-                    simple_name(seed),
+                    simple_name(&prefix, role),
                     BTreeMap::new(),
                     BTreeMap::new(),
                 );
@@ -666,8 +667,8 @@ fn workers(
                 object
             };
             (
-                with_label(&worker_class.bootstrap, &prefix),
-                with_label(&worker_class.infrastructure, &format!("{prefix}i")),
+                with_label(&worker_class.bootstrap, "bootstrap"),
+                with_label(&worker_class.infrastructure, "infrastructure"),
             )
         };
         out.push(Worker {

@@ -796,10 +796,9 @@ fn object_meta(
     annotations: BTreeMap<String, String>,
     present: bool,
 ) -> Option<ObjectMeta> {
-    present.then(|| ObjectMeta {
+    present.then_some(ObjectMeta {
         labels,
         annotations,
-        ..Default::default()
     })
 }
 
@@ -902,7 +901,6 @@ fn add_variables(
             metadata: Some(ObjectMeta {
                 labels: w.labels.clone(),
                 annotations: w.annotations.clone(),
-                ..Default::default()
             }),
             class: w.class.clone(),
             name: w.name.clone(),

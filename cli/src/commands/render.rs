@@ -1,0 +1,112 @@
+//! `capi-ext render`: a ClusterClass topology rendered through a running extension, as CAPI's
+//! topology controller would, without a cluster.
+
+use crate::commands::call::Connection;
+use crate::ops::files::status_line;
+use crate::ops::render::{self, Files, Https};
+use capi_ext::render::RenderError;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Render a Cluster's topology through the extension as CAPI would: DiscoverVariables, the
+/// Cluster's variables checked against the schemas (with CEL), GeneratePatches per ClusterClass
+/// patch, the patches applied, ValidateTopology. Prints the objects CAPI would create.
+/// Exit 0: rendered; 1: the extension or the Cluster's variables rejected it; 2: bad input or no
+/// usable answer.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The Cluster (cluster.x-k8s.io/v1beta2, with spec.topology).
+    #[arg(long)]
+    cluster: PathBuf,
+    /// The ClusterClass the Cluster names.
+    #[arg(long)]
+    clusterclass: PathBuf,
+    /// The templates the ClusterClass references (any number of files, multi-document YAML).
+    #[arg(long, required = true, num_args = 1..)]
+    templates: Vec<PathBuf>,
+    /// The ExtensionConfig, for the settings CAPI sends with each call.
+    #[arg(long)]
+    extension_config: Option<PathBuf>,
+    #[command(flatten)]
+    connection: Connection,
+    /// Print a diff of what the patches changed instead of the objects.
+    #[arg(long)]
+    diff: bool,
+    /// Print JSON instead of YAML.
+    #[arg(long, conflicts_with = "diff")]
+    json: bool,
+    /// Write every request and response into this directory (replay one with `capi-ext call -f`).
+    #[arg(long, value_name = "DIR")]
+    write_requests: Option<PathBuf>,
+    /// Seconds to wait for each call (sent as ?timeout=).
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let files = Files {
+        cluster: args.cluster,
+        cluster_class: args.clusterclass,
+        templates: args.templates,
+        extension_config: args.extension_config,
+    };
+    let input = match render::load(&files) {
+        Ok(input) => input,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let caller = Https(args.connection.target(Duration::from_secs(args.timeout)));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let result = runtime.block_on(capi_ext::render::render(&input, &caller));
+    let rendered = match result {
+        Ok(rendered) => rendered,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let code = match e {
+                RenderError::Variables(_) | RenderError::Failure { .. } => 1,
+                _ => 2,
+            };
+            return Ok(ExitCode::from(code));
+        }
+    };
+    for exchange in &rendered.exchanges {
+        eprintln!(
+            "{}",
+            status_line(
+                "Called",
+                &format!(
+                    "{} `{}` for patch {}",
+                    exchange.hook, exchange.handler, exchange.patch
+                )
+            )
+        );
+    }
+    if let Some(dir) = &args.write_requests {
+        let written = render::write_exchanges(dir, &rendered.exchanges)?;
+        eprintln!(
+            "{}",
+            status_line(
+                "Wrote",
+                &format!("{} files to {}", written.len(), dir.display())
+            )
+        );
+    }
+    if args.diff {
+        print!("{}", render::diff(&rendered)?);
+    } else if args.json {
+        println!("{}", serde_json::to_string_pretty(&rendered.objects)?);
+    } else {
+        print!("{}", render::yaml_stream(&rendered.objects)?);
+    }
+    eprintln!(
+        "{}",
+        status_line("Rendered", &format!("{} objects", rendered.objects.len()))
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,241 @@
+//! `capi-ext render`: reading the Cluster, ClusterClass and templates from YAML, calling the
+//! extension over HTTPS as CAPI does, and presenting what `capi_ext::render` computed.
+
+use crate::ops::call::{Target, post_async};
+use crate::ops::files::{unified_diff, write_atomic};
+use anyhow::{Context, bail};
+use capi_ext::render::{Caller, Exchange, Input, Rendered};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The files a render reads.
+#[derive(Debug, Clone)]
+pub struct Files {
+    /// Holds exactly one Cluster.
+    pub cluster: PathBuf,
+    /// Holds exactly one ClusterClass.
+    pub cluster_class: PathBuf,
+    /// Hold the templates the ClusterClass references.
+    pub templates: Vec<PathBuf>,
+    /// Optionally holds the ExtensionConfig, whose `spec.settings` CAPI sends with each call.
+    pub extension_config: Option<PathBuf>,
+}
+
+/// Every YAML (or JSON) document of a file, `---`-separated; empty documents are skipped.
+pub fn read_documents(path: &Path) -> anyhow::Result<Vec<Value>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let documents: Vec<Value> = serde_saphyr::from_multiple(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not valid YAML: {e}", path.display()))?;
+    let documents: Vec<Value> = documents.into_iter().filter(|d| !d.is_null()).collect();
+    for (i, document) in documents.iter().enumerate() {
+        if document
+            .get("kind")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            bail!(
+                "{}: document {} has no `kind`; render reads Kubernetes objects",
+                path.display(),
+                i + 1
+            );
+        }
+    }
+    Ok(documents)
+}
+
+fn kinds(documents: &[Value]) -> String {
+    let kinds: Vec<&str> = documents
+        .iter()
+        .map(|d| d["kind"].as_str().unwrap_or_default())
+        .collect();
+    if kinds.is_empty() {
+        "nothing".into()
+    } else {
+        kinds.join(", ")
+    }
+}
+
+fn only(path: &Path, kind: &str) -> anyhow::Result<Value> {
+    let mut documents = read_documents(path)?;
+    let count = documents
+        .iter()
+        .filter(|d| d["kind"].as_str() == Some(kind))
+        .count();
+    if count != 1 || documents.len() != 1 {
+        bail!(
+            "{}: expected one {kind}, found {}",
+            path.display(),
+            kinds(&documents)
+        );
+    }
+    Ok(documents.remove(0))
+}
+
+/// Reads the files into a render input; each file must hold what its flag says.
+pub fn load(files: &Files) -> anyhow::Result<Input> {
+    let mut input = Input {
+        cluster: only(&files.cluster, "Cluster")?,
+        cluster_class: only(&files.cluster_class, "ClusterClass")?,
+        ..Input::default()
+    };
+    for path in &files.templates {
+        for document in read_documents(path)? {
+            let kind = document["kind"].as_str().unwrap_or_default();
+            if matches!(kind, "Cluster" | "ClusterClass") {
+                bail!(
+                    "{}: a {kind} among the templates; pass it with --{}",
+                    path.display(),
+                    kind.to_lowercase()
+                );
+            }
+            input.templates.push(document);
+        }
+    }
+    if let Some(path) = &files.extension_config {
+        let config = only(path, "ExtensionConfig")?;
+        if let Some(settings) = config.pointer("/spec/settings").and_then(Value::as_object) {
+            input.settings = settings
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect();
+        }
+    }
+    Ok(input)
+}
+
+/// Calls a running extension over HTTPS, as CAPI does.
+#[derive(Debug, Clone)]
+pub struct Https(pub Target);
+
+impl Caller for Https {
+    async fn call(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>, String> {
+        let answer = post_async(&self.0, path, body)
+            .await
+            .map_err(|e| format!("{e:#}"))?;
+        if answer.status != 200 {
+            return Err(format!(
+                "HTTP {} (CAPI only reads 200 answers): {}",
+                answer.status,
+                String::from_utf8_lossy(&answer.body).trim()
+            ));
+        }
+        Ok(answer.body)
+    }
+}
+
+/// Objects as one YAML stream, `---`-separated.
+pub fn yaml_stream(objects: &[Value]) -> anyhow::Result<String> {
+    let mut out = String::new();
+    for object in objects {
+        out.push_str("---\n");
+        out.push_str(&serde_saphyr::to_string(object)?);
+    }
+    Ok(out)
+}
+
+fn object_label(object: &Value) -> String {
+    format!(
+        "{}/{}",
+        object["kind"].as_str().unwrap_or_default(),
+        object["metadata"]["name"].as_str().unwrap_or_default()
+    )
+}
+
+/// What the patches changed: a unified diff per object (empty when nothing changed).
+pub fn diff(rendered: &Rendered) -> anyhow::Result<String> {
+    let mut out = String::new();
+    for (before, after) in rendered.unpatched.iter().zip(&rendered.objects) {
+        if before == after {
+            continue;
+        }
+        out.push_str(&unified_diff(
+            &object_label(after),
+            &serde_saphyr::to_string(before)?,
+            &serde_saphyr::to_string(after)?,
+        ));
+    }
+    Ok(out)
+}
+
+/// Writes every request and response as `NN-<hook>-<patch>.{request,response}.json` into `dir`,
+/// ready for `capi-ext call -f`. Returns the files written.
+pub fn write_exchanges(dir: &Path, exchanges: &[Exchange]) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut written = Vec::new();
+    for (i, exchange) in exchanges.iter().enumerate() {
+        for (part, value) in [
+            ("request", &exchange.request),
+            ("response", &exchange.response),
+        ] {
+            let path = dir.join(format!(
+                "{:02}-{}-{}.{part}.json",
+                i + 1,
+                exchange.hook,
+                exchange.patch
+            ));
+            write_atomic(&path, &(serde_json::to_string_pretty(value)? + "\n"))?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn each_file_must_hold_its_kind() {
+        let dir = std::env::temp_dir().join(format!("capi-ext-render-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cluster = file(
+            &dir,
+            "cluster.yaml",
+            "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata: {name: c1}\n",
+        );
+        let class = file(
+            &dir,
+            "class.yaml",
+            "kind: ClusterClass\nmetadata: {name: k}\n---\n",
+        );
+        let files = Files {
+            cluster: class.clone(),
+            cluster_class: cluster.clone(),
+            templates: vec![],
+            extension_config: None,
+        };
+        let err = load(&files).unwrap_err().to_string();
+        assert!(
+            err.ends_with("class.yaml: expected one Cluster, found ClusterClass"),
+            "{err}"
+        );
+        let files = Files {
+            cluster: cluster.clone(),
+            cluster_class: class.clone(),
+            templates: vec![cluster.clone()],
+            extension_config: None,
+        };
+        let err = load(&files).unwrap_err().to_string();
+        assert!(
+            err.contains("a Cluster among the templates; pass it with --cluster"),
+            "{err}"
+        );
+        let broken = file(&dir, "broken.yaml", "kind: [\n");
+        let err = read_documents(&broken).unwrap_err().to_string();
+        assert!(err.contains("broken.yaml: not valid YAML"), "{err}");
+        let kindless = file(&dir, "kindless.yaml", "a: 1\n");
+        let err = read_documents(&kindless).unwrap_err().to_string();
+        assert!(
+            err.contains("kindless.yaml: document 1 has no `kind`"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
