@@ -25,8 +25,8 @@ func must(err error) {
 }
 
 type options struct {
-	etcd, apiserver, capi, assets, extension string
-	keep                                     bool
+	etcd, apiserver, capi, assets, extension, capiExt string
+	keep                                              bool
 }
 
 func main() {
@@ -36,6 +36,7 @@ func main() {
 	flag.StringVar(&o.capi, "capi-manager", "", "Cluster API core manager binary")
 	flag.StringVar(&o.assets, "capi-assets", "", "directory with crds/ and webhooks.yaml of that CAPI release")
 	flag.StringVar(&o.extension, "extension", "", "the example extension binary")
+	flag.StringVar(&o.capiExt, "capi-ext", "", "the capi-ext command (for render)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.Parse()
 
@@ -133,6 +134,12 @@ func run(o options, work string, ps *processes) error {
 		return err
 	}
 
+	recCert, recKey := p.leaf("recorder", "127.0.0.1", nil, true)
+	rec, err := startRecorder(fmt.Sprintf("https://127.0.0.1:%d", extPort), p.caPEM, recCert, recKey)
+	if err != nil {
+		return err
+	}
+
 	step("start the Cluster API core manager")
 	kubeconfig := writeKubeconfig(work, apiPort, filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
 	capi := ps.start("capi-manager", o.capi, "--kubeconfig="+kubeconfig,
@@ -149,7 +156,8 @@ func run(o options, work string, ps *processes) error {
 	}
 
 	s := &scenarios{kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
-		extLog: ext.log, pki: p, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics)}
+		extLog: ext.log, pki: p, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
+		recorder: rec, work: work, capiExt: o.capiExt}
 	for _, sc := range []struct {
 		name string
 		fn   func(context.Context) error
@@ -161,6 +169,7 @@ func run(o options, work string, ps *processes) error {
 		{"BeforeClusterCreate: blocks, then unblocks", s.beforeClusterCreate},
 		{"GeneratePatches: patches applied to the created objects, settings merged as CAPI does", s.generatePatches},
 		{"ValidateTopology: accepts, then rejects", s.validateTopology},
+		{"render: capi-ext builds the GeneratePatches request the manager sends", s.renderMatchesManager},
 		{"AfterControlPlaneInitialized: called once the control plane is initialized", s.afterControlPlaneInitialized},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
 		{"CAPI's runtime SDK metrics count the calls", s.capiMetrics},

@@ -39,6 +39,9 @@ type scenarios struct {
 	extLog     string
 	pki        *pki
 	metricsURL string
+	recorder   *recorder
+	work       string
+	capiExt    string
 }
 
 func (s *scenarios) discovery(ctx context.Context) error {
@@ -53,7 +56,7 @@ spec:
   clientConfig: {url: %q, caBundle: %s}
   namespaceSelector: {}
   settings: {retryAfterSeconds: "1", origin: extensionconfig, owner: extensionconfig}
-`, ns, runtimeV, extName, s.extURL, s.caB64)); err != nil {
+`, ns, runtimeV, extName, s.recorder.url, s.caB64)); err != nil {
 		return err
 	}
 	want := []string{

@@ -7,8 +7,8 @@ cd "$root"
 started=$(date +%s)
 eval "$(./conformance/scripts/build-binaries.sh)"
 echo "binaries ready in $(( $(date +%s) - started ))s" >&2
-cargo build --quiet -p capi-ext-example-quickstart
+cargo build --quiet -p capi-ext-example-quickstart -p capi-ext-cli
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 cd conformance/e2e
 go run . -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -capi-assets "$CAPI_ASSETS" \
-  -extension "$target_dir/debug/quickstart" "$@"
+  -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" "$@"

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// renderMatchesManager checks `capi-ext render` against the real manager: for the Cluster,
+// ClusterClass and templates as stored in the API server, the GeneratePatches request render
+// builds equals the one the manager last sent (item uids aside; CAPI makes them random).
+func (s *scenarios) renderMatchesManager(ctx context.Context) error {
+	const hookPath = "/hooks.runtime.cluster.x-k8s.io/v1alpha1/generatepatches"
+	// The topology is reconciled (previous scenario); let any in-flight reconcile finish.
+	time.Sleep(2 * time.Second)
+	managerSent := s.recorder.lastRequest(hookPath)
+	if managerSent == nil {
+		return fmt.Errorf("the manager sent no GeneratePatches request through the recorder")
+	}
+	dir := filepath.Join(s.work, "render")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	objects := []struct{ file, apiVersion, kind, ns, name string }{
+		{"cluster.json", clusterV, "Cluster", ns, "c1"},
+		{"clusterclass.json", clusterV, "ClusterClass", ns, "e2e-class"},
+		{"infra.json", infraV, "GenericInfrastructureClusterTemplate", ns, "e2e-infra"},
+		{"cp.json", cpV, "GenericControlPlaneTemplate", ns, "e2e-cp"},
+		{"extensionconfig.json", runtimeV, "ExtensionConfig", "", extName},
+	}
+	for _, o := range objects {
+		u, err := s.kube.get(ctx, o.apiVersion, o.kind, o.ns, o.name)
+		if err != nil {
+			return err
+		}
+		data, _ := json.MarshalIndent(u.Object, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, o.file), data, 0o644); err != nil {
+			return err
+		}
+	}
+	if again := s.recorder.lastRequest(hookPath); string(again) != string(managerSent) {
+		return fmt.Errorf("the manager reconciled again while the objects were read; rerun")
+	}
+	caFile := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(caFile, s.pki.caPEM, 0o644); err != nil {
+		return err
+	}
+	requests := filepath.Join(dir, "requests")
+	cmd := exec.CommandContext(ctx, s.capiExt, "render", "--extension", s.extURL, "--ca", caFile,
+		"--cluster", filepath.Join(dir, "cluster.json"), "--clusterclass", filepath.Join(dir, "clusterclass.json"),
+		"--templates", filepath.Join(dir, "infra.json"), filepath.Join(dir, "cp.json"),
+		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("capi-ext render failed: %v\n%s", err, out)
+	}
+	rendered, err := os.ReadFile(filepath.Join(requests, "02-GeneratePatches-quickstart.request.json"))
+	if err != nil {
+		return fmt.Errorf("render wrote no GeneratePatches request: %w\n%s", err, out)
+	}
+	want, got := normalizeRequest(managerSent), normalizeRequest(rendered)
+	if !reflect.DeepEqual(want, got) {
+		w, _ := json.MarshalIndent(want, "", "  ")
+		g, _ := json.MarshalIndent(got, "", "  ")
+		_ = os.WriteFile(filepath.Join(dir, "manager.json"), w, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "render.json"), g, 0o644)
+		return fmt.Errorf("render's GeneratePatches request differs from the manager's at %s (both in %s)",
+			strings.Join(differences("", want, got), ", "), dir)
+	}
+	var parsed map[string]any
+	_ = json.Unmarshal(managerSent, &parsed)
+	items, _, _ := unstructured.NestedSlice(parsed, "items")
+	fmt.Printf("  render's request equals the manager's: %d items, %d bytes\n", len(items), len(managerSent))
+	return nil
+}
+
+// normalizeRequest drops item uids and sorts items by holder (CAPI iterates a map for workers).
+func normalizeRequest(body []byte) map[string]any {
+	var request map[string]any
+	must(json.Unmarshal(body, &request))
+	items, _ := request["items"].([]any)
+	for _, item := range items {
+		delete(item.(map[string]any), "uid")
+	}
+	sort.SliceStable(items, func(i, j int) bool {
+		hi, _ := json.Marshal(items[i].(map[string]any)["holderReference"])
+		hj, _ := json.Marshal(items[j].(map[string]any)["holderReference"])
+		return string(hi) < string(hj)
+	})
+	return request
+}
+
+// differences lists the JSON paths where a and b differ.
+func differences(path string, a, b any) []string {
+	am, aok := a.(map[string]any)
+	bm, bok := b.(map[string]any)
+	if aok && bok {
+		var out []string
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for k := range keys {
+			out = append(out, differences(path+"."+k, am[k], bm[k])...)
+		}
+		sort.Strings(out)
+		return out
+	}
+	al, aok := a.([]any)
+	bl, bok := b.([]any)
+	if aok && bok && len(al) == len(bl) {
+		var out []string
+		for i := range al {
+			out = append(out, differences(fmt.Sprintf("%s[%d]", path, i), al[i], bl[i])...)
+		}
+		return out
+	}
+	if reflect.DeepEqual(a, b) {
+		return nil
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return []string{fmt.Sprintf("%s (manager %s, render %s)", path, ja, jb)}
+}

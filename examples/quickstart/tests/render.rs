@@ -1,0 +1,156 @@
+//! The quickstart's patches rendered in-process with `capi_ext::render`, from the same files
+//! `capi-ext render` reads (render/): no server, no cluster.
+
+use capi_ext::render::{Input, RenderError, Rendered, render};
+use serde_json::Value;
+
+fn input() -> Input {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/render");
+    let mut documents = Vec::new();
+    for file in ["cluster.yaml", "clusterclass.yaml", "templates.yaml"] {
+        let text = std::fs::read_to_string(format!("{dir}/{file}")).unwrap();
+        documents.extend(serde_saphyr::from_multiple::<Value>(&text).unwrap());
+    }
+    Input::from_documents(documents).unwrap()
+}
+
+fn set_repository(input: &mut Input, repository: &str) {
+    input.cluster["spec"]["topology"]["variables"][0]["value"] = repository.into();
+}
+
+async fn run(input: &Input) -> Result<Rendered, RenderError> {
+    let extension = capi_ext_example_quickstart::extension().build().unwrap();
+    render(input, &extension).await
+}
+
+#[tokio::test]
+async fn patches_land_on_the_objects_capi_creates() {
+    let rendered = run(&input()).await.unwrap();
+    let kinds: Vec<&str> = rendered
+        .objects
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "GenericInfrastructureCluster",
+            "GenericControlPlane",
+            "GenericInfrastructureMachineTemplate",
+            "GenericBootstrapConfigTemplate",
+            "GenericInfrastructureMachineTemplate",
+        ]
+    );
+    let control_plane = rendered.object("GenericControlPlane").unwrap();
+    assert_eq!(
+        control_plane["spec"]["imageRepository"],
+        "registry.example.com/k8s"
+    );
+    assert_eq!(control_plane["spec"]["version"], "v1.34.0");
+    assert_eq!(control_plane["spec"]["replicas"], 3);
+    let worker = &rendered.objects[4];
+    assert_eq!(
+        worker["spec"]["template"]["metadata"]["labels"]["quickstart.capi-ext.io/class"],
+        "default-worker"
+    );
+    assert_eq!(
+        worker["metadata"]["labels"]["topology.cluster.x-k8s.io/deployment-name"],
+        "md-0"
+    );
+    assert_eq!(
+        rendered.object("GenericInfrastructureCluster").unwrap()["spec"]["extensionSettings"],
+        serde_json::json!({"origin": "clusterclass"})
+    );
+    // Nothing else moved: the unpatched control plane differs only by the image repository.
+    let mut before = rendered.unpatched[1].clone();
+    before["spec"]["imageRepository"] = "registry.example.com/k8s".into();
+    assert_eq!(&before, control_plane);
+    let hooks: Vec<&str> = rendered.exchanges.iter().map(|e| e.hook).collect();
+    assert_eq!(
+        hooks,
+        ["DiscoverVariables", "GeneratePatches", "ValidateTopology"]
+    );
+}
+
+#[tokio::test]
+async fn the_request_carries_builtins_and_only_declared_variables() {
+    let mut input = input();
+    input.cluster["spec"]["topology"]["variables"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"name": "undeclared", "value": 1}));
+    let err = run(&input).await.unwrap_err().to_string();
+    assert!(err.contains("spec.topology.variables[undeclared]: Invalid value: \"undeclared\": variable is not defined (defined: imageRepository)"), "{err}");
+
+    let rendered = run(&self::input()).await.unwrap();
+    let request = &rendered.exchanges[1].request;
+    let global = request["variables"].as_array().unwrap();
+    assert_eq!(global[0]["name"], "imageRepository");
+    assert_eq!(
+        global[1]["value"]["cluster"]["topology"]["version"],
+        "v1.34.0"
+    );
+    assert_eq!(
+        global[1]["value"]["cluster"]["network"]["pods"][0],
+        "192.168.0.0/16"
+    );
+    let holders: Vec<String> = request["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            format!(
+                "{} {}",
+                i["holderReference"]["kind"].as_str().unwrap(),
+                i["holderReference"]["fieldPath"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        holders,
+        [
+            "Cluster spec.infrastructureRef",
+            "Cluster spec.controlPlaneRef",
+            "GenericControlPlane spec.machineTemplate.spec.infrastructureRef",
+            "MachineDeployment spec.template.spec.bootstrap.configRef",
+            "MachineDeployment spec.template.spec.infrastructureRef",
+        ]
+    );
+    let md = &request["items"][4]["variables"][0]["value"]["machineDeployment"];
+    assert_eq!(md["topologyName"], "md-0");
+    assert_eq!(md["replicas"], 2);
+    assert_eq!(md["class"], "default-worker");
+}
+
+#[tokio::test]
+async fn cel_rules_and_the_validator_reject_as_capi_would() {
+    let mut input = input();
+    set_repository(&mut input, "registry.example.com/");
+    let err = run(&input).await.unwrap_err();
+    assert!(matches!(err, RenderError::Variables(_)));
+    assert!(err.to_string().contains(
+        "spec.topology.variables[imageRepository].value: Invalid value: \"registry.example.com/\": imageRepository must not end with '/'"
+    ), "{err}");
+
+    set_repository(&mut input, "docker.io/library");
+    let err = run(&input).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "ValidateTopology `validate` (patch quickstart) answered Failure: imageRepository docker.io/library is on docker.io, which is rate limited"
+    );
+}
+
+#[tokio::test]
+async fn defaults_fill_an_absent_variable() {
+    let mut input = input();
+    input.cluster["spec"]["topology"]["variables"] = Value::Null;
+    let rendered = run(&input).await.unwrap();
+    assert_eq!(
+        rendered.cluster["spec"]["topology"]["variables"],
+        serde_json::json!([{"name": "imageRepository", "value": "registry.k8s.io"}])
+    );
+    assert_eq!(
+        rendered.object("GenericControlPlane").unwrap()["spec"]["imageRepository"],
+        "registry.k8s.io"
+    );
+}
