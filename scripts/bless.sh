@@ -10,5 +10,6 @@ rm -f derive/tests/ui/*/fail/*.stderr
 TRYBUILD=overwrite cargo test -q -p capi-ext-derive --test ui
 BLESS=1 cargo test -q -p capi-ext-derive --test schema
 BLESS=1 cargo test -q -p capi-ext-cli --test projects
+BLESS=1 cargo test -q -p capi-ext-cli --test render
 TRYCMD=overwrite cargo test -q -p capi-ext-cli --test cli
 git status --short -- derive/tests/ui testdata cli/tests/cmd

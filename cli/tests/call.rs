@@ -1,11 +1,14 @@
 //! `capi-ext call` and `verify` against a real TLS server (capi-ext's own, in this process):
 //! what CAPI accepts, what it rejects, and clear errors for TLS and transport problems.
 
+mod support;
+
 use capi_ext::dev_certs::DevCerts;
 use capi_ext::hooks::v1alpha1::*;
-use capi_ext::{Extension, Registration, Server, ServerOptions};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use capi_ext::{Extension, Registration};
+use std::path::Path;
+use std::process::Output;
+use support::{cli, setup, text};
 
 async fn create(_: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
     BeforeClusterCreateResponse::success()
@@ -29,10 +32,8 @@ async fn bad_variables(_: DiscoverVariablesRequest) -> DiscoverVariablesResponse
     ))
 }
 
-/// Starts a server on a free port with the given certificate; returns its URL.
+/// Serves the test handlers on a free port with the given certificate; returns its URL.
 fn serve(dir: &Path, cert: (&str, &str)) -> String {
-    std::fs::write(dir.join("tls.crt"), cert.0).unwrap();
-    std::fs::write(dir.join("tls.key"), cert.1).unwrap();
     let extension = Extension::builder()
         .handler(Registration::new(BeforeClusterCreate, "create", create))
         .handler(Registration::new(GeneratePatches, "patches", bad_patches))
@@ -44,39 +45,7 @@ fn serve(dir: &Path, cert: (&str, &str)) -> String {
         ))
         .build()
         .unwrap();
-    let mut options = ServerOptions::local(dir);
-    options.metrics_bind_address = capi_ext::server::BindAddress(None);
-    options.health_probe_bind_address = capi_ext::server::BindAddress(None);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let bound = Server::bind(extension, options).await.unwrap();
-            tx.send(bound.local_addr()).unwrap();
-            bound.serve(std::future::pending()).await;
-        });
-    });
-    format!("https://{}", rx.recv().unwrap())
-}
-
-fn setup(tag: &str) -> (PathBuf, DevCerts) {
-    let dir = std::env::temp_dir().join(format!("capi-ext-call-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let certs = DevCerts::generate(&[]).unwrap();
-    std::fs::write(dir.join("ca.crt"), &certs.ca_pem).unwrap();
-    (dir, certs)
-}
-
-fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_capi-ext"))
-        .args(args)
-        .output()
-        .unwrap()
+    support::serve(dir, cert, extension)
 }
 
 /// `capi-ext call BeforeClusterCreate --handler create` against `url`, trusting `ca`.
@@ -91,14 +60,6 @@ fn call_create(url: &str, ca: &str) -> Output {
         "--ca",
         ca,
     ])
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]

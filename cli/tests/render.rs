@@ -1,0 +1,144 @@
+//! `capi-ext render` against the quickstart extension served over TLS in this process, with the
+//! quickstart's render/ files: the objects and the diff are goldens (`BLESS=1` rewrites them),
+//! the requests it writes replay with `capi-ext call`, and bad input fails clearly.
+
+mod support;
+
+use std::path::Path;
+use support::{cli, setup, text};
+
+const RENDER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/quickstart/render");
+
+fn render_args<'a>(url: &'a str, ca: &'a str, cluster: &'a str, extra: &[&'a str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "render",
+        "--extension",
+        url,
+        "--ca",
+        ca,
+        "--cluster",
+        cluster,
+        "--clusterclass",
+        &format!("{RENDER}/clusterclass.yaml"),
+        "--templates",
+        &format!("{RENDER}/templates.yaml"),
+        "--extension-config",
+        &format!("{RENDER}/extensionconfig.yaml"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+fn run(args: &[String]) -> std::process::Output {
+    cli(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(RENDER).join(name);
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    assert_eq!(
+        actual,
+        expected,
+        "{} differs (BLESS=1 to accept)",
+        path.display()
+    );
+}
+
+#[test]
+fn renders_the_quickstart_as_capi_would() {
+    let (dir, certs) = setup("render");
+    let extension = capi_ext_example_quickstart::extension().build().unwrap();
+    let url = support::serve(&dir, (&certs.cert_pem, &certs.key_pem), extension);
+    let ca = dir.join("ca.crt");
+    let ca = ca.to_str().unwrap();
+    let cluster = format!("{RENDER}/cluster.yaml");
+    let requests = dir.join("requests");
+
+    let out = run(&render_args(
+        &url,
+        ca,
+        &cluster,
+        &["--write-requests", requests.to_str().unwrap()],
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    golden("rendered.yaml", &String::from_utf8_lossy(&out.stdout));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("Called GeneratePatches `patches` for patch quickstart"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Rendered 5 objects"), "{stderr}");
+
+    let diff = run(&render_args(&url, ca, &cluster, &["--diff"]));
+    assert_eq!(diff.status.code(), Some(0), "{}", text(&diff));
+    golden("rendered.diff", &String::from_utf8_lossy(&diff.stdout));
+
+    // What render sent is exactly a request CAPI would send: replay it.
+    let request = requests.join("02-GeneratePatches-quickstart.request.json");
+    let replay = cli(&[
+        "call",
+        "GeneratePatches",
+        "--handler",
+        "patches",
+        "--url",
+        &url,
+        "--ca",
+        ca,
+        "-f",
+        request.to_str().unwrap(),
+    ]);
+    assert_eq!(replay.status.code(), Some(0), "{}", text(&replay));
+    assert_eq!(std::fs::read_dir(&requests).unwrap().count(), 6);
+
+    // The Cluster's variables break the schema's CEL rule: the webhook's verdict, exit 1.
+    let bad_cluster = dir.join("cluster.yaml");
+    let original = std::fs::read_to_string(&cluster).unwrap();
+    std::fs::write(
+        &bad_cluster,
+        original.replace("registry.example.com/k8s", "registry.example.com/"),
+    )
+    .unwrap();
+    let out = run(&render_args(&url, ca, bad_cluster.to_str().unwrap(), &[]));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("spec.topology.variables[imageRepository].value: Invalid value: \"registry.example.com/\": imageRepository must not end with '/'"), "{}", text(&out));
+    assert!(out.stdout.is_empty());
+
+    // ValidateTopology rejects: exit 1 with the extension's message.
+    std::fs::write(
+        &bad_cluster,
+        original.replace("registry.example.com/k8s", "docker.io/library"),
+    )
+    .unwrap();
+    let out = run(&render_args(&url, ca, bad_cluster.to_str().unwrap(), &[]));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("ValidateTopology `validate` (patch quickstart) answered Failure: imageRepository docker.io/library is on docker.io"), "{}", text(&out));
+
+    // The wrong kind in a file, and an extension that is not there: exit 2, said plainly.
+    let out = run(&render_args(
+        &url,
+        ca,
+        &format!("{RENDER}/clusterclass.yaml"),
+        &[],
+    ));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("clusterclass.yaml: expected one Cluster, found ClusterClass"),
+        "{}",
+        text(&out)
+    );
+    let out = run(&render_args("https://127.0.0.1:1", ca, &cluster, &[]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out)
+            .contains("DiscoverVariables `variables` (patch quickstart): cannot reach 127.0.0.1:1"),
+        "{}",
+        text(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
