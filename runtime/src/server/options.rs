@@ -69,6 +69,7 @@ fn bind_address(text: &str) -> Result<BindAddress, String> {
 /// assert_eq!(cli.server.max_request_body_bytes, 20 << 20);
 /// ```
 #[derive(Debug, Clone, clap::Args)]
+#[command(about = None, long_about = None)]
 pub struct ServerOptions {
     /// Port of the HTTPS hook server.
     #[arg(long, env = "CAPI_EXT_WEBHOOK_PORT", default_value_t = 9443)]
@@ -192,6 +193,18 @@ impl ServerOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_type_docs_stay_out_of_the_extensions_help() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            server: ServerOptions,
+        }
+        let help = <Cli as clap::CommandFactory>::command().render_long_help().to_string();
+        assert!(!help.contains("```") && !help.contains("Parser"), "{help}");
+        assert!(help.contains("--webhook-port"), "{help}");
+    }
 
     #[test]
     fn parses_bind_addresses_and_durations() {
