@@ -106,7 +106,7 @@ fn renders_the_quickstart_as_capi_would() {
     .unwrap();
     let out = run(&render_args(&url, ca, bad_cluster.to_str().unwrap(), &[]));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("spec.topology.variables[imageRepository].value: Invalid value: \"registry.example.com/\": imageRepository must not end with '/'"), "{}", text(&out));
+    assert!(text(&out).contains(r#"spec.topology.variables[imageRepository].value: Invalid value: "\"registry.example.com/\"": imageRepository must not end with '/'"#), "{}", text(&out));
     assert!(out.stdout.is_empty());
 
     // ValidateTopology rejects: exit 1 with the extension's message.

@@ -146,6 +146,19 @@ spec:
   controlPlane:
     templateRef: {apiVersion: %[2]s, kind: GenericControlPlaneTemplate, name: e2e-cp}
   patches:
+  - name: load-balancer
+    definitions:
+    - selector:
+        apiVersion: %[1]s
+        kind: GenericInfrastructureClusterTemplate
+        matchResources: {infrastructureCluster: true}
+      jsonPatches:
+      - op: add
+        path: /spec/template/spec/loadBalancer
+        valueFrom:
+          template: |
+            name: {{ .builtin.cluster.name }}-lb
+            kubernetesVersion: {{ .builtin.cluster.topology.version | quote }}
   - name: quickstart
     external:
       generatePatchesExtension: patches.quickstart
@@ -266,8 +279,10 @@ func (s *scenarios) generatePatches(ctx context.Context) error {
 		repo, _, _ := unstructured.NestedString(cp.Object, "spec", "imageRepository")
 		version, _, _ := unstructured.NestedString(cp.Object, "spec", "version")
 		settings, _, _ := unstructured.NestedMap(infra.Object, "spec", "extensionSettings")
-		return repo == goodRepo && version == "v1.34.0" && reflect.DeepEqual(settings, wantSettings),
-			fmt.Sprintf("controlPlane.spec.imageRepository=%q version=%q infra.spec.extensionSettings=%v", repo, version, settings)
+		lb, _, _ := unstructured.NestedMap(infra.Object, "spec", "loadBalancer")
+		wantLB := map[string]any{"name": "c1-lb", "kubernetesVersion": "v1.34.0"}
+		return repo == goodRepo && version == "v1.34.0" && reflect.DeepEqual(settings, wantSettings) && reflect.DeepEqual(lb, wantLB),
+			fmt.Sprintf("controlPlane.spec.imageRepository=%q version=%q infra.spec.extensionSettings=%v infra.spec.loadBalancer (inline patch)=%v", repo, version, settings, lb)
 	})
 }
 

@@ -80,12 +80,14 @@ async fn the_request_carries_builtins_and_only_declared_variables() {
         .unwrap()
         .push(serde_json::json!({"name": "undeclared", "value": 1}));
     let err = run(&input).await.unwrap_err().to_string();
-    assert!(err.contains("spec.topology.variables[undeclared]: Invalid value: \"undeclared\": variable is not defined (defined: imageRepository)"), "{err}");
+    assert!(err.contains("spec.topology.variables[undeclared]: Invalid value: \"1\": variable is not defined (defined: workerSize, imageRepository)"), "{err}");
 
     let rendered = run(&self::input()).await.unwrap();
     let request = &rendered.exchanges[1].request;
     let global = request["variables"].as_array().unwrap();
-    assert_eq!(global[0]["name"], "imageRepository");
+    // workerSize is the ClusterClass's own (inline) variable: not sent to the extension.
+    let names: Vec<&str> = global.iter().map(|v| v["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["imageRepository", "builtin"]);
     assert_eq!(
         global[1]["value"]["cluster"]["topology"]["version"],
         "v1.34.0"
@@ -129,7 +131,8 @@ async fn cel_rules_and_the_validator_reject_as_capi_would() {
     let err = run(&input).await.unwrap_err();
     assert!(matches!(err, RenderError::Variables(_)));
     assert!(err.to_string().contains(
-        "spec.topology.variables[imageRepository].value: Invalid value: \"registry.example.com/\": imageRepository must not end with '/'"
+        // The very text CAPI's Cluster webhook answers (see the conformance e2e log).
+        r#"spec.topology.variables[imageRepository].value: Invalid value: "\"registry.example.com/\"": imageRepository must not end with '/'"#
     ), "{err}");
 
     set_repository(&mut input, "docker.io/library");
@@ -147,7 +150,15 @@ async fn defaults_fill_an_absent_variable() {
     let rendered = run(&input).await.unwrap();
     assert_eq!(
         rendered.cluster["spec"]["topology"]["variables"],
-        serde_json::json!([{"name": "imageRepository", "value": "registry.k8s.io"}])
+        serde_json::json!([
+            {"name": "workerSize", "value": "medium"},
+            {"name": "imageRepository", "value": "registry.k8s.io"}
+        ])
+    );
+    // enabledIf turns the worker-size patch off for the default size.
+    assert_eq!(
+        rendered.objects[4]["spec"]["template"]["spec"]["size"],
+        "medium"
     );
     assert_eq!(
         rendered.object("GenericControlPlane").unwrap()["spec"]["imageRepository"],

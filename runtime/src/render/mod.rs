@@ -52,6 +52,8 @@
 //! ```
 
 mod desired;
+pub mod go_template;
+mod inline;
 mod object;
 pub mod values;
 
@@ -213,6 +215,16 @@ pub enum RenderError {
         /// The extension's message.
         message: String,
     },
+    /// An inline patch of the ClusterClass cannot be generated (CAPI fails the reconcile).
+    #[error("ClusterClass spec.patches[{index}] ({patch}): {message}")]
+    Inline {
+        /// The patch's name.
+        patch: String,
+        /// Its index in `spec.patches`.
+        index: usize,
+        /// What went wrong.
+        message: String,
+    },
     /// A returned patch cannot be applied (CAPI fails the reconcile the same way).
     #[error("patch {patch}: cannot apply the patch for item {uid} ({kind}): {message}")]
     Patch {
@@ -236,7 +248,10 @@ struct Patch {
     validate: String,
     discover: String,
     settings: Settings,
-    inline: bool,
+    /// No `external`: its variables are the ClusterClass's inline ones.
+    external: bool,
+    /// The ClusterClass `spec.patches` entry.
+    definition: Value,
 }
 
 fn patches(class: &Value, extension_settings: &Settings) -> Vec<Patch> {
@@ -256,7 +271,8 @@ fn patches(class: &Value, extension_settings: &Settings) -> Vec<Patch> {
                         discover: string(p, &["external", "discoverVariablesExtension"])
                             .to_string(),
                         settings,
-                        inline: p.get("definitions").is_some_and(|d| !d.is_null()),
+                        external: p.get("external").is_some_and(|e| !e.is_null()),
+                        definition: p.clone(),
                     }
                 })
                 .collect()
@@ -372,12 +388,6 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
         );
     }
     let patches = patches(&input.cluster_class, &input.settings);
-    if let Some(p) = patches.iter().find(|p| p.inline) {
-        return Err(RenderError::Input(format!(
-            "ClusterClass spec.patches[{}] ({}) uses inline definitions; render runs external patches only (remove the inline patch or render it with CAPI)",
-            p.index, p.name
-        )));
-    }
     let mut rendered = Rendered::default();
 
     // Variables: inline definitions and those each patch's DiscoverVariables returns.
@@ -423,22 +433,45 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
         let declared: Vec<&str> = rendered
             .definitions
             .iter()
-            .filter(|d| d.from == patch.name)
+            .filter(|d| {
+                d.from
+                    == if patch.external {
+                        patch.name.as_str()
+                    } else {
+                        INLINE
+                    }
+            })
             .map(|d| d.variable.name.as_str())
             .collect();
         add_variables(&mut request, &desired, &declared)?;
-        if patch.generate.is_empty() {
-            continue;
-        }
-        request.settings = patch.settings.clone();
-        let response: GeneratePatchesResponse = exchange::<GeneratePatches, _>(
-            caller,
-            patch,
-            &patch.generate,
-            &request,
-            &mut rendered.exchanges,
-        )
-        .await?;
+        let response = if patch
+            .definition
+            .get("definitions")
+            .is_some_and(|d| d.as_array().is_some_and(|d| !d.is_empty()))
+        {
+            inline::generate(&patch.definition, &request).map_err(|message| {
+                RenderError::Inline {
+                    patch: patch.name.clone(),
+                    index: patch.index,
+                    message,
+                }
+            })?
+        } else if !patch.generate.is_empty() {
+            request.settings = patch.settings.clone();
+            exchange::<GeneratePatches, _>(
+                caller,
+                patch,
+                &patch.generate,
+                &request,
+                &mut rendered.exchanges,
+            )
+            .await?
+        } else {
+            return Err(RenderError::Input(format!(
+                "ClusterClass spec.patches[{}] ({}) has neither definitions nor external.generatePatchesExtension",
+                patch.index, patch.name
+            )));
+        };
         apply_response(&mut request, &response, &patch.name)?;
     }
 
@@ -517,13 +550,11 @@ fn default_and_validate(
                         .iter()
                         .map(|d| d.variable.name.as_str())
                         .collect();
-                    errors.push(values::FieldError {
-                        path: entry_path,
-                        message: format!(
-                            "Invalid value: \"{name}\": variable is not defined (defined: {})",
-                            known.join(", ")
-                        ),
-                    });
+                    errors.push(values::raw_invalid(
+                        &entry_path,
+                        entry.get("value").unwrap_or(&Value::Null),
+                        &format!("variable is not defined (defined: {})", known.join(", ")),
+                    ));
                     continue;
                 };
                 let schema = &definition.variable.schema.open_api_v3_schema;

@@ -73,7 +73,7 @@ pub fn apply_defaults(schema: &JSONSchemaProps, value: &mut Value) {
 /// let schema = JSONSchemaProps::string().with_rule("!self.endsWith('/')", "must not end with '/'");
 /// let mut errors = Vec::new();
 /// validate(&schema, &serde_json::json!("registry.example.com/"), "value", &mut errors);
-/// assert_eq!(errors[0].to_string(), "value: Invalid value: \"registry.example.com/\": must not end with '/'");
+/// assert_eq!(errors[0].to_string(), r#"value: Invalid value: "\"registry.example.com/\"": must not end with '/'"#);
 /// ```
 pub fn validate(schema: &JSONSchemaProps, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
     let before = errors.len();
@@ -159,6 +159,18 @@ fn invalid(path: &str, value: &Value, message: &str) -> FieldError {
     FieldError {
         path: path.to_string(),
         message: format!("Invalid value: {}: {message}", compact(value)),
+    }
+}
+
+/// How CAPI prints a variable value it rejects as a whole (`field.Invalid(path, string(raw), ..)`):
+/// the JSON text, quoted again.
+pub(crate) fn raw_invalid(path: &str, value: &Value, message: &str) -> FieldError {
+    FieldError {
+        path: path.to_string(),
+        message: format!(
+            "Invalid value: {}: {message}",
+            serde_json::to_string(&value.to_string()).expect("a string serializes")
+        ),
     }
 }
 
@@ -374,7 +386,7 @@ fn check_rule(rule: &ValidationRule, value: &Value, path: &str, errors: &mut Vec
                     rule.message.clone()
                 }
             });
-            errors.push(invalid(&field_path, value, &message));
+            errors.push(raw_invalid(&field_path, value, &message));
         }
         Ok(other) => errors.push(FieldError {
             path: field_path,
@@ -502,10 +514,13 @@ mod tests {
         assert!(errors(&schema, json!(4)).is_empty());
         assert_eq!(
             errors(&schema, json!(3)),
-            ["v: Invalid value: 3: failed rule: self % 2 == 0"]
+            [r#"v: Invalid value: "3": failed rule: self % 2 == 0"#]
         );
         schema.x_validations[0].message_expression = "'odd: ' + string(self)".into();
-        assert_eq!(errors(&schema, json!(3)), ["v: Invalid value: 3: odd: 3"]);
+        assert_eq!(
+            errors(&schema, json!(3)),
+            [r#"v: Invalid value: "3": odd: 3"#]
+        );
         schema.x_validations[0].rule = "self ==".into();
         assert!(errors(&schema, json!(3))[0].contains("does not compile"));
     }

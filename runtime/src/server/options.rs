@@ -201,7 +201,9 @@ mod tests {
             #[command(flatten)]
             server: ServerOptions,
         }
-        let help = <Cli as clap::CommandFactory>::command().render_long_help().to_string();
+        let help = <Cli as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
         assert!(!help.contains("```") && !help.contains("Parser"), "{help}");
         assert!(help.contains("--webhook-port"), "{help}");
     }

@@ -1,0 +1,696 @@
+//! The part of Go's `text/template` (with sprig's common functions) that ClusterClass inline
+//! patches use in `enabledIf` and `valueFrom.template`: text, `{{ .path }}`, pipelines,
+//! `if`/`else if`/`else`, `range`, `with`, and the functions listed in [`FUNCTIONS`]. Anything
+//! else is an error that names it, never a silent guess.
+
+use serde_json::Value;
+
+/// The functions render knows; a template using another one is rejected with this list.
+pub const FUNCTIONS: &[&str] = &[
+    "and",
+    "or",
+    "not",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "len",
+    "index",
+    "print",
+    "printf",
+    "default",
+    "empty",
+    "quote",
+    "squote",
+    "upper",
+    "lower",
+    "trim",
+    "trimPrefix",
+    "trimSuffix",
+    "replace",
+    "contains",
+    "hasPrefix",
+    "hasSuffix",
+    "join",
+    "toString",
+    "ternary",
+];
+
+#[derive(Debug, Clone)]
+enum Arg {
+    Field(Vec<String>),
+    Literal(Value),
+    Function(String),
+    Pipeline(Vec<Vec<Arg>>),
+}
+
+type Pipeline = Vec<Vec<Arg>>;
+
+#[derive(Debug, Clone)]
+enum Node {
+    Text(String),
+    Print(Pipeline),
+    If(Pipeline, Vec<Node>, Vec<Node>),
+    Range(Pipeline, Vec<Node>, Vec<Node>),
+    With(Pipeline, Vec<Node>, Vec<Node>),
+}
+
+/// Renders `template` with `data` as `.`.
+///
+/// ```
+/// use capi_ext::render::go_template::render;
+/// let data = serde_json::json!({"builtin": {"cluster": {"name": "c1"}}, "ha": true});
+/// assert_eq!(render("{{ .builtin.cluster.name }}-lb", &data).unwrap(), "c1-lb");
+/// assert_eq!(render("{{ if .ha }}3{{ else }}1{{ end }}", &data).unwrap(), "3");
+/// assert!(render("{{ toYaml . }}", &data).unwrap_err().contains("`toYaml`"));
+/// ```
+pub fn render(template: &str, data: &Value) -> Result<String, String> {
+    let mut pieces = split(template)?;
+    pieces.reverse();
+    let (nodes, end) = parse_nodes(&mut pieces)?;
+    if let Some(end) = end {
+        return Err(format!("unexpected {{{{{end}}}}}"));
+    }
+    let mut out = String::new();
+    exec(&nodes, Some(data), &mut out)?;
+    Ok(out)
+}
+
+enum Piece {
+    Text(String),
+    Action(String),
+}
+
+fn split(template: &str) -> Result<Vec<Piece>, String> {
+    let mut pieces = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        let mut text = &rest[..start];
+        let after = &rest[start + 2..];
+        let end = after
+            .find("}}")
+            .ok_or("unclosed action: `{{` without `}}`")?;
+        let mut action = &after[..end];
+        if let Some(trimmed) = action.strip_prefix('-') {
+            text = text.trim_end();
+            action = trimmed;
+        }
+        let mut next = &after[end + 2..];
+        if let Some(trimmed) = action.strip_suffix('-') {
+            action = trimmed;
+            next = next.trim_start();
+        }
+        if !text.is_empty() {
+            pieces.push(Piece::Text(text.to_string()));
+        }
+        let action = action.trim();
+        if !action.starts_with("/*") {
+            pieces.push(Piece::Action(action.to_string()));
+        }
+        rest = next;
+    }
+    if !rest.is_empty() {
+        pieces.push(Piece::Text(rest.to_string()));
+    }
+    Ok(pieces)
+}
+
+/// Parses until `end`/`else`; returns the nodes and the keyword that stopped it.
+fn parse_nodes(pieces: &mut Vec<Piece>) -> Result<(Vec<Node>, Option<String>), String> {
+    let mut nodes = Vec::new();
+    while let Some(piece) = pieces.pop() {
+        let action = match piece {
+            Piece::Text(text) => {
+                nodes.push(Node::Text(text));
+                continue;
+            }
+            Piece::Action(action) => action,
+        };
+        let (keyword, rest) = action
+            .split_once(char::is_whitespace)
+            .unwrap_or((&action, ""));
+        match keyword {
+            "end" => return Ok((nodes, Some("end".into()))),
+            "else" => return Ok((nodes, Some(action.clone()))),
+            "if" | "range" | "with" => {
+                let pipeline = parse_pipeline(rest)?;
+                nodes.push(parse_block(keyword, pipeline, pieces)?);
+            }
+            "define" | "template" | "block" | "break" | "continue" => {
+                return Err(format!("`{keyword}` actions are not supported by render"));
+            }
+            _ => nodes.push(Node::Print(parse_pipeline(&action)?)),
+        }
+    }
+    Ok((nodes, None))
+}
+
+fn parse_block(keyword: &str, pipeline: Pipeline, pieces: &mut Vec<Piece>) -> Result<Node, String> {
+    let (body, stop) = parse_nodes(pieces)?;
+    let else_nodes = match stop.as_deref() {
+        Some("end") => Vec::new(),
+        Some("else") => {
+            let (nodes, stop) = parse_nodes(pieces)?;
+            if stop.as_deref() != Some("end") {
+                return Err(format!("`{keyword}` without `end`"));
+            }
+            nodes
+        }
+        Some(other) if other.starts_with("else if ") && keyword == "if" => {
+            let nested = parse_pipeline(&other["else if ".len()..])?;
+            vec![parse_block("if", nested, pieces)?]
+        }
+        _ => return Err(format!("`{keyword}` without `end`")),
+    };
+    Ok(match keyword {
+        "if" => Node::If(pipeline, body, else_nodes),
+        "range" => Node::Range(pipeline, body, else_nodes),
+        _ => Node::With(pipeline, body, else_nodes),
+    })
+}
+
+fn parse_pipeline(text: &str) -> Result<Pipeline, String> {
+    let tokens = tokenize(text)?;
+    let mut position = 0;
+    let pipeline = pipeline_from(&tokens, &mut position)?;
+    if position != tokens.len() {
+        return Err(format!("unexpected `{}` in `{text}`", tokens[position]));
+    }
+    if pipeline.is_empty() || pipeline.iter().any(Vec::is_empty) {
+        return Err(format!("empty command in `{text}`"));
+    }
+    Ok(pipeline)
+}
+
+fn pipeline_from(tokens: &[String], position: &mut usize) -> Result<Pipeline, String> {
+    let mut pipeline = vec![Vec::new()];
+    while *position < tokens.len() {
+        let token = &tokens[*position];
+        *position += 1;
+        let arg = match token.as_str() {
+            "|" => {
+                pipeline.push(Vec::new());
+                continue;
+            }
+            ")" => {
+                *position -= 1;
+                break;
+            }
+            "(" => {
+                let inner = pipeline_from(tokens, position)?;
+                if tokens.get(*position).map(String::as_str) != Some(")") {
+                    return Err("unclosed `(`".into());
+                }
+                *position += 1;
+                Arg::Pipeline(inner)
+            }
+            t if t.starts_with('.') => Arg::Field(
+                t.split('.')
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect(),
+            ),
+            t if t.starts_with('"') => Arg::Literal(Value::String(
+                serde_json::from_str(t).map_err(|e| format!("bad string {t}: {e}"))?,
+            )),
+            t if t.starts_with('`') => Arg::Literal(Value::String(t[1..t.len() - 1].to_string())),
+            "true" => Arg::Literal(Value::Bool(true)),
+            "false" => Arg::Literal(Value::Bool(false)),
+            "nil" => Arg::Literal(Value::Null),
+            t if t.starts_with(|c: char| c.is_ascii_digit() || c == '-') => {
+                Arg::Literal(serde_json::from_str(t).map_err(|_| format!("bad number `{t}`"))?)
+            }
+            t if t.starts_with('$') => {
+                return Err(format!(
+                    "template variables (`{t}`) are not supported by render"
+                ));
+            }
+            t => {
+                if !FUNCTIONS.contains(&t) {
+                    return Err(format!(
+                        "function `{t}` is not supported by render (it knows {})",
+                        FUNCTIONS.join(", ")
+                    ));
+                }
+                Arg::Function(t.to_string())
+            }
+        };
+        pipeline.last_mut().expect("never empty").push(arg);
+    }
+    Ok(pipeline)
+}
+
+fn tokenize(text: &str) -> Result<Vec<String>, String> {
+    let mut tokens = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if matches!(c, '(' | ')' | '|') {
+            tokens.push(c.to_string());
+            i += 1;
+        } else if c == '"' || c == '`' {
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != c {
+                j += if c == '"' && chars[j] == '\\' { 2 } else { 1 };
+            }
+            if j >= chars.len() {
+                return Err(format!("unterminated string in `{text}`"));
+            }
+            tokens.push(chars[i..=j].iter().collect());
+            i = j + 1;
+        } else {
+            let mut j = i;
+            while j < chars.len()
+                && !chars[j].is_whitespace()
+                && !matches!(chars[j], '(' | ')' | '|')
+            {
+                j += 1;
+            }
+            tokens.push(chars[i..j].iter().collect());
+            i = j;
+        }
+    }
+    Ok(tokens)
+}
+
+fn exec(nodes: &[Node], dot: Option<&Value>, out: &mut String) -> Result<(), String> {
+    for node in nodes {
+        match node {
+            Node::Text(text) => out.push_str(text),
+            Node::Print(pipeline) => out.push_str(&print(&eval_pipeline(pipeline, dot)?)),
+            Node::If(pipeline, then, otherwise) => {
+                let value = eval_pipeline(pipeline, dot)?;
+                exec(if truthy(&value) { then } else { otherwise }, dot, out)?;
+            }
+            Node::With(pipeline, body, otherwise) => {
+                let value = eval_pipeline(pipeline, dot)?;
+                if truthy(&value) {
+                    exec(body, value.as_ref(), out)?;
+                } else {
+                    exec(otherwise, dot, out)?;
+                }
+            }
+            Node::Range(pipeline, body, otherwise) => {
+                let value = eval_pipeline(pipeline, dot)?;
+                let items: Vec<Value> = match &value {
+                    Some(Value::Array(items)) => items.clone(),
+                    Some(Value::Object(map)) => map.values().cloned().collect(),
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(other) => return Err(format!("range can't iterate over {other}")),
+                };
+                if items.is_empty() {
+                    exec(otherwise, dot, out)?;
+                }
+                for item in &items {
+                    exec(body, Some(item), out)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `None` is Go's "no value" (a missing map key).
+type Val = Option<Value>;
+
+fn eval_pipeline(pipeline: &Pipeline, dot: Option<&Value>) -> Result<Val, String> {
+    let mut piped: Option<Val> = None;
+    for command in pipeline {
+        piped = Some(eval_command(command, dot, piped)?);
+    }
+    Ok(piped.flatten())
+}
+
+fn eval_arg(arg: &Arg, dot: Option<&Value>) -> Result<Val, String> {
+    Ok(match arg {
+        Arg::Literal(v) => Some(v.clone()),
+        Arg::Field(path) => {
+            let mut current = dot.cloned();
+            for segment in path {
+                current = match current {
+                    Some(Value::Object(map)) => map.get(segment).cloned(),
+                    None | Some(Value::Null) => None,
+                    Some(other) => {
+                        return Err(format!(
+                            "can't evaluate field {segment} in {}",
+                            print(&Some(other))
+                        ));
+                    }
+                };
+            }
+            current
+        }
+        Arg::Pipeline(p) => eval_pipeline(p, dot)?,
+        Arg::Function(name) => call(name, Vec::new())?,
+    })
+}
+
+fn eval_command(command: &[Arg], dot: Option<&Value>, piped: Option<Val>) -> Result<Val, String> {
+    match &command[0] {
+        Arg::Function(name) => {
+            let mut args = command[1..]
+                .iter()
+                .map(|a| eval_arg(a, dot))
+                .collect::<Result<Vec<_>, _>>()?;
+            args.extend(piped);
+            call(name, args)
+        }
+        single if command.len() == 1 && piped.is_none() => eval_arg(single, dot),
+        _ => Err("a value can't take arguments or a piped value".into()),
+    }
+}
+
+fn truthy(value: &Val) -> bool {
+    match value {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+    }
+}
+
+fn print(value: &Val) -> String {
+    match value {
+        None => "<no value>".into(),
+        Some(Value::Null) => "<nil>".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => {
+            let f = n.as_f64().unwrap_or_default();
+            if f.fract() == 0.0 && f.abs() < 1e21 {
+                format!("{}", f as i64)
+            } else {
+                format!("{f}")
+            }
+        }
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Array(items)) => {
+            format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(|v| print(&Some(v.clone())))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        }
+        Some(Value::Object(map)) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{k}:{}", print(&Some(map[*k].clone()))))
+                .collect();
+            format!("map[{}]", fields.join(" "))
+        }
+    }
+}
+
+fn number(value: &Val) -> Result<f64, String> {
+    value
+        .as_ref()
+        .and_then(Value::as_f64)
+        .ok_or_else(|| format!("expected a number, got {}", print(value)))
+}
+
+fn call(name: &str, args: Vec<Val>) -> Result<Val, String> {
+    let arity = |n: usize| {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(format!("{name} takes {n} arguments, got {}", args.len()))
+        }
+    };
+    let text = |i: usize| print(&args[i]);
+    let bool_value = |b: bool| Ok(Some(Value::Bool(b)));
+    let string_value = |s: String| Ok(Some(Value::String(s)));
+    let equal = |a: &Val, b: &Val| match (a, b) {
+        (Some(Value::Number(x)), Some(Value::Number(y))) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    };
+    match name {
+        "not" => {
+            arity(1)?;
+            bool_value(!truthy(&args[0]))
+        }
+        "and" => Ok(args
+            .iter()
+            .find(|a| !truthy(a))
+            .or(args.last())
+            .cloned()
+            .flatten()),
+        "or" => Ok(args
+            .iter()
+            .find(|a| truthy(a))
+            .or(args.last())
+            .cloned()
+            .flatten()),
+        "eq" => {
+            if args.len() < 2 {
+                return Err("eq takes at least 2 arguments".into());
+            }
+            bool_value(args[1..].iter().any(|b| equal(&args[0], b)))
+        }
+        "ne" => {
+            arity(2)?;
+            bool_value(!equal(&args[0], &args[1]))
+        }
+        "lt" | "le" | "gt" | "ge" => {
+            arity(2)?;
+            let ordering = match (&args[0], &args[1]) {
+                (Some(Value::String(a)), Some(Value::String(b))) => a.cmp(b),
+                _ => number(&args[0])?
+                    .partial_cmp(&number(&args[1])?)
+                    .ok_or("not comparable")?,
+            };
+            bool_value(match name {
+                "lt" => ordering.is_lt(),
+                "le" => ordering.is_le(),
+                "gt" => ordering.is_gt(),
+                _ => ordering.is_ge(),
+            })
+        }
+        "len" => {
+            arity(1)?;
+            let n = match &args[0] {
+                Some(Value::String(s)) => s.len(),
+                Some(Value::Array(a)) => a.len(),
+                Some(Value::Object(o)) => o.len(),
+                other => return Err(format!("len of {}", print(other))),
+            };
+            Ok(Some(Value::from(n)))
+        }
+        "index" => {
+            let mut current = args.first().cloned().flatten();
+            for key in &args[1..] {
+                current = match (current, key) {
+                    (Some(Value::Array(items)), Some(Value::Number(n))) => Some(
+                        items
+                            .get(n.as_u64().unwrap_or(u64::MAX) as usize)
+                            .cloned()
+                            .ok_or("index out of range")?,
+                    ),
+                    (Some(Value::Object(map)), Some(Value::String(k))) => map.get(k).cloned(),
+                    (other, _) => return Err(format!("can't index {}", print(&other))),
+                };
+            }
+            Ok(current)
+        }
+        "print" | "toString" => string_value(args.iter().map(print).collect::<Vec<_>>().join("")),
+        "printf" => {
+            let format = args.first().map(print).ok_or("printf needs a format")?;
+            let mut out = String::new();
+            let mut values = args[1..].iter();
+            let mut chars = format.chars();
+            while let Some(c) = chars.next() {
+                if c != '%' {
+                    out.push(c);
+                    continue;
+                }
+                match chars.next() {
+                    Some('%') => out.push('%'),
+                    Some(verb @ ('s' | 'd' | 'v' | 'q')) => {
+                        let value = values.next().ok_or("printf: missing argument")?;
+                        if verb == 'q' {
+                            out.push_str(&serde_json::to_string(&print(value)).expect("a string"));
+                        } else {
+                            out.push_str(&print(value));
+                        }
+                    }
+                    other => {
+                        return Err(format!(
+                            "printf verb %{} is not supported by render",
+                            other.unwrap_or(' ')
+                        ));
+                    }
+                }
+            }
+            string_value(out)
+        }
+        "default" => {
+            arity(2)?;
+            Ok(if truthy(&args[1]) {
+                args[1].clone()
+            } else {
+                args[0].clone()
+            })
+        }
+        "empty" => {
+            arity(1)?;
+            bool_value(!truthy(&args[0]))
+        }
+        "ternary" => {
+            arity(3)?;
+            Ok(if truthy(&args[2]) {
+                args[0].clone()
+            } else {
+                args[1].clone()
+            })
+        }
+        "quote" => string_value(
+            args.iter()
+                .map(|a| format!("\"{}\"", print(a).replace('"', "\\\"")))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "squote" => string_value(
+            args.iter()
+                .map(|a| format!("'{}'", print(a)))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "upper" => {
+            arity(1)?;
+            string_value(text(0).to_uppercase())
+        }
+        "lower" => {
+            arity(1)?;
+            string_value(text(0).to_lowercase())
+        }
+        "trim" => {
+            arity(1)?;
+            string_value(text(0).trim().to_string())
+        }
+        "trimPrefix" => {
+            arity(2)?;
+            string_value(
+                text(1)
+                    .strip_prefix(&text(0))
+                    .map(String::from)
+                    .unwrap_or_else(|| text(1)),
+            )
+        }
+        "trimSuffix" => {
+            arity(2)?;
+            string_value(
+                text(1)
+                    .strip_suffix(&text(0))
+                    .map(String::from)
+                    .unwrap_or_else(|| text(1)),
+            )
+        }
+        "replace" => {
+            arity(3)?;
+            string_value(text(2).replace(&text(0), &text(1)))
+        }
+        "contains" => {
+            arity(2)?;
+            bool_value(text(1).contains(&text(0)))
+        }
+        "hasPrefix" => {
+            arity(2)?;
+            bool_value(text(1).starts_with(&text(0)))
+        }
+        "hasSuffix" => {
+            arity(2)?;
+            bool_value(text(1).ends_with(&text(0)))
+        }
+        "join" => {
+            arity(2)?;
+            let items = match &args[1] {
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|v| print(&Some(v.clone())))
+                    .collect::<Vec<_>>(),
+                other => vec![print(other)],
+            };
+            string_value(items.join(&text(0)))
+        }
+        _ => Err(format!("function `{name}` is not supported by render")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn r(template: &str) -> Result<String, String> {
+        render(
+            template,
+            &json!({"builtin": {"cluster": {"name": "c1"}, "controlPlane": {"replicas": 3}}, "zones": ["a", "b"], "flag": false, "empty": ""}),
+        )
+    }
+
+    #[test]
+    fn fields_conditions_loops_and_functions() {
+        assert_eq!(r("{{ .builtin.cluster.name }}").unwrap(), "c1");
+        assert_eq!(r("{{ .missing }}").unwrap(), "<no value>");
+        assert_eq!(r("{{ .builtin.controlPlane.replicas }}").unwrap(), "3");
+        assert_eq!(
+            r("{{ if gt .builtin.controlPlane.replicas 1.0 }}ha{{ end }}").unwrap(),
+            "ha"
+        );
+        assert_eq!(
+            r("{{ if .flag }}a{{ else if .empty }}b{{ else }}c{{ end }}").unwrap(),
+            "c"
+        );
+        assert_eq!(
+            r("{{- range .zones }}\n- {{ . }}{{ end }}").unwrap(),
+            "\n- a\n- b"
+        );
+        assert_eq!(
+            r("{{ with .builtin.cluster }}{{ .name }}{{ end }}").unwrap(),
+            "c1"
+        );
+        assert_eq!(
+            r("{{ .builtin.cluster.name | upper | quote }}").unwrap(),
+            "\"C1\""
+        );
+        assert_eq!(
+            r("{{ printf \"%s-%d\" .builtin.cluster.name 7 }}").unwrap(),
+            "c1-7"
+        );
+        assert_eq!(r("{{ default \"x\" .missing }} {{ not .flag }} {{ eq .builtin.cluster.name \"c0\" \"c1\" }}").unwrap(), "x true true");
+        assert_eq!(
+            r("{{ join \",\" .zones }} {{ len .zones }} {{ index .zones 1 }}").unwrap(),
+            "a,b 2 b"
+        );
+        assert_eq!(
+            r("{{ .zones }} {{ .builtin.cluster }}").unwrap(),
+            "[a b] map[name:c1]"
+        );
+    }
+
+    #[test]
+    fn unsupported_constructs_are_named() {
+        assert!(
+            r("{{ b64enc .x }}")
+                .unwrap_err()
+                .contains("function `b64enc` is not supported")
+        );
+        assert!(
+            r("{{ $x := 1 }}")
+                .unwrap_err()
+                .contains("template variables")
+        );
+        assert!(r("{{ if .flag }}a").unwrap_err().contains("without `end`"));
+        assert!(r("{{ .x ").unwrap_err().contains("unclosed action"));
+    }
+}
