@@ -22,7 +22,8 @@ pub struct Args {
     /// The ClusterClass the Cluster names.
     #[arg(long)]
     clusterclass: PathBuf,
-    /// The templates the ClusterClass references (any number of files, multi-document YAML).
+    /// The templates the ClusterClass references (any number of files, multi-document YAML);
+    /// existing MachineDeployments, MachinePools and the ControlPlane here keep their names.
     #[arg(long, required = true, num_args = 1..)]
     templates: Vec<PathBuf>,
     /// The ExtensionConfig, for the settings CAPI sends with each call.

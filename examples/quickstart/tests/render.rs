@@ -144,6 +144,33 @@ async fn cel_rules_and_the_validator_reject_as_capi_would() {
 }
 
 #[tokio::test]
+async fn existing_objects_keep_their_names() {
+    let mut input = input();
+    input.templates.push(serde_json::json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": "MachineDeployment",
+        "metadata": {"name": "demo-md-0-abcde", "namespace": "default", "labels": {
+            "cluster.x-k8s.io/cluster-name": "demo",
+            "topology.cluster.x-k8s.io/deployment-name": "md-0"}},
+        "spec": {"template": {"spec": {
+            "bootstrap": {"configRef": {"name": "demo-md-0-boot1"}},
+            "infrastructureRef": {"name": "demo-md-0-infr1"}}}}
+    }));
+    let rendered = run(&input).await.unwrap();
+    assert_eq!(rendered.objects[3]["metadata"]["name"], "demo-md-0-boot1");
+    assert_eq!(rendered.objects[4]["metadata"]["name"], "demo-md-0-infr1");
+    let request = &rendered.exchanges[1].request;
+    assert_eq!(
+        request["items"][4]["holderReference"]["name"],
+        "demo-md-0-abcde"
+    );
+    assert_eq!(
+        request["items"][4]["variables"][0]["value"]["machineDeployment"]["name"],
+        "demo-md-0-abcde"
+    );
+}
+
+#[tokio::test]
 async fn defaults_fill_an_absent_variable() {
     let mut input = input();
     input.cluster["spec"]["topology"]["variables"] = Value::Null;

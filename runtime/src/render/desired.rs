@@ -437,7 +437,13 @@ fn metadata_maps(value: &Value) -> (BTreeMap<String, String>, BTreeMap<String, S
 }
 
 impl Desired {
-    pub(crate) fn compute(blueprint: &Blueprint, cluster: &Value) -> Result<Self, RenderError> {
+    /// `current` holds existing objects (MachineDeployments, MachinePools, the ControlPlane) whose
+    /// names and references CAPI keeps; without them new names are made.
+    pub(crate) fn compute(
+        blueprint: &Blueprint,
+        cluster: &Value,
+        current: &[Value],
+    ) -> Result<Self, RenderError> {
         let cluster_name = string(cluster, &["metadata", "name"]).to_string();
         let class = &blueprint.class;
         let topology = get(cluster, &["spec", "topology"])
@@ -480,13 +486,37 @@ impl Desired {
             BTreeMap::new(),
         );
 
+        let current_control_plane = current.iter().find(|o| {
+            let template_kind = string(&blueprint.control_plane.object, &["kind"]);
+            Some(string(o, &["kind"])) == template_kind.strip_suffix("Template")
+                && string(o, &["metadata", "name"])
+                    == string(cluster, &["spec", "controlPlaneRef", "name"])
+        });
         let control_plane_machine = blueprint.control_plane_machine.as_ref().map(|template| {
-            template_to_template(
-                template,
-                cluster,
-                simple_name(&format!("{cluster_name}-"), "control-plane-machine"),
-                None,
-            )
+            let current_name = current_control_plane.map_or("", |cp| {
+                match get(
+                    cp,
+                    &[
+                        "spec",
+                        "machineTemplate",
+                        "spec",
+                        "infrastructureRef",
+                        "name",
+                    ],
+                ) {
+                    Some(name) => name.as_str().unwrap_or_default(),
+                    None => string(
+                        cp,
+                        &["spec", "machineTemplate", "infrastructureRef", "name"],
+                    ),
+                }
+            });
+            let name = if current_name.is_empty() {
+                simple_name(&format!("{cluster_name}-"), "control-plane-machine")
+            } else {
+                current_name.to_string()
+            };
+            template_to_template(template, cluster, name, None)
         });
 
         let (topology_labels, topology_annotations) =
@@ -554,6 +584,7 @@ impl Desired {
         set(&mut control_plane, &["spec", "version"], json!(version));
 
         let machine_deployments = workers(
+            current,
             blueprint,
             cluster,
             &topology,
@@ -563,6 +594,7 @@ impl Desired {
             ".machineDeployment.topologyName",
         )?;
         let machine_pools = workers(
+            current,
             blueprint,
             cluster,
             &topology,
@@ -585,6 +617,7 @@ impl Desired {
 
 #[allow(clippy::too_many_arguments)]
 fn workers(
+    current: &[Value],
     blueprint: &Blueprint,
     cluster: &Value,
     topology: &Value,
@@ -627,15 +660,36 @@ fn workers(
         } else {
             worker_class.naming.clone()
         };
-        let name = template_name(
-            &naming,
-            &[
-                (".cluster.name", cluster_name),
-                (topology_name_key, &topology_name),
-            ],
-            &format!("ClusterClass spec.workers.{list}[class={class_name}].naming.template"),
-        )?;
+        // An existing MachineDeployment/MachinePool keeps its name and its templates' names.
+        let existing = current.iter().find(|o| {
+            string(o, &["apiVersion"]).starts_with("cluster.x-k8s.io/")
+                && list.starts_with(&lower_first(string(o, &["kind"])))
+                && string(o, &["metadata", "labels", CLUSTER_NAME_LABEL]) == cluster_name
+                && string(o, &["metadata", "labels", name_label]) == topology_name
+        });
+        let name = match existing {
+            Some(object) => string(object, &["metadata", "name"]).to_string(),
+            None => template_name(
+                &naming,
+                &[
+                    (".cluster.name", cluster_name),
+                    (topology_name_key, &topology_name),
+                ],
+                &format!("ClusterClass spec.workers.{list}[class={class_name}].naming.template"),
+            )?,
+        };
         let prefix = format!("{cluster_name}-{topology_name}-");
+        let simple_name = |prefix: &str, role: &str| {
+            let path: &[&str] = if role == "bootstrap" {
+                &["spec", "template", "spec", "bootstrap", "configRef", "name"]
+            } else {
+                &["spec", "template", "spec", "infrastructureRef", "name"]
+            };
+            match existing.map(|o| string(o, path)) {
+                Some(name) if !name.is_empty() => name.to_string(),
+                _ => simple_name(prefix, role),
+            }
+        };
         let label = Some((name_label, topology_name.as_str()));
         let (bootstrap, infrastructure) = if list == "machineDeployments" {
             (
@@ -682,6 +736,14 @@ fn workers(
         });
     }
     Ok(out)
+}
+
+fn lower_first(kind: &str) -> String {
+    let mut chars = kind.chars();
+    chars
+        .next()
+        .map(|c| c.to_ascii_lowercase().to_string() + chars.as_str())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -106,7 +106,8 @@ pub struct Input {
     /// The `cluster.x-k8s.io/v1beta2` ClusterClass it names.
     pub cluster_class: Value,
     /// Every template the class references (infrastructure cluster, control plane, machine,
-    /// bootstrap templates).
+    /// bootstrap templates), and existing objects whose names CAPI keeps: the Cluster's
+    /// MachineDeployments and MachinePools (found by their topology labels) and its ControlPlane.
     pub templates: Vec<Value>,
     /// The ExtensionConfig's `spec.settings` (the ClusterClass patch's settings are laid over them).
     pub settings: Settings,
@@ -425,7 +426,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     rendered.cluster = input.cluster.clone();
 
     let blueprint = Blueprint::resolve(&input.cluster_class, &input.templates)?;
-    let mut desired = Desired::compute(&blueprint, &input.cluster)?;
+    let mut desired = Desired::compute(&blueprint, &input.cluster, &input.templates)?;
     rendered.unpatched = desired_objects(&desired);
 
     let mut request = build_request(&blueprint, &desired);
