@@ -89,6 +89,14 @@ func (k *kube) get(ctx context.Context, apiVersion, kind, ns, name string) (*uns
 	return u, err
 }
 
+// list returns the objects of a kind in a namespace that carry the given labels.
+func (k *kube) list(ctx context.Context, apiVersion, kind, ns string, labels map[string]string) ([]unstructured.Unstructured, error) {
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind+"List"))
+	err := k.c.List(ctx, l, client.InNamespace(ns), client.MatchingLabels(labels))
+	return l.Items, err
+}
+
 func (k *kube) mergePatch(ctx context.Context, apiVersion, kind, ns, name, patch string, status bool) error {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
@@ -188,6 +196,9 @@ func fakeCRD(kind string) string {
 	group := "infrastructure.cluster.x-k8s.io"
 	if strings.Contains(kind, "ControlPlane") {
 		group = "controlplane.cluster.x-k8s.io"
+	}
+	if strings.Contains(kind, "Bootstrap") {
+		group = "bootstrap.cluster.x-k8s.io"
 	}
 	plural := strings.ToLower(kind) + "s"
 	return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1

@@ -114,7 +114,8 @@ func run(o options, work string, ps *processes) error {
 		}
 		crdNames = append(crdNames, names...)
 	}
-	for _, kind := range []string{"GenericInfrastructureClusterTemplate", "GenericInfrastructureCluster", "GenericControlPlaneTemplate", "GenericControlPlane"} {
+	for _, kind := range []string{"GenericInfrastructureClusterTemplate", "GenericInfrastructureCluster", "GenericControlPlaneTemplate", "GenericControlPlane",
+		"GenericInfrastructureMachineTemplate", "GenericInfrastructureMachine", "GenericBootstrapConfigTemplate", "GenericBootstrapConfig"} {
 		names, err := kube.apply(ctx, fakeCRD(kind))
 		if err != nil {
 			return err
@@ -169,8 +170,8 @@ func run(o options, work string, ps *processes) error {
 		{"BeforeClusterCreate: blocks, then unblocks", s.beforeClusterCreate},
 		{"GeneratePatches: patches applied to the created objects, settings merged as CAPI does", s.generatePatches},
 		{"ValidateTopology: accepts, then rejects", s.validateTopology},
-		{"render: capi-ext builds the GeneratePatches request the manager sends", s.renderMatchesManager},
 		{"AfterControlPlaneInitialized: called once the control plane is initialized", s.afterControlPlaneInitialized},
+		{"render: capi-ext builds the GeneratePatches request the manager sends (control plane, its machines, a MachineDeployment)", s.renderMatchesManager},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
 		{"CAPI's runtime SDK metrics count the calls", s.capiMetrics},
 	} {

@@ -20,8 +20,22 @@ import (
 // builds equals the one the manager last sent (item uids aside; CAPI makes them random).
 func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 	const hookPath = "/hooks.runtime.cluster.x-k8s.io/v1alpha1/generatepatches"
-	// The topology is reconciled (previous scenario); let any in-flight reconcile finish.
-	time.Sleep(2 * time.Second)
+	// The control plane is initialized and reports its version (previous scenario), so CAPI
+	// creates the MachineDeployment; wait for it, then let any in-flight reconcile finish.
+	var mds []unstructured.Unstructured
+	if err := eventually(timeoutLg, "MachineDeployment md-0 created by the topology controller", func() (bool, string) {
+		var err error
+		mds, err = s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{"topology.cluster.x-k8s.io/deployment-name": "md-0"})
+		if err != nil {
+			return false, err.Error()
+		}
+		u, _ := s.cluster(ctx)
+		st, reason, msg := condition(u, "TopologyReconciled")
+		return len(mds) == 1 && st == "True", fmt.Sprintf("%d MachineDeployments, TopologyReconciled=%s/%s %q", len(mds), st, reason, msg)
+	}); err != nil {
+		return err
+	}
+	time.Sleep(3 * time.Second)
 	managerSent := s.recorder.lastRequest(hookPath)
 	if managerSent == nil {
 		return fmt.Errorf("the manager sent no GeneratePatches request through the recorder")
@@ -30,11 +44,17 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	_, cpName := s.refs(ctx)
 	objects := []struct{ file, apiVersion, kind, ns, name string }{
 		{"cluster.json", clusterV, "Cluster", ns, "c1"},
 		{"clusterclass.json", clusterV, "ClusterClass", ns, "e2e-class"},
 		{"infra.json", infraV, "GenericInfrastructureClusterTemplate", ns, "e2e-infra"},
 		{"cp.json", cpV, "GenericControlPlaneTemplate", ns, "e2e-cp"},
+		{"cp-machine.json", infraV, "GenericInfrastructureMachineTemplate", ns, "e2e-cp-machine"},
+		{"worker-machine.json", infraV, "GenericInfrastructureMachineTemplate", ns, "e2e-worker-machine"},
+		{"worker-bootstrap.json", bootstrapV, "GenericBootstrapConfigTemplate", ns, "e2e-worker-bootstrap"},
+		{"controlplane.json", cpV, "GenericControlPlane", ns, cpName},
+		{"machinedeployment.json", clusterV, "MachineDeployment", ns, mds[0].GetName()},
 		{"extensionconfig.json", runtimeV, "ExtensionConfig", "", extName},
 	}
 	for _, o := range objects {
@@ -57,7 +77,9 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 	requests := filepath.Join(dir, "requests")
 	cmd := exec.CommandContext(ctx, s.capiExt, "render", "--extension", s.extURL, "--ca", caFile,
 		"--cluster", filepath.Join(dir, "cluster.json"), "--clusterclass", filepath.Join(dir, "clusterclass.json"),
-		"--templates", filepath.Join(dir, "infra.json"), filepath.Join(dir, "cp.json"),
+		"--templates", filepath.Join(dir, "infra.json"), filepath.Join(dir, "cp.json"), filepath.Join(dir, "cp-machine.json"),
+		filepath.Join(dir, "worker-machine.json"), filepath.Join(dir, "worker-bootstrap.json"),
+		filepath.Join(dir, "controlplane.json"), filepath.Join(dir, "machinedeployment.json"),
 		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -79,7 +101,13 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 	var parsed map[string]any
 	_ = json.Unmarshal(managerSent, &parsed)
 	items, _, _ := unstructured.NestedSlice(parsed, "items")
-	fmt.Printf("  render's request equals the manager's: %d items, %d bytes\n", len(items), len(managerSent))
+	var holders []string
+	for _, item := range items {
+		h, _, _ := unstructured.NestedString(item.(map[string]any), "holderReference", "kind")
+		f, _, _ := unstructured.NestedString(item.(map[string]any), "holderReference", "fieldPath")
+		holders = append(holders, h+" "+f)
+	}
+	fmt.Printf("  render's request equals the manager's: %d items (%s), %d bytes\n", len(items), strings.Join(holders, "; "), len(managerSent))
 	return nil
 }
 

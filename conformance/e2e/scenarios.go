@@ -19,17 +19,18 @@ import (
 )
 
 const (
-	ns        = "e2e"
-	extName   = "quickstart"
-	clusterV  = "cluster.x-k8s.io/v1beta2"
-	runtimeV  = "runtime.cluster.x-k8s.io/v1beta2"
-	cpV       = "controlplane.cluster.x-k8s.io/v1beta2"
-	infraV    = "infrastructure.cluster.x-k8s.io/v1beta2"
-	approved  = "quickstart.capi-ext.io/approved"
-	delOK     = "quickstart.capi-ext.io/delete-approved"
-	pending   = "runtime.cluster.x-k8s.io/pending-hooks"
-	goodRepo  = "registry.example.com"
-	timeoutLg = 120 * time.Second
+	ns         = "e2e"
+	extName    = "quickstart"
+	clusterV   = "cluster.x-k8s.io/v1beta2"
+	runtimeV   = "runtime.cluster.x-k8s.io/v1beta2"
+	cpV        = "controlplane.cluster.x-k8s.io/v1beta2"
+	infraV     = "infrastructure.cluster.x-k8s.io/v1beta2"
+	bootstrapV = "bootstrap.cluster.x-k8s.io/v1beta2"
+	approved   = "quickstart.capi-ext.io/approved"
+	delOK      = "quickstart.capi-ext.io/delete-approved"
+	pending    = "runtime.cluster.x-k8s.io/pending-hooks"
+	goodRepo   = "registry.example.com"
+	timeoutLg  = 120 * time.Second
 )
 
 type scenarios struct {
@@ -137,6 +138,21 @@ kind: GenericControlPlaneTemplate
 metadata: {name: e2e-cp, namespace: %[3]s}
 spec: {template: {spec: {}}}
 ---
+apiVersion: %[1]s
+kind: GenericInfrastructureMachineTemplate
+metadata: {name: e2e-cp-machine, namespace: %[3]s}
+spec: {template: {spec: {size: large}}}
+---
+apiVersion: %[1]s
+kind: GenericInfrastructureMachineTemplate
+metadata: {name: e2e-worker-machine, namespace: %[3]s}
+spec: {template: {spec: {size: medium}}}
+---
+apiVersion: %[5]s
+kind: GenericBootstrapConfigTemplate
+metadata: {name: e2e-worker-bootstrap, namespace: %[3]s}
+spec: {template: {spec: {}}}
+---
 apiVersion: %[4]s
 kind: ClusterClass
 metadata: {name: e2e-class, namespace: %[3]s}
@@ -145,6 +161,15 @@ spec:
     templateRef: {apiVersion: %[1]s, kind: GenericInfrastructureClusterTemplate, name: e2e-infra}
   controlPlane:
     templateRef: {apiVersion: %[2]s, kind: GenericControlPlaneTemplate, name: e2e-cp}
+    machineInfrastructure:
+      templateRef: {apiVersion: %[1]s, kind: GenericInfrastructureMachineTemplate, name: e2e-cp-machine}
+  workers:
+    machineDeployments:
+    - class: default-worker
+      bootstrap:
+        templateRef: {apiVersion: %[5]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
+      infrastructure:
+        templateRef: {apiVersion: %[1]s, kind: GenericInfrastructureMachineTemplate, name: e2e-worker-machine}
   patches:
   - name: load-balancer
     definitions:
@@ -165,7 +190,7 @@ spec:
       validateTopologyExtension: validate.quickstart
       discoverVariablesExtension: variables.quickstart
       settings: {origin: clusterclass}
-`, infraV, cpV, ns, clusterV)); err != nil {
+`, infraV, cpV, ns, clusterV, bootstrapV)); err != nil {
 		return err
 	}
 	return eventually(timeoutLg, "ClusterClass VariablesReady=True with imageRepository from quickstart", func() (bool, string) {
@@ -197,6 +222,9 @@ spec:
   topology:
     classRef: {name: e2e-class}
     version: v1.34.0
+    workers:
+      machineDeployments:
+      - {class: default-worker, name: md-0, replicas: 0}
     variables:
     - {name: imageRepository, value: %q}
 `, clusterV, name, ns, ann, repo)
@@ -336,7 +364,7 @@ func (s *scenarios) validateTopology(ctx context.Context) error {
 
 func (s *scenarios) afterControlPlaneInitialized(ctx context.Context) error {
 	_, cpName := s.refs(ctx)
-	if err := s.kube.mergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true}}}`, true); err != nil {
+	if err := s.kube.mergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true); err != nil {
 		return err
 	}
 	return eventually(timeoutLg, "AfterControlPlaneInitialized called and marked done", func() (bool, string) {
