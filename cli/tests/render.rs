@@ -1,6 +1,7 @@
 //! `capi-ext render` against the quickstart extension served over TLS in this process, with the
 //! quickstart's render/ files: the objects and the diff are goldens (`BLESS=1` rewrites them),
-//! the requests it writes replay with `capi-ext call`, and bad input fails clearly.
+//! the requests it writes replay with `capi-ext call`, and bad input fails clearly. Then
+//! `render --project` against a scaffolded project, built and started by the command itself.
 
 mod support;
 
@@ -141,4 +142,44 @@ fn renders_the_quickstart_as_capi_would() {
         text(&out)
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn builds_and_starts_a_project_to_render_against() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/render");
+    let project = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/projects/with-variables"
+    );
+    // The golden projects' build directory, which scripts/check-goldens.sh shares.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("golden");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_capi-ext"))
+        .env("CARGO_TARGET_DIR", &target)
+        .args(["render", "--project", project, "--json"])
+        .args([
+            "--cluster",
+            &format!("{dir}/cluster.yaml"),
+            "--clusterclass",
+            &format!("{dir}/clusterclass.yaml"),
+        ])
+        .args(["--templates", &format!("{RENDER}/templates.yaml")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let objects: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(objects["kind"], "List");
+    assert_eq!(objects["items"][1]["kind"], "GenericControlPlane");
+    assert_eq!(
+        objects["items"][1]["spec"]["imageRepository"],
+        "registry.example.com"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Started https://127.0.0.1:"), "{stderr}");
+    assert!(
+        stderr.contains("Called ValidateTopology `validate-topology` for patch with-variables"),
+        "{stderr}"
+    );
 }

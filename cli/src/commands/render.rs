@@ -3,6 +3,7 @@
 
 use crate::commands::call::Connection;
 use crate::ops::files::status_line;
+use crate::ops::local::LocalExtension;
 use crate::ops::render::{self, Files, Https};
 use capi_ext::render::RenderError;
 use std::path::PathBuf;
@@ -29,12 +30,17 @@ pub struct Args {
     /// The ExtensionConfig, for the settings CAPI sends with each call.
     #[arg(long)]
     extension_config: Option<PathBuf>,
+    /// A running extension (or `--project` to build and start one).
     #[command(flatten)]
-    connection: Connection,
+    connection: Option<Connection>,
+    /// Build the project at DIR (or above it) and render against it, started on 127.0.0.1 with
+    /// fresh development certificates and stopped afterwards.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["url", "ca"])]
+    project: Option<PathBuf>,
     /// Print a diff of what the patches changed instead of the objects.
     #[arg(long)]
     diff: bool,
-    /// Print JSON instead of YAML.
+    /// Print JSON (a `v1` List) instead of YAML.
     #[arg(long, conflicts_with = "diff")]
     json: bool,
     /// Write every request and response into this directory (replay one with `capi-ext call -f`).
@@ -60,7 +66,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let caller = Https(args.connection.target(Duration::from_secs(args.timeout)));
+    let timeout = Duration::from_secs(args.timeout);
+    // Kept alive until the render is done; dropping it stops the extension.
+    let mut local = None;
+    let target = match (args.connection, &args.project) {
+        (Some(connection), None) => connection.target(timeout),
+        (None, Some(dir)) => match LocalExtension::start(dir, timeout) {
+            Ok(started) => {
+                eprintln!(
+                    "{}",
+                    status_line(
+                        "Started",
+                        &format!("{} (from {})", started.target.url, dir.display())
+                    )
+                );
+                local.insert(started).target.clone()
+            }
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+        _ => {
+            eprintln!(
+                "error: say where the extension is: --url URL --ca CA (running), or --project DIR (built and started here)"
+            );
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let caller = Https(target);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -69,6 +103,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(rendered) => rendered,
         Err(e) => {
             eprintln!("error: {e}");
+            if let Some(local) = &local {
+                eprintln!("extension log:\n{}", local.log());
+            }
             let code = match e {
                 RenderError::Variables(_) | RenderError::Failure { .. } => 1,
                 _ => 2,
@@ -101,7 +138,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.diff {
         print!("{}", render::diff(&rendered)?);
     } else if args.json {
-        println!("{}", serde_json::to_string_pretty(&rendered.objects)?);
+        let list =
+            serde_json::json!({"apiVersion": "v1", "kind": "List", "items": rendered.objects});
+        println!("{}", serde_json::to_string_pretty(&list)?);
     } else {
         print!("{}", render::yaml_stream(&rendered.objects)?);
     }

@@ -5,6 +5,7 @@ pub mod certs;
 pub mod examples;
 pub mod files;
 pub mod generate;
+pub mod local;
 pub mod project;
 pub mod render;
 pub mod scaffold;
