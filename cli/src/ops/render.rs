@@ -25,23 +25,7 @@ pub struct Files {
 pub fn read_documents(path: &Path) -> anyhow::Result<Vec<Value>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let documents: Vec<Value> = serde_saphyr::from_multiple(&text)
-        .map_err(|e| anyhow::anyhow!("{}: not valid YAML: {e}", path.display()))?;
-    let documents: Vec<Value> = documents.into_iter().filter(|d| !d.is_null()).collect();
-    for (i, document) in documents.iter().enumerate() {
-        if document
-            .get("kind")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-        {
-            bail!(
-                "{}: document {} has no `kind`; render reads Kubernetes objects",
-                path.display(),
-                i + 1
-            );
-        }
-    }
-    Ok(documents)
+    capi_ext::render::documents(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 fn kinds(documents: &[Value]) -> String {

@@ -6,12 +6,10 @@ use serde_json::Value;
 
 fn input() -> Input {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/render");
-    let mut documents = Vec::new();
-    for file in ["cluster.yaml", "clusterclass.yaml", "templates.yaml"] {
-        let text = std::fs::read_to_string(format!("{dir}/{file}")).unwrap();
-        documents.extend(serde_saphyr::from_multiple::<Value>(&text).unwrap());
-    }
-    Input::from_documents(documents).unwrap()
+    Input::from_yaml_files(
+        ["cluster.yaml", "clusterclass.yaml", "templates.yaml"].map(|f| format!("{dir}/{f}")),
+    )
+    .unwrap()
 }
 
 fn set_repository(input: &mut Input, repository: &str) {

@@ -113,7 +113,46 @@ pub struct Input {
     pub settings: Settings,
 }
 
+/// The Kubernetes objects in a multi-document YAML (or JSON) text; empty documents are skipped,
+/// a document without `kind` is an error naming its position.
+pub fn documents(text: &str) -> Result<Vec<Value>, String> {
+    let documents: Vec<Value> =
+        serde_saphyr::from_multiple(text).map_err(|e| format!("not valid YAML: {e}"))?;
+    let documents: Vec<Value> = documents.into_iter().filter(|d| !d.is_null()).collect();
+    for (i, document) in documents.iter().enumerate() {
+        if string(document, &["kind"]).is_empty() {
+            return Err(format!(
+                "document {} has no `kind`; render reads Kubernetes objects",
+                i + 1
+            ));
+        }
+    }
+    Ok(documents)
+}
+
 impl Input {
+    /// Reads the objects of YAML files (the Cluster, its ClusterClass, the templates; in any
+    /// files, in any order), as `capi-ext render` reads them.
+    ///
+    /// ```no_run
+    /// let input = capi_ext::render::Input::from_yaml_files(["render/cluster.yaml", "render/clusterclass.yaml", "render/templates.yaml"]).unwrap();
+    /// ```
+    pub fn from_yaml_files<P: AsRef<std::path::Path>>(
+        paths: impl IntoIterator<Item = P>,
+    ) -> Result<Self, RenderError> {
+        let mut all = Vec::new();
+        for path in paths {
+            let path = path.as_ref();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| RenderError::Input(format!("reading {}: {e}", path.display())))?;
+            all.extend(
+                documents(&text)
+                    .map_err(|e| RenderError::Input(format!("{}: {e}", path.display())))?,
+            );
+        }
+        Self::from_documents(all)
+    }
+
     /// Sorts a list of objects into the Cluster, the ClusterClass and templates; errors name what
     /// is missing or doubled.
     pub fn from_documents(documents: Vec<Value>) -> Result<Self, RenderError> {
@@ -564,6 +603,7 @@ fn default_and_validate(
                     Some(value) => {
                         values::apply_defaults(schema, value);
                         values::validate(schema, value, &format!("{entry_path}.value"), errors);
+                        values::unknown_fields(errors, &entry_path, &name, value);
                     }
                     None => errors.push(values::FieldError {
                         path: format!("{entry_path}.value"),

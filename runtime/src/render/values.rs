@@ -6,6 +6,35 @@ use crate::hooks::v1alpha1::{JSONSchemaProps, ValidationRule};
 use serde_json::Value;
 use std::fmt;
 
+/// The message of a field the schema does not declare (and does not preserve); see
+/// [`unknown_fields`].
+pub const UNKNOWN_FIELD: &str = "field not declared in schema";
+
+/// Folds the unknown-field errors below `path` into the one error CAPI's webhook gives for them:
+/// `Invalid value: "<value>": failed validation: "a,b.c" field(s) are not specified in the
+/// variable schema of variable "<name>"`.
+pub fn unknown_fields(errors: &mut Vec<FieldError>, path: &str, name: &str, value: &Value) {
+    let prefix = format!("{path}.value.");
+    let mut fields = Vec::new();
+    errors.retain(|e| match e.path.strip_prefix(&prefix) {
+        Some(field) if e.message == UNKNOWN_FIELD => {
+            fields.push(field.to_string());
+            false
+        }
+        _ => true,
+    });
+    if !fields.is_empty() {
+        errors.push(raw_invalid(
+            path,
+            value,
+            &format!(
+                "failed validation: {:?} field(s) are not specified in the variable schema of variable {name:?}",
+                fields.join(",")
+            ),
+        ));
+    }
+}
+
 /// One value that breaks its schema, with the path CAPI would print.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {
@@ -98,12 +127,10 @@ pub fn validate(schema: &JSONSchemaProps, value: &Value, path: &str, errors: &mu
                     validate(property, child, &child_path, errors);
                 } else if let Some(additional) = &schema.additional_properties {
                     validate(additional, child, &child_path, errors);
-                } else if !schema.properties.is_empty()
-                    && schema.x_preserve_unknown_fields != Some(true)
-                {
+                } else if schema.x_preserve_unknown_fields != Some(true) {
                     errors.push(FieldError {
                         path: child_path,
-                        message: "field not declared in schema".into(),
+                        message: UNKNOWN_FIELD.into(),
                     });
                 }
             }
@@ -501,6 +528,27 @@ mod tests {
         assert_eq!(
             errors(&schema, json!("text")),
             ["v: Invalid value: \"string\": v must be of type object"]
+        );
+    }
+
+    #[test]
+    fn unknown_fields_fold_into_capis_error() {
+        let schema = JSONSchemaProps::object([("a".into(), JSONSchemaProps::string())], &[]);
+        let value = json!({"a": "x", "b": 1, "c": {"d": 2}});
+        let mut errors = Vec::new();
+        validate(
+            &schema,
+            &value,
+            "spec.topology.variables[v].value",
+            &mut errors,
+        );
+        unknown_fields(&mut errors, "spec.topology.variables[v]", "v", &value);
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errors,
+            [
+                r#"spec.topology.variables[v]: Invalid value: "{\"a\":\"x\",\"b\":1,\"c\":{\"d\":2}}": failed validation: "b,c" field(s) are not specified in the variable schema of variable "v""#
+            ]
         );
     }
 
