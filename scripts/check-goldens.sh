@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The golden projects (testdata/projects/*) are real projects: each must build against the
-# workspace crates, pass its own tests, be rustfmt-clean, and have up-to-date generated files.
+# workspace crates, pass its own tests, be rustfmt-clean, have up-to-date generated files, and
+# render its scaffolded render/ inputs through its own handlers.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -15,5 +16,10 @@ for project in testdata/projects/*/; do
     CARGO_TARGET_DIR="$target_dir/golden" cargo test --quiet
     cargo fmt --check
     "$cli" generate manifests --check
+    if [ -f render/cluster.yaml ]; then
+      # The scaffolded render inputs work: build, start, render through the project's handlers.
+      CARGO_TARGET_DIR="$target_dir/golden" "$cli" render --project . --cluster render/cluster.yaml \
+        --clusterclass render/clusterclass.yaml --templates render/templates.yaml --diff >/dev/null
+    fi
   )
 done

@@ -260,3 +260,55 @@ fn check_reports_stale_files_with_a_diff_and_errors_name_file_and_line() {
     assert!(err.contains("src/hooks/before_cluster_create.rs:7:8: unknown hook `BeforeClusterCreat`; did you mean `BeforeClusterCreate`?"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_first_topology_hook_brings_render_inputs_without_clobbering() {
+    let dir = std::env::temp_dir().join(format!("capi-ext-render-inputs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_capi-ext"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "init",
+        ".",
+        "--name",
+        "late",
+        "--hooks",
+        "BeforeClusterCreate",
+    ]);
+    assert!(
+        !dir.join("render").exists(),
+        "no topology hook, no render inputs"
+    );
+    std::fs::create_dir_all(dir.join("render")).unwrap();
+    std::fs::write(dir.join("render/cluster.yaml"), "mine\n").unwrap();
+    run(&["create", "hook", "GeneratePatches"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("render/cluster.yaml")).unwrap(),
+        "mine\n"
+    );
+    let templates = std::fs::read_to_string(dir.join("render/templates.yaml")).unwrap();
+    assert!(templates.contains("kind: GenericControlPlaneTemplate"));
+    let class = std::fs::read_to_string(dir.join("render/clusterclass.yaml")).unwrap();
+    assert!(
+        class.contains("generatePatchesExtension: generate-patches.late"),
+        "{class}"
+    );
+    run(&["create", "hook", "ValidateTopology"]);
+    let class = std::fs::read_to_string(dir.join("render/clusterclass.yaml")).unwrap();
+    assert!(
+        class.contains("validateTopologyExtension: validate-topology.late"),
+        "{class}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -146,11 +146,12 @@ fn renders_the_quickstart_as_capi_would() {
 
 #[test]
 fn builds_and_starts_a_project_to_render_against() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/render");
+    // The project's own scaffolded render/ inputs.
     let project = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../testdata/projects/with-variables"
     );
+    let dir = format!("{project}/render");
     // The golden projects' build directory, which scripts/check-goldens.sh shares.
     let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
@@ -165,7 +166,7 @@ fn builds_and_starts_a_project_to_render_against() {
             "--clusterclass",
             &format!("{dir}/clusterclass.yaml"),
         ])
-        .args(["--templates", &format!("{RENDER}/templates.yaml")])
+        .args(["--templates", &format!("{dir}/templates.yaml")])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

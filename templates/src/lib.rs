@@ -43,7 +43,11 @@ templates!(
     "project/config/certmanager/certificate.yaml.hbs",
     "project/config/extension/kustomization.yaml.hbs",
     "project/config/extension/extensionconfig.yaml.hbs",
+    "project/config/extension/patch-entry.yaml.hbs",
     "project/config/extension/clusterclass-patch.yaml.hbs",
+    "project/render/clusterclass.yaml.hbs",
+    "project/render/cluster.yaml.hbs",
+    "project/render/templates.yaml.hbs",
     "project/docs/variables.md.hbs",
 );
 

@@ -225,7 +225,7 @@ pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileCh
         content,
         owner: Owner::Generated,
     };
-    Ok(vec![
+    let mut files = vec![
         file(
             "config/extension/extensionconfig.yaml",
             capi_ext_templates::render(
@@ -248,7 +248,14 @@ pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileCh
             "docs/openapi.json",
             serde_json::to_string_pretty(&openapi(meta, &handlers, &variables))? + "\n",
         ),
-    ])
+    ];
+    if context["topology"] == true {
+        files.push(file(
+            "render/clusterclass.yaml",
+            capi_ext_templates::render("project/render/clusterclass.yaml.hbs", &context)?,
+        ));
+    }
+    Ok(files)
 }
 
 /// Keeps only the files of a scope.

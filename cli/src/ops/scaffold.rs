@@ -108,6 +108,23 @@ fn needs_variables(meta: &Metadata) -> bool {
     })
 }
 
+/// The Cluster and templates `make render` starts from (the ClusterClass is generated).
+fn render_inputs(ctx: &serde_json::Value) -> anyhow::Result<Vec<FileChange>> {
+    ["cluster", "templates"]
+        .into_iter()
+        .map(|name| {
+            Ok(FileChange {
+                path: format!("render/{name}.yaml").into(),
+                content: capi_ext_templates::render(
+                    &format!("project/render/{name}.yaml.hbs"),
+                    ctx,
+                )?,
+                owner: Owner::User,
+            })
+        })
+        .collect()
+}
+
 fn registration(entry: &HandlerEntry) -> String {
     format!(
         "        .register::<hooks::{}::{}>()",
@@ -245,6 +262,7 @@ pub fn init(request: &InitRequest) -> anyhow::Result<Vec<FileChange>> {
     });
     if has_variables {
         out.push(user("src/variables.rs", "project/src/variables.rs.hbs")?);
+        out.extend(render_inputs(&ctx)?);
     }
     out.extend(files);
     out.push(FileChange {
@@ -380,6 +398,11 @@ pub fn create_hook(root: &Path, request: &HookRequest) -> anyhow::Result<Vec<Fil
             content: capi_ext_templates::render("project/src/variables.rs.hbs", &ctx)?,
             owner: Owner::User,
         });
+        out.extend(
+            render_inputs(&ctx)?
+                .into_iter()
+                .filter(|f| !root.join(&f.path).exists()),
+        );
     }
     let mut main = edit(root, "src/main.rs", REGISTER_MARKER, &main_lines)?;
     if needs_variables(&meta) && !had_variables && !main.content.contains("mod variables;") {
