@@ -80,14 +80,19 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 		"--templates", filepath.Join(dir, "infra.json"), filepath.Join(dir, "cp.json"), filepath.Join(dir, "cp-machine.json"),
 		filepath.Join(dir, "worker-machine.json"), filepath.Join(dir, "worker-bootstrap.json"),
 		filepath.Join(dir, "controlplane.json"), filepath.Join(dir, "machinedeployment.json"),
-		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests)
-	out, err := cmd.CombinedOutput()
+		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("capi-ext render failed: %v\n%s", err, out)
+		return fmt.Errorf("capi-ext render failed: %v\n%s", err, stderr.String())
+	}
+	if err := s.renderedObjectsMatch(ctx, out); err != nil {
+		return err
 	}
 	rendered, err := os.ReadFile(filepath.Join(requests, "02-GeneratePatches-quickstart.request.json"))
 	if err != nil {
-		return fmt.Errorf("render wrote no GeneratePatches request: %w\n%s", err, out)
+		return fmt.Errorf("render wrote no GeneratePatches request: %w\n%s", err, stderr.String())
 	}
 	want, got := normalizeRequest(managerSent), normalizeRequest(rendered)
 	if !reflect.DeepEqual(want, got) {
@@ -161,4 +166,34 @@ func differences(path string, a, b any) []string {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return []string{fmt.Sprintf("%s (manager %s, render %s)", path, ja, jb)}
+}
+
+// renderedObjectsMatch compares the objects render prints with those CAPI created: the same
+// kind and name, the same spec, labels and annotations (the API server's own metadata aside).
+func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error {
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return fmt.Errorf("render --json printed no List: %w", err)
+	}
+	var kinds []string
+	for _, rendered := range list.Items {
+		r := unstructured.Unstructured{Object: rendered}
+		real, err := s.kube.get(ctx, r.GetAPIVersion(), r.GetKind(), r.GetNamespace(), r.GetName())
+		if err != nil {
+			return fmt.Errorf("render printed %s %s, which CAPI did not create: %w", r.GetKind(), r.GetName(), err)
+		}
+		for _, field := range [][]string{{"spec"}, {"metadata", "labels"}, {"metadata", "annotations"}} {
+			want, _, _ := unstructured.NestedFieldNoCopy(real.Object, field...)
+			got, _, _ := unstructured.NestedFieldNoCopy(r.Object, field...)
+			if !reflect.DeepEqual(want, got) {
+				return fmt.Errorf("%s %s: render's %s differs from CAPI's at %s", r.GetKind(), r.GetName(),
+					strings.Join(field, "."), strings.Join(differences(strings.Join(field, "."), want, got), ", "))
+			}
+		}
+		kinds = append(kinds, r.GetKind())
+	}
+	fmt.Printf("  render's objects equal those CAPI created (spec, labels, annotations): %s\n", strings.Join(kinds, ", "))
+	return nil
 }
