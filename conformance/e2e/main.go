@@ -115,7 +115,8 @@ func run(o options, work string, ps *processes) error {
 		crdNames = append(crdNames, names...)
 	}
 	for _, kind := range []string{"GenericInfrastructureClusterTemplate", "GenericInfrastructureCluster", "GenericControlPlaneTemplate", "GenericControlPlane",
-		"GenericInfrastructureMachineTemplate", "GenericInfrastructureMachine", "GenericBootstrapConfigTemplate", "GenericBootstrapConfig"} {
+		"GenericInfrastructureMachineTemplate", "GenericInfrastructureMachine", "GenericBootstrapConfigTemplate", "GenericBootstrapConfig",
+		"GenericInfrastructureMachinePoolTemplate", "GenericInfrastructureMachinePool"} {
 		names, err := kube.apply(ctx, fakeCRD(kind))
 		if err != nil {
 			return err
@@ -171,7 +172,7 @@ func run(o options, work string, ps *processes) error {
 		{"GeneratePatches: patches applied to the created objects, settings merged as CAPI does", s.generatePatches},
 		{"ValidateTopology: accepts, then rejects", s.validateTopology},
 		{"AfterControlPlaneInitialized: called once the control plane is initialized", s.afterControlPlaneInitialized},
-		{"render: capi-ext builds the GeneratePatches request the manager sends (control plane, its machines, a MachineDeployment)", s.renderMatchesManager},
+		{"render: capi-ext builds the GeneratePatches request the manager sends (control plane, its machines, a MachineDeployment, a MachinePool)", s.renderMatchesManager},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
 		{"CAPI's runtime SDK metrics count the calls", s.capiMetrics},
 	} {

@@ -22,16 +22,19 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 	const hookPath = "/hooks.runtime.cluster.x-k8s.io/v1alpha1/generatepatches"
 	// The control plane is initialized and reports its version (previous scenario), so CAPI
 	// creates the MachineDeployment; wait for it, then let any in-flight reconcile finish.
-	var mds []unstructured.Unstructured
-	if err := eventually(timeoutLg, "MachineDeployment md-0 created by the topology controller", func() (bool, string) {
+	var mds, mps []unstructured.Unstructured
+	if err := eventually(timeoutLg, "MachineDeployment md-0 and MachinePool mp-0 created by the topology controller", func() (bool, string) {
 		var err error
-		mds, err = s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{"topology.cluster.x-k8s.io/deployment-name": "md-0"})
-		if err != nil {
+		if mds, err = s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{"topology.cluster.x-k8s.io/deployment-name": "md-0"}); err != nil {
+			return false, err.Error()
+		}
+		if mps, err = s.kube.list(ctx, clusterV, "MachinePool", ns, map[string]string{"topology.cluster.x-k8s.io/pool-name": "mp-0"}); err != nil {
 			return false, err.Error()
 		}
 		u, _ := s.cluster(ctx)
 		st, reason, msg := condition(u, "TopologyReconciled")
-		return len(mds) == 1 && st == "True", fmt.Sprintf("%d MachineDeployments, TopologyReconciled=%s/%s %q", len(mds), st, reason, msg)
+		return len(mds) == 1 && len(mps) == 1 && st == "True",
+			fmt.Sprintf("%d MachineDeployments, %d MachinePools, TopologyReconciled=%s/%s %q", len(mds), len(mps), st, reason, msg)
 	}); err != nil {
 		return err
 	}
@@ -55,6 +58,8 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 		{"worker-bootstrap.json", bootstrapV, "GenericBootstrapConfigTemplate", ns, "e2e-worker-bootstrap"},
 		{"controlplane.json", cpV, "GenericControlPlane", ns, cpName},
 		{"machinedeployment.json", clusterV, "MachineDeployment", ns, mds[0].GetName()},
+		{"pool.json", infraV, "GenericInfrastructureMachinePoolTemplate", ns, "e2e-pool"},
+		{"machinepool.json", clusterV, "MachinePool", ns, mps[0].GetName()},
 		{"extensionconfig.json", runtimeV, "ExtensionConfig", "", extName},
 	}
 	for _, o := range objects {
@@ -80,6 +85,7 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 		"--templates", filepath.Join(dir, "infra.json"), filepath.Join(dir, "cp.json"), filepath.Join(dir, "cp-machine.json"),
 		filepath.Join(dir, "worker-machine.json"), filepath.Join(dir, "worker-bootstrap.json"),
 		filepath.Join(dir, "controlplane.json"), filepath.Join(dir, "machinedeployment.json"),
+		filepath.Join(dir, "pool.json"), filepath.Join(dir, "machinepool.json"),
 		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -153,6 +153,11 @@ kind: GenericBootstrapConfigTemplate
 metadata: {name: e2e-worker-bootstrap, namespace: %[3]s}
 spec: {template: {spec: {}}}
 ---
+apiVersion: %[1]s
+kind: GenericInfrastructureMachinePoolTemplate
+metadata: {name: e2e-pool, namespace: %[3]s}
+spec: {template: {spec: {size: small}}}
+---
 apiVersion: %[4]s
 kind: ClusterClass
 metadata: {name: e2e-class, namespace: %[3]s}
@@ -170,6 +175,12 @@ spec:
         templateRef: {apiVersion: %[5]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
       infrastructure:
         templateRef: {apiVersion: %[1]s, kind: GenericInfrastructureMachineTemplate, name: e2e-worker-machine}
+    machinePools:
+    - class: default-pool
+      bootstrap:
+        templateRef: {apiVersion: %[5]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
+      infrastructure:
+        templateRef: {apiVersion: %[1]s, kind: GenericInfrastructureMachinePoolTemplate, name: e2e-pool}
   patches:
   - name: load-balancer
     definitions:
@@ -225,6 +236,8 @@ spec:
     workers:
       machineDeployments:
       - {class: default-worker, name: md-0, replicas: 0}
+      machinePools:
+      - {class: default-pool, name: mp-0, replicas: 0}
     variables:
     - {name: imageRepository, value: %q}
 `, clusterV, name, ns, ann, repo)
