@@ -437,6 +437,20 @@ fn metadata_maps(value: &Value) -> (BTreeMap<String, String>, BTreeMap<String, S
 }
 
 impl Desired {
+    /// The objects, in the order `render` prints them.
+    pub(crate) fn objects(&self) -> Vec<Value> {
+        let mut objects = vec![
+            self.infrastructure_cluster.clone(),
+            self.control_plane.clone(),
+        ];
+        objects.extend(self.control_plane_machine.clone());
+        for worker in self.machine_deployments.iter().chain(&self.machine_pools) {
+            objects.push(worker.bootstrap.clone());
+            objects.push(worker.infrastructure.clone());
+        }
+        objects
+    }
+
     /// `current` holds existing objects (MachineDeployments, MachinePools, the ControlPlane) whose
     /// names and references CAPI keeps; without them new names are made.
     pub(crate) fn compute(

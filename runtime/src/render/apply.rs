@@ -1,0 +1,211 @@
+//! Returned patches applied as CAPI applies them (`applyPatchToRequest`), and the patched
+//! templates copied into the desired objects (`updateDesiredState`).
+
+use super::RenderError;
+use super::desired::{self, Desired};
+use super::object::{FieldCopy, copy_fields, string};
+use crate::hooks::v1alpha1::{GeneratePatchesRequest, GeneratePatchesResponse};
+use serde_json::Value;
+
+/// `applyPatchToRequest`: applies each returned patch to its item, keeping only the changes to
+/// `spec`, `metadata.labels` and `metadata.annotations`.
+pub(super) fn apply_response(
+    request: &mut GeneratePatchesRequest,
+    response: &GeneratePatchesResponse,
+    patch_name: &str,
+) -> Result<(), RenderError> {
+    for returned in &response.items {
+        let item = request.items.iter_mut().find(|i| i.uid == returned.uid).ok_or_else(|| RenderError::Patch {
+            patch: patch_name.into(),
+            uid: returned.uid.clone(),
+            kind: "?".into(),
+            message: "no request item has this uid (CAPI: unable to find corresponding request item for patch)".into(),
+        })?;
+        let fail = |message: String| RenderError::Patch {
+            patch: patch_name.into(),
+            uid: returned.uid.clone(),
+            kind: string(&item.object, &["kind"]).into(),
+            message,
+        };
+        if returned.patch.is_noop() {
+            continue;
+        }
+        let mut patched = item.object.clone();
+        match &returned.patch {
+            crate::hooks::v1alpha1::Patch::Json(_) => {
+                let operations: json_patch::Patch =
+                    serde_json::from_slice(&returned.patch.document())
+                        .map_err(|e| fail(format!("not an RFC 6902 JSON patch: {e}")))?;
+                json_patch::patch(&mut patched, &operations)
+                    .map_err(|e| fail(format!("error applying json patch (RFC6902): {e}")))?;
+            }
+            crate::hooks::v1alpha1::Patch::Merge(document) => {
+                json_patch::merge(&mut patched, document)
+            }
+        }
+        copy_fields(
+            &mut item.object,
+            &patched,
+            &[
+                (&["spec"], &["spec"]),
+                (&["metadata", "labels"], &["metadata", "labels"]),
+                (&["metadata", "annotations"], &["metadata", "annotations"]),
+            ],
+            &[],
+        );
+    }
+    Ok(())
+}
+
+const ALWAYS_PRESERVE: [&[&str]; 6] = [
+    &["metadata", "labels", desired::CLUSTER_NAME_LABEL],
+    &["metadata", "labels", desired::TOPOLOGY_OWNED_LABEL],
+    &["metadata", "labels", desired::DEPLOYMENT_NAME_LABEL],
+    &["metadata", "labels", desired::POOL_NAME_LABEL],
+    &["metadata", "annotations", desired::CLONED_FROM_NAME],
+    &["metadata", "annotations", desired::CLONED_FROM_GROUP_KIND],
+];
+
+const OBJECT_FIELDS: [FieldCopy<'static>; 3] = [
+    (&["spec", "template", "spec"], &["spec"]),
+    (
+        &["spec", "template", "metadata", "labels"],
+        &["metadata", "labels"],
+    ),
+    (
+        &["spec", "template", "metadata", "annotations"],
+        &["metadata", "annotations"],
+    ),
+];
+
+const TEMPLATE_FIELDS: [FieldCopy<'static>; 5] = [
+    (&["metadata", "labels"], &["metadata", "labels"]),
+    (&["metadata", "annotations"], &["metadata", "annotations"]),
+    (&["spec", "template", "spec"], &["spec", "template", "spec"]),
+    (
+        &["spec", "template", "metadata", "labels"],
+        &["spec", "template", "metadata", "labels"],
+    ),
+    (
+        &["spec", "template", "metadata", "annotations"],
+        &["spec", "template", "metadata", "annotations"],
+    ),
+];
+
+const CONTROL_PLANE_PRESERVE: [&[&str]; 17] = [
+    &["spec", "machineTemplate", "metadata"],
+    &["spec", "machineTemplate", "readinessGates"],
+    &["spec", "machineTemplate", "spec", "readinessGates"],
+    &["spec", "machineTemplate", "taints"],
+    &["spec", "machineTemplate", "spec", "taints"],
+    &["spec", "machineTemplate", "infrastructureRef"],
+    &["spec", "machineTemplate", "spec", "infrastructureRef"],
+    &["spec", "machineTemplate", "nodeDrainTimeout"],
+    &["spec", "machineTemplate", "nodeVolumeDetachTimeout"],
+    &["spec", "machineTemplate", "nodeDeletionTimeout"],
+    &[
+        "spec",
+        "machineTemplate",
+        "spec",
+        "deletion",
+        "nodeDrainTimeoutSeconds",
+    ],
+    &[
+        "spec",
+        "machineTemplate",
+        "spec",
+        "deletion",
+        "nodeVolumeDetachTimeoutSeconds",
+    ],
+    &[
+        "spec",
+        "machineTemplate",
+        "spec",
+        "deletion",
+        "nodeDeletionTimeoutSeconds",
+    ],
+    &["spec", "replicas"],
+    &["spec", "version"],
+    &["spec", "rollout", "after"],
+    &["spec", "rolloutAfter"],
+];
+
+/// `updateDesiredState`: the patched templates' specs and metadata into the desired objects.
+pub(super) fn update_desired(request: &GeneratePatchesRequest, desired: &mut Desired) {
+    let find = |kind: &str, field: &str, name: Option<&str>| {
+        request
+            .items
+            .iter()
+            .find(|i| {
+                i.holder_reference.kind == kind
+                    && i.holder_reference.field_path == field
+                    && name.is_none_or(|n| i.holder_reference.name == n)
+            })
+            .map(|i| &i.object)
+    };
+    if let Some(template) = find("Cluster", "spec.infrastructureRef", None) {
+        copy_fields(
+            &mut desired.infrastructure_cluster,
+            template,
+            &OBJECT_FIELDS,
+            &ALWAYS_PRESERVE,
+        );
+    }
+    if let Some(template) = find("Cluster", "spec.controlPlaneRef", None) {
+        let preserve: Vec<&[&str]> = CONTROL_PLANE_PRESERVE
+            .iter()
+            .chain(ALWAYS_PRESERVE.iter())
+            .copied()
+            .collect();
+        copy_fields(
+            &mut desired.control_plane,
+            template,
+            &OBJECT_FIELDS,
+            &preserve,
+        );
+    }
+    let cp_kind = string(&desired.control_plane, &["kind"]).to_string();
+    let cp_field = desired::control_plane_machine_field(&desired.control_plane);
+    if let Some(machine) = desired.control_plane_machine.as_mut()
+        && let Some(template) = find(&cp_kind, cp_field, None)
+    {
+        copy_fields(machine, template, &TEMPLATE_FIELDS, &ALWAYS_PRESERVE);
+    }
+    for md in &mut desired.machine_deployments {
+        if let Some(t) = find(
+            "MachineDeployment",
+            "spec.template.spec.bootstrap.configRef",
+            Some(&md.name),
+        ) {
+            copy_fields(&mut md.bootstrap, t, &TEMPLATE_FIELDS, &ALWAYS_PRESERVE);
+        }
+        if let Some(t) = find(
+            "MachineDeployment",
+            "spec.template.spec.infrastructureRef",
+            Some(&md.name),
+        ) {
+            copy_fields(
+                &mut md.infrastructure,
+                t,
+                &TEMPLATE_FIELDS,
+                &ALWAYS_PRESERVE,
+            );
+        }
+    }
+    for mp in &mut desired.machine_pools {
+        if let Some(t) = find(
+            "MachinePool",
+            "spec.template.spec.bootstrap.configRef",
+            Some(&mp.name),
+        ) {
+            copy_fields(&mut mp.bootstrap, t, &OBJECT_FIELDS, &ALWAYS_PRESERVE);
+        }
+        if let Some(t) = find(
+            "MachinePool",
+            "spec.template.spec.infrastructureRef",
+            Some(&mp.name),
+        ) {
+            copy_fields(&mut mp.infrastructure, t, &OBJECT_FIELDS, &ALWAYS_PRESERVE);
+        }
+    }
+}
