@@ -5,7 +5,6 @@ use super::RenderError;
 use super::desired::{self, Desired};
 use super::object::{FieldCopy, copy_fields, string};
 use crate::hooks::v1alpha1::{GeneratePatchesRequest, GeneratePatchesResponse};
-use serde_json::Value;
 
 /// `applyPatchToRequest`: applies each returned patch to its item, keeping only the changes to
 /// `spec`, `metadata.labels` and `metadata.annotations`.
