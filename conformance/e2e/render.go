@@ -38,14 +38,22 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	time.Sleep(3 * time.Second)
-	managerSent := s.recorder.lastRequest(hookPath)
-	if managerSent == nil {
-		return fmt.Errorf("the manager sent no GeneratePatches request through the recorder")
+	for round := 1; ; round++ {
+		stateChanged, err := s.renderAttempt(ctx, hookPath, mds[0].GetName(), mps[0].GetName())
+		if err == nil || !stateChanged || round == 3 {
+			return err
+		}
+		fmt.Printf("  the manager's view changed during attempt %d (%v); again\n", round, err)
 	}
+}
+
+// renderAttempt reads the objects, renders them and compares. On a mismatch it also says
+// whether the manager has sent a different request since (its state moved under the reads).
+func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName string) (stateChanged bool, err error) {
+	var managerSent []byte
 	dir := filepath.Join(s.work, "render")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return s.changedSince(hookPath, managerSent), err
 	}
 	_, cpName := s.refs(ctx)
 	objects := []struct{ file, apiVersion, kind, ns, name string }{
@@ -57,27 +65,41 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 		{"worker-machine.json", infraV, "GenericInfrastructureMachineTemplate", ns, "e2e-worker-machine"},
 		{"worker-bootstrap.json", bootstrapV, "GenericBootstrapConfigTemplate", ns, "e2e-worker-bootstrap"},
 		{"controlplane.json", cpV, "GenericControlPlane", ns, cpName},
-		{"machinedeployment.json", clusterV, "MachineDeployment", ns, mds[0].GetName()},
+		{"machinedeployment.json", clusterV, "MachineDeployment", ns, mdName},
 		{"pool.json", infraV, "GenericInfrastructureMachinePoolTemplate", ns, "e2e-pool"},
-		{"machinepool.json", clusterV, "MachinePool", ns, mps[0].GetName()},
+		{"machinepool.json", clusterV, "MachinePool", ns, mpName},
 		{"extensionconfig.json", runtimeV, "ExtensionConfig", "", extName},
 	}
-	for _, o := range objects {
-		u, err := s.kube.get(ctx, o.apiVersion, o.kind, o.ns, o.name)
-		if err != nil {
-			return err
+	// The manager reconciles whenever its objects change (status updates of the MachinePool and
+	// MachineDeployment included), each time with new item uids. Read the objects between two
+	// identical requests (uids aside), so both describe the same state.
+	for attempt := 1; ; attempt++ {
+		time.Sleep(2 * time.Second)
+		before := s.recorder.lastRequest(hookPath)
+		if before == nil {
+			return s.changedSince(hookPath, managerSent), fmt.Errorf("the manager sent no GeneratePatches request through the recorder")
 		}
-		data, _ := json.MarshalIndent(u.Object, "", "  ")
-		if err := os.WriteFile(filepath.Join(dir, o.file), data, 0o644); err != nil {
-			return err
+		for _, o := range objects {
+			u, err := s.kube.get(ctx, o.apiVersion, o.kind, o.ns, o.name)
+			if err != nil {
+				return s.changedSince(hookPath, managerSent), err
+			}
+			data, _ := json.MarshalIndent(u.Object, "", "  ")
+			if err := os.WriteFile(filepath.Join(dir, o.file), data, 0o644); err != nil {
+				return s.changedSince(hookPath, managerSent), err
+			}
 		}
-	}
-	if again := s.recorder.lastRequest(hookPath); string(again) != string(managerSent) {
-		return fmt.Errorf("the manager reconciled again while the objects were read; rerun")
+		managerSent = s.recorder.lastRequest(hookPath)
+		if reflect.DeepEqual(normalizeRequest(before), normalizeRequest(managerSent)) {
+			break
+		}
+		if attempt == 10 {
+			return s.changedSince(hookPath, managerSent), fmt.Errorf("the manager's GeneratePatches request kept changing while the objects were read (10 attempts)")
+		}
 	}
 	caFile := filepath.Join(dir, "ca.crt")
 	if err := os.WriteFile(caFile, s.pki.caPEM, 0o644); err != nil {
-		return err
+		return s.changedSince(hookPath, managerSent), err
 	}
 	requests := filepath.Join(dir, "requests")
 	cmd := exec.CommandContext(ctx, s.capiExt, "render", "--extension", s.extURL, "--ca", caFile,
@@ -91,14 +113,14 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("capi-ext render failed: %v\n%s", err, stderr.String())
+		return s.changedSince(hookPath, managerSent), fmt.Errorf("capi-ext render failed: %v\n%s", err, stderr.String())
 	}
 	if err := s.renderedObjectsMatch(ctx, out); err != nil {
-		return err
+		return s.changedSince(hookPath, managerSent), err
 	}
 	rendered, err := os.ReadFile(filepath.Join(requests, "02-GeneratePatches-quickstart.request.json"))
 	if err != nil {
-		return fmt.Errorf("render wrote no GeneratePatches request: %w\n%s", err, stderr.String())
+		return s.changedSince(hookPath, managerSent), fmt.Errorf("render wrote no GeneratePatches request: %w\n%s", err, stderr.String())
 	}
 	want, got := normalizeRequest(managerSent), normalizeRequest(rendered)
 	if !reflect.DeepEqual(want, got) {
@@ -106,7 +128,7 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 		g, _ := json.MarshalIndent(got, "", "  ")
 		_ = os.WriteFile(filepath.Join(dir, "manager.json"), w, 0o644)
 		_ = os.WriteFile(filepath.Join(dir, "render.json"), g, 0o644)
-		return fmt.Errorf("render's GeneratePatches request differs from the manager's at %s (both in %s)",
+		return s.changedSince(hookPath, managerSent), fmt.Errorf("render's GeneratePatches request differs from the manager's at %s (both in %s)",
 			strings.Join(differences("", want, got), ", "), dir)
 	}
 	var parsed map[string]any
@@ -119,7 +141,13 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 		holders = append(holders, h+" "+f)
 	}
 	fmt.Printf("  render's request equals the manager's: %d items (%s), %d bytes\n", len(items), strings.Join(holders, "; "), len(managerSent))
-	return nil
+	return false, nil
+}
+
+// changedSince says whether the manager sent a request different (uids aside) from sent.
+func (s *scenarios) changedSince(hookPath string, sent []byte) bool {
+	now := s.recorder.lastRequest(hookPath)
+	return sent != nil && now != nil && !reflect.DeepEqual(normalizeRequest(now), normalizeRequest(sent))
 }
 
 // normalizeRequest drops item uids and sorts items by holder (CAPI iterates a map for workers).
