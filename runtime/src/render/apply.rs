@@ -2,7 +2,7 @@
 //! templates copied into the desired objects (`updateDesiredState`).
 
 use super::RenderError;
-use super::desired::{self, Desired};
+use super::desired::{self, Desired, Worker};
 use super::object::{FieldCopy, copy_fields, string};
 use crate::hooks::v1alpha1::{GeneratePatchesRequest, GeneratePatchesResponse};
 
@@ -170,41 +170,34 @@ pub(super) fn update_desired(request: &GeneratePatchesRequest, desired: &mut Des
     {
         copy_fields(machine, template, &TEMPLATE_FIELDS, &ALWAYS_PRESERVE);
     }
-    for md in &mut desired.machine_deployments {
-        if let Some(t) = find(
+    let workers = [
+        (
             "MachineDeployment",
-            "spec.template.spec.bootstrap.configRef",
-            Some(&md.name),
-        ) {
-            copy_fields(&mut md.bootstrap, t, &TEMPLATE_FIELDS, &ALWAYS_PRESERVE);
-        }
-        if let Some(t) = find(
-            "MachineDeployment",
-            "spec.template.spec.infrastructureRef",
-            Some(&md.name),
-        ) {
-            copy_fields(
-                &mut md.infrastructure,
-                t,
-                &TEMPLATE_FIELDS,
-                &ALWAYS_PRESERVE,
-            );
-        }
-    }
-    for mp in &mut desired.machine_pools {
-        if let Some(t) = find(
+            &mut desired.machine_deployments,
+            &TEMPLATE_FIELDS[..],
+        ),
+        (
             "MachinePool",
-            "spec.template.spec.bootstrap.configRef",
-            Some(&mp.name),
-        ) {
-            copy_fields(&mut mp.bootstrap, t, &OBJECT_FIELDS, &ALWAYS_PRESERVE);
-        }
-        if let Some(t) = find(
-            "MachinePool",
-            "spec.template.spec.infrastructureRef",
-            Some(&mp.name),
-        ) {
-            copy_fields(&mut mp.infrastructure, t, &OBJECT_FIELDS, &ALWAYS_PRESERVE);
+            &mut desired.machine_pools,
+            &OBJECT_FIELDS[..],
+        ),
+    ];
+    for (kind, list, fields) in workers {
+        for Worker {
+            name,
+            bootstrap,
+            infrastructure,
+            ..
+        } in list.iter_mut()
+        {
+            for (field, object) in [
+                ("spec.template.spec.bootstrap.configRef", bootstrap),
+                ("spec.template.spec.infrastructureRef", infrastructure),
+            ] {
+                if let Some(template) = find(kind, field, Some(name)) {
+                    copy_fields(object, template, fields, &ALWAYS_PRESERVE);
+                }
+            }
         }
     }
 }

@@ -464,14 +464,6 @@ impl Desired {
             .cloned()
             .unwrap_or(Value::Null);
         let version = string(&topology, &["version"]).to_string();
-        let naming = |field: &[&str]| {
-            let template = string(class, field);
-            if template.is_empty() {
-                "{{ .cluster.name }}-{{ .random }}".to_string()
-            } else {
-                template.to_string()
-            }
-        };
 
         let mut desired_cluster = cluster.clone();
         let mut labels = string_map(cluster, &["metadata", "labels"]);
@@ -483,15 +475,25 @@ impl Desired {
             map_value(&labels),
         );
 
-        let name_values = [(".cluster.name", cluster_name.as_str())];
-        let infra_name = match string(cluster, &["spec", "infrastructureRef", "name"]) {
-            "" => template_name(
-                &naming(&["spec", "infrastructure", "naming", "template"]),
-                &name_values,
-                "spec.infrastructure.naming.template",
-            )?,
-            current => current.to_string(),
+        // The name the Cluster already references, or one from the class's naming template.
+        let name_of = |reference: &str, class_field: &str| match string(
+            cluster,
+            &["spec", reference, "name"],
+        ) {
+            "" => {
+                let template = match string(class, &["spec", class_field, "naming", "template"]) {
+                    "" => "{{ .cluster.name }}-{{ .random }}",
+                    template => template,
+                };
+                template_name(
+                    template,
+                    &[(".cluster.name", cluster_name.as_str())],
+                    &format!("spec.{class_field}.naming.template"),
+                )
+            }
+            current => Ok(current.to_string()),
         };
+        let infra_name = name_of("infrastructureRef", "infrastructure")?;
         let infrastructure_cluster = template_to_object(
             &blueprint.infrastructure_cluster,
             cluster,
@@ -542,14 +544,7 @@ impl Desired {
         cp_labels.insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
         cp_labels.insert(TOPOLOGY_OWNED_LABEL.into(), String::new());
         let cp_annotations = merge_maps(&[topology_annotations, class_annotations]);
-        let cp_name = match string(cluster, &["spec", "controlPlaneRef", "name"]) {
-            "" => template_name(
-                &naming(&["spec", "controlPlane", "naming", "template"]),
-                &name_values,
-                "spec.controlPlane.naming.template",
-            )?,
-            current => current.to_string(),
-        };
+        let cp_name = name_of("controlPlaneRef", "controlPlane")?;
         let mut control_plane = template_to_object(
             &blueprint.control_plane,
             cluster,

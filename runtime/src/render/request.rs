@@ -113,63 +113,41 @@ pub(super) fn build_request(blueprint: &Blueprint, desired: &Desired) -> Generat
             ),
         );
     }
-    for md in &desired.machine_deployments {
-        let class = &blueprint.machine_deployments[&md.class];
-        let md_object =
-            serde_json::json!({"metadata": {"namespace": cluster["metadata"]["namespace"]}});
-        push(
-            &class.bootstrap.object,
-            &md.bootstrap,
+    let holder_object =
+        serde_json::json!({"metadata": {"namespace": cluster["metadata"]["namespace"]}});
+    let workers = [
+        (
+            "MachineDeployment",
+            &desired.machine_deployments,
+            &blueprint.machine_deployments,
             false,
-            holder(
-                CLUSTER_API,
-                "MachineDeployment",
-                &md_object,
-                &md.name,
-                "spec.template.spec.bootstrap.configRef",
-            ),
-        );
-        push(
-            &class.infrastructure.object,
-            &md.infrastructure,
-            false,
-            holder(
-                CLUSTER_API,
-                "MachineDeployment",
-                &md_object,
-                &md.name,
-                "spec.template.spec.infrastructureRef",
-            ),
-        );
-    }
-    for mp in &desired.machine_pools {
-        let class = &blueprint.machine_pools[&mp.class];
-        let mp_object =
-            serde_json::json!({"metadata": {"namespace": cluster["metadata"]["namespace"]}});
-        push(
-            &class.bootstrap.object,
-            &mp.bootstrap,
+        ),
+        (
+            "MachinePool",
+            &desired.machine_pools,
+            &blueprint.machine_pools,
             true,
-            holder(
-                CLUSTER_API,
-                "MachinePool",
-                &mp_object,
-                &mp.name,
-                "spec.template.spec.bootstrap.configRef",
-            ),
-        );
-        push(
-            &class.infrastructure.object,
-            &mp.infrastructure,
-            true,
-            holder(
-                CLUSTER_API,
-                "MachinePool",
-                &mp_object,
-                &mp.name,
-                "spec.template.spec.infrastructureRef",
-            ),
-        );
+        ),
+    ];
+    for (kind, list, classes, into_spec_template) in workers {
+        for worker in list {
+            let class = &classes[&worker.class];
+            for (template, object, field) in [
+                (
+                    &class.bootstrap.object,
+                    &worker.bootstrap,
+                    "spec.template.spec.bootstrap.configRef",
+                ),
+                (
+                    &class.infrastructure.object,
+                    &worker.infrastructure,
+                    "spec.template.spec.infrastructureRef",
+                ),
+            ] {
+                let holder = holder(CLUSTER_API, kind, &holder_object, &worker.name, field);
+                push(template, object, into_spec_template, holder);
+            }
+        }
     }
     request
 }
