@@ -35,8 +35,6 @@ pub mod dev_certs;
 pub mod duration;
 pub mod hooks;
 pub mod objects;
-#[cfg(feature = "render")]
-pub mod render;
 pub mod schema;
 pub mod topology;
 

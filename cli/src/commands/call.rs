@@ -1,6 +1,6 @@
 //! `capi-ext call`: one hook call exactly as CAPI makes it, and CAPI's verdict on the answer.
 
-use crate::ops::call::{self, Target};
+use crate::ops::call::{self, Connection};
 use crate::ops::{examples, project};
 use anyhow::Context;
 use capi_ext::CapiVersion;
@@ -29,35 +29,6 @@ pub struct Args {
     /// Cluster API version whose rules judge the answer.
     #[arg(long, default_value = "1.14")]
     capi_version: CapiVersion,
-}
-
-/// How to reach a running extension (shared by `call` and `verify`).
-#[derive(Debug, clap::Args)]
-pub struct Connection {
-    /// The extension's URL, e.g. https://127.0.0.1:9443 (a path is a prefix).
-    #[arg(long, visible_alias = "extension")]
-    url: String,
-    /// CA bundle that signed the serving certificate (the ExtensionConfig's caBundle).
-    #[arg(long)]
-    ca: PathBuf,
-    /// Client certificate, when the extension requires one.
-    #[arg(long, requires = "key")]
-    cert: Option<PathBuf>,
-    /// Client key.
-    #[arg(long, requires = "cert")]
-    key: Option<PathBuf>,
-}
-
-impl Connection {
-    /// The target, with a deadline.
-    pub fn target(self, timeout: Duration) -> Target {
-        Target {
-            url: self.url,
-            ca: self.ca,
-            identity: self.cert.zip(self.key),
-            timeout,
-        }
-    }
 }
 
 /// Runs the command.
@@ -115,5 +86,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
         )
     );
-    Ok(super::verify::report_verdict(&verdict))
+    Ok(verdict.report())
 }

@@ -1,11 +1,11 @@
 //! `capi-ext render`: a ClusterClass topology rendered through a running extension, as CAPI's
 //! topology controller would, without a cluster.
 
-use crate::commands::call::Connection;
+use crate::ops::call::Connection;
 use crate::ops::files::status_line;
 use crate::ops::local::LocalExtension;
 use crate::ops::render::{self, Files, Https};
-use capi_ext::render::RenderError;
+use capi_ext_render::RenderError;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -98,7 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let result = runtime.block_on(capi_ext::render::render(&input, &caller));
+    let result = runtime.block_on(capi_ext_render::render(&input, &caller));
     let rendered = match result {
         Ok(rendered) => rendered,
         Err(e) => {

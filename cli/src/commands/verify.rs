@@ -1,9 +1,9 @@
 //! `capi-ext verify`: a running extension checked the way CAPI checks it.
 
-use crate::ops::call::{self, Target, Verdict};
+use crate::ops::call::{self, Connection, Target};
 use crate::ops::examples;
 use capi_ext::CapiVersion;
-use capi_ext::hooks::v1alpha1::{DiscoveryResponse, ResponseStatus};
+use capi_ext::hooks::v1alpha1::DiscoveryResponse;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -13,43 +13,10 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
-    connection: super::call::Connection,
+    connection: Connection,
     /// Cluster API version whose rules apply.
     #[arg(long, default_value = "1.14")]
     capi_version: CapiVersion,
-}
-
-/// Prints a verdict on stderr; the exit code CAPI's view implies.
-pub(crate) fn report_verdict(v: &Verdict) -> ExitCode {
-    for w in &v.warnings {
-        eprintln!("warning: {w}");
-    }
-    for p in &v.problems {
-        eprintln!("rejected: {p}");
-    }
-    match (v.problems.is_empty(), v.status) {
-        (false, _) | (true, None) => ExitCode::from(2),
-        (true, Some(ResponseStatus::Failure)) => {
-            eprintln!(
-                "{}",
-                crate::ops::files::status_line(
-                    "Failure",
-                    &format!(
-                        "CAPI accepts the answer and fails the reconcile: {}",
-                        v.message
-                    )
-                )
-            );
-            ExitCode::from(1)
-        }
-        (true, Some(ResponseStatus::Success)) => {
-            eprintln!(
-                "{}",
-                crate::ops::files::status_line("Accepted", "CAPI accepts this answer")
-            );
-            ExitCode::SUCCESS
-        }
-    }
 }
 
 /// Runs the command.

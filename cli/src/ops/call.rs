@@ -13,6 +13,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use serde_json::Value;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,35 @@ pub struct Target {
     pub identity: Option<(PathBuf, PathBuf)>,
     /// The deadline, sent as `?timeout=` too.
     pub timeout: Duration,
+}
+
+/// How to reach a running extension (the flags of `call`, `verify` and `render`).
+#[derive(Debug, clap::Args)]
+pub struct Connection {
+    /// The extension's URL, e.g. https://127.0.0.1:9443 (a path is a prefix).
+    #[arg(long, visible_alias = "extension")]
+    url: String,
+    /// CA bundle that signed the serving certificate (the ExtensionConfig's caBundle).
+    #[arg(long)]
+    ca: PathBuf,
+    /// Client certificate, when the extension requires one.
+    #[arg(long, requires = "key")]
+    cert: Option<PathBuf>,
+    /// Client key.
+    #[arg(long, requires = "cert")]
+    key: Option<PathBuf>,
+}
+
+impl Connection {
+    /// The target, with a deadline.
+    pub fn target(self, timeout: Duration) -> Target {
+        Target {
+            url: self.url,
+            ca: self.ca,
+            identity: self.cert.zip(self.key),
+            timeout,
+        }
+    }
 }
 
 /// What came back.
@@ -185,6 +215,42 @@ pub struct Verdict {
     pub status: Option<hooks::ResponseStatus>,
     /// The response's message.
     pub message: String,
+}
+
+impl Verdict {
+    /// Prints the verdict on stderr; returns the exit code CAPI's view implies.
+    pub fn report(&self) -> ExitCode {
+        let v = self;
+        for w in &v.warnings {
+            eprintln!("warning: {w}");
+        }
+        for p in &v.problems {
+            eprintln!("rejected: {p}");
+        }
+        match (v.problems.is_empty(), v.status) {
+            (false, _) | (true, None) => ExitCode::from(2),
+            (true, Some(hooks::ResponseStatus::Failure)) => {
+                eprintln!(
+                    "{}",
+                    super::files::status_line(
+                        "Failure",
+                        &format!(
+                            "CAPI accepts the answer and fails the reconcile: {}",
+                            v.message
+                        )
+                    )
+                );
+                ExitCode::from(1)
+            }
+            (true, Some(hooks::ResponseStatus::Success)) => {
+                eprintln!(
+                    "{}",
+                    super::files::status_line("Accepted", "CAPI accepts this answer")
+                );
+                ExitCode::SUCCESS
+            }
+        }
+    }
 }
 
 fn typed<R: HookResponse>(body: &[u8], verdict: &mut Verdict) -> Option<R> {

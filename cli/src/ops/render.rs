@@ -1,10 +1,10 @@
 //! `capi-ext render`: reading the Cluster, ClusterClass and templates from YAML, calling the
-//! extension over HTTPS as CAPI does, and presenting what `capi_ext::render` computed.
+//! extension over HTTPS as CAPI does, and presenting what `capi_ext_render` computed.
 
 use crate::ops::call::{Target, post_async};
 use crate::ops::files::{unified_diff, write_atomic};
 use anyhow::{Context, bail};
-use capi_ext::render::{Caller, Exchange, Input, Rendered};
+use capi_ext_render::{Caller, Exchange, Input, Rendered};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -25,7 +25,7 @@ pub struct Files {
 pub fn read_documents(path: &Path) -> anyhow::Result<Vec<Value>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    capi_ext::render::documents(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    capi_ext_render::documents(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 fn kinds(documents: &[Value]) -> String {

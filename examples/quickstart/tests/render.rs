@@ -1,7 +1,7 @@
-//! The quickstart's patches rendered in-process with `capi_ext::render`, from the same files
+//! The quickstart's patches rendered in-process with `capi_ext_render`, from the same files
 //! `capi-ext render` reads (render/): no server, no cluster.
 
-use capi_ext::render::{Input, RenderError, Rendered, render};
+use capi_ext_render::{Input, RenderError, Rendered, render};
 use serde_json::Value;
 
 fn input() -> Input {

@@ -4,14 +4,14 @@
 //! references, builtin variables, only the variables each patch declared), apply the returned
 //! patches patch by patch, ask ValidateTopology, and return the objects CAPI would create.
 //!
-//! The extension is anything that implements [`Caller`]: an in-process [`Extension`](crate::Extension)
+//! The extension is anything that implements [`Caller`]: an in-process [`Extension`](capi_ext::Extension)
 //! in unit tests, or the `capi-ext render` command's HTTPS client.
 //!
 //! ```
 //! # #[cfg(feature = "server")] {
 //! use capi_ext::Extension;
 //! use capi_ext::hooks::v1alpha1::*;
-//! use capi_ext::render::{Input, render};
+//! use capi_ext_render::{Input, render};
 //! use serde_json::json;
 //!
 //! let extension = Extension::builder()
@@ -60,12 +60,12 @@ mod object;
 mod request;
 pub mod values;
 
-use crate::hooks::v1alpha1::{
+use apply::{apply_response, update_desired};
+use capi_ext::hooks::v1alpha1::{
     ClusterClassVariable, DiscoverVariables, DiscoverVariablesRequest, DiscoverVariablesResponse,
     GeneratePatches, Hook, HookResponse, ResponseStatus, Settings, ValidateTopology,
     ValidateTopologyRequest, ValidateTopologyRequestItem, ValidateTopologyResponse,
 };
-use apply::{apply_response, update_desired};
 use cluster_variables::{check_definitions, default_and_validate};
 use desired::{Blueprint, Desired};
 use object::{get, string, string_map};
@@ -81,7 +81,7 @@ pub trait Caller {
 }
 
 #[cfg(feature = "server")]
-impl Caller for crate::Extension {
+impl Caller for capi_ext::Extension {
     async fn call(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>, String> {
         let reply = self.dispatch(path, None, &body).await;
         if reply.status == http::StatusCode::OK {
@@ -133,7 +133,7 @@ impl Input {
     /// files, in any order), as `capi-ext render` reads them.
     ///
     /// ```no_run
-    /// let input = capi_ext::render::Input::from_yaml_files(["render/cluster.yaml", "render/clusterclass.yaml", "render/templates.yaml"]).unwrap();
+    /// let input = capi_ext_render::Input::from_yaml_files(["render/cluster.yaml", "render/clusterclass.yaml", "render/templates.yaml"]).unwrap();
     /// ```
     pub fn from_yaml_files<P: AsRef<std::path::Path>>(
         paths: impl IntoIterator<Item = P>,

@@ -4,7 +4,7 @@
 use super::RenderError;
 use super::desired::{self, Desired, Worker};
 use super::object::{FieldCopy, copy_fields, string};
-use crate::hooks::v1alpha1::{GeneratePatchesRequest, GeneratePatchesResponse};
+use capi_ext::hooks::v1alpha1::{GeneratePatchesRequest, GeneratePatchesResponse};
 
 /// `applyPatchToRequest`: applies each returned patch to its item, keeping only the changes to
 /// `spec`, `metadata.labels` and `metadata.annotations`.
@@ -31,14 +31,14 @@ pub(super) fn apply_response(
         }
         let mut patched = item.object.clone();
         match &returned.patch {
-            crate::hooks::v1alpha1::Patch::Json(_) => {
+            capi_ext::hooks::v1alpha1::Patch::Json(_) => {
                 let operations: json_patch::Patch =
                     serde_json::from_slice(&returned.patch.document())
                         .map_err(|e| fail(format!("not an RFC 6902 JSON patch: {e}")))?;
                 json_patch::patch(&mut patched, &operations)
                     .map_err(|e| fail(format!("error applying json patch (RFC6902): {e}")))?;
             }
-            crate::hooks::v1alpha1::Patch::Merge(document) => {
+            capi_ext::hooks::v1alpha1::Patch::Merge(document) => {
                 json_patch::merge(&mut patched, document)
             }
         }

@@ -60,7 +60,7 @@ enum Node {
 /// Renders `template` with `data` as `.`.
 ///
 /// ```
-/// use capi_ext::render::go_template::render;
+/// use capi_ext_render::go_template::render;
 /// let data = serde_json::json!({"builtin": {"cluster": {"name": "c1"}}, "ha": true});
 /// assert_eq!(render("{{ .builtin.cluster.name }}-lb", &data).unwrap(), "c1-lb");
 /// assert_eq!(render("{{ if .ha }}3{{ else }}1{{ end }}", &data).unwrap(), "3");

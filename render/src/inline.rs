@@ -5,10 +5,10 @@
 
 use super::go_template;
 use super::object::{get, string};
-use crate::hooks::v1alpha1::{
+use capi_ext::hooks::v1alpha1::{
     GeneratePatchesRequest, GeneratePatchesRequestItem, GeneratePatchesResponse, Patch, PatchType,
 };
-use crate::topology::merge_variables;
+use capi_ext::topology::merge_variables;
 use serde_json::{Map, Value};
 
 /// The value of a variable path such as `builtin.cluster.name` or `zones[0].name`
@@ -142,7 +142,7 @@ fn matches(
         )
 }
 
-fn as_map(variables: &[crate::hooks::v1alpha1::Variable]) -> Map<String, Value> {
+fn as_map(variables: &[capi_ext::hooks::v1alpha1::Variable]) -> Map<String, Value> {
     variables
         .iter()
         .map(|v| (v.name.clone(), v.value.clone()))

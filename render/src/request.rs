@@ -5,7 +5,7 @@
 use super::RenderError;
 use super::desired::{self, Blueprint, Desired, Worker};
 use super::object::{copy_fields, get, string, string_map};
-use crate::hooks::v1alpha1::{
+use capi_ext::hooks::v1alpha1::{
     Builtins, ClusterBuiltins, ClusterClassRefBuiltins, ClusterNetworkBuiltins,
     ClusterTopologyBuiltins, ControlPlaneBuiltins, ControlPlaneMachineTemplateBuiltins,
     GeneratePatchesRequest, GeneratePatchesRequestItem, HolderReference, MachineBootstrapBuiltins,

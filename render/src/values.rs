@@ -2,7 +2,7 @@
 //! then the OpenAPI rules (type, bounds, lengths, patterns, enums, required properties) and the
 //! `x-kubernetes-validations` CEL rules, each error naming the field path.
 
-use crate::hooks::v1alpha1::{JSONSchemaProps, ValidationRule};
+use capi_ext::hooks::v1alpha1::{JSONSchemaProps, ValidationRule};
 use serde_json::Value;
 use std::fmt;
 
@@ -55,7 +55,7 @@ impl fmt::Display for FieldError {
 ///
 /// ```
 /// use capi_ext::hooks::v1alpha1::JSONSchemaProps;
-/// use capi_ext::render::values::apply_defaults;
+/// use capi_ext_render::values::apply_defaults;
 /// let schema = JSONSchemaProps::object([("port".into(), JSONSchemaProps::integer().with_default(6443.into()))], &[]);
 /// let mut value = serde_json::json!({});
 /// apply_defaults(&schema, &mut value);
@@ -98,7 +98,7 @@ pub fn apply_defaults(schema: &JSONSchemaProps, value: &mut Value) {
 ///
 /// ```
 /// use capi_ext::hooks::v1alpha1::JSONSchemaProps;
-/// use capi_ext::render::values::validate;
+/// use capi_ext_render::values::validate;
 /// let schema = JSONSchemaProps::string().with_rule("!self.endsWith('/')", "must not end with '/'");
 /// let mut errors = Vec::new();
 /// validate(&schema, &serde_json::json!("registry.example.com/"), "value", &mut errors);
