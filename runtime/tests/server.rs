@@ -244,6 +244,49 @@ async fn path_prefix_is_honoured() {
 }
 
 #[tokio::test]
+async fn record_requests_dir_keeps_each_handlers_last_request_byte_for_byte() {
+    let dir = support::temp_dir("record");
+    let server =
+        TestServer::start(extension(), |o| o.record_requests_dir = Some(dir.clone())).await;
+    let client = server.client();
+    let first = create_body(json!({"n": "1"}));
+    // Not re-encoded: key order and spacing as the caller sent them.
+    let second = b"{ \"kind\":\"BeforeClusterCreateRequest\", \"apiVersion\":\"hooks.runtime.cluster.x-k8s.io/v1alpha1\",\"cluster\":{\"metadata\":{\"name\":\"c2\"}} }".to_vec();
+    for body in [first, second.clone()] {
+        let path = format!("{BASE}/beforeclustercreate/before-cluster-create");
+        assert_eq!(
+            client.post(Proto::H2, &path, body).await.unwrap().status,
+            200
+        );
+    }
+    client
+        .post(Proto::H1, &format!("{BASE}/discovery"), "{}")
+        .await
+        .unwrap();
+    client
+        .post(Proto::H2, &format!("{BASE}/nothing/here"), "{}")
+        .await
+        .unwrap();
+    assert_eq!(
+        std::fs::read(dir.join("BeforeClusterCreate-before-cluster-create.json")).unwrap(),
+        second
+    );
+    assert_eq!(std::fs::read(dir.join("Discovery.json")).unwrap(), b"{}");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "BeforeClusterCreate-before-cluster-create.json",
+            "Discovery.json"
+        ]
+    );
+}
+
+#[tokio::test]
 async fn stalled_clients_are_cut_off() {
     use tokio::io::AsyncWriteExt;
     let server = TestServer::start(extension(), |o| {

@@ -12,6 +12,7 @@ mod admin;
 mod logging;
 mod metrics;
 mod options;
+mod record;
 mod tls;
 
 pub use logging::init as init_logging;
@@ -404,14 +405,22 @@ async fn handle(
         .unwrap_or(raw_path)
         .to_string();
     let query = req.uri().query().map(str::to_string);
+    let version = req.version();
     let span = tracing::info_span!("request", hook = tracing::field::Empty, handler = tracing::field::Empty, cluster = tracing::field::Empty, %path);
     let reply = async {
         match read_body(options, req).await {
             Ok(body) => {
-                shared
+                let reply = shared
                     .extension
                     .dispatch(&path, query.as_deref(), &body)
-                    .await
+                    .await;
+                if let Some(dir) = &options.record_requests_dir
+                    && reply.status != StatusCode::NOT_FOUND
+                    && let Err(e) = record::record(dir, reply.hook, &reply.handler, &body).await
+                {
+                    tracing::warn!(dir = %dir.display(), error = %e, "cannot record the request");
+                }
+                reply
             }
             Err(err) => Reply::error(err, None, ""),
         }
@@ -442,9 +451,9 @@ async fn handle(
     );
     span.in_scope(|| {
         if status.is_success() {
-            tracing::info!(status = outcome_label, code = status.as_u16(), elapsed_ms = elapsed.as_secs_f64() * 1e3, "hook answered");
+            tracing::info!(status = outcome_label, code = status.as_u16(), http = ?version, elapsed_ms = elapsed.as_secs_f64() * 1e3, "hook answered");
         } else {
-            tracing::warn!(code = status.as_u16(), message = %String::from_utf8_lossy(&body), "request rejected");
+            tracing::warn!(code = status.as_u16(), http = ?version, message = %String::from_utf8_lossy(&body), "request rejected");
         }
     });
     Ok(json_response(status, body))

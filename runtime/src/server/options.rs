@@ -148,6 +148,11 @@ pub struct ServerOptions {
     #[arg(short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,
 
+    /// Keep the last request each handler received as DIR/<Hook>-<handler>.json, to replay
+    /// with `capi-ext call -f`. Requests carry cluster data: for debugging only.
+    #[arg(long, env = "CAPI_EXT_RECORD_REQUESTS_DIR", value_name = "DIR")]
+    pub record_requests_dir: Option<PathBuf>,
+
     /// Serve plain HTTP instead of HTTPS. For local experiments only: CAPI only calls https URLs.
     #[arg(
         long = "insecure-serve-plaintext-for-development",
