@@ -9,12 +9,16 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -44,7 +48,16 @@ func main() {
 	must(err)
 	ps := &processes{dir: work}
 	start := time.Now()
-	err = run(o, work, ps)
+	// Every process is stopped on every way out: an error, a panic, or an interrupt.
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-interrupted
+		ps.stopAll()
+		fmt.Fprintf(os.Stderr, "\n%s: stopped every process\n", sig)
+		os.Exit(130)
+	}()
+	err = runGuarded(o, work, ps)
 	ps.stopAll()
 	if err != nil {
 		ps.dumpLogs(60)
@@ -55,6 +68,16 @@ func main() {
 		_ = os.RemoveAll(work)
 	}
 	fmt.Printf("\nok: every scenario passed against the real Cluster API manager in %s\n", time.Since(start).Round(time.Second))
+}
+
+// runGuarded is run with a panic turned into an error, so the caller still stops every process.
+func runGuarded(o options, work string, ps *processes) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return run(o, work, ps)
 }
 
 func run(o options, work string, ps *processes) error {
@@ -129,16 +152,14 @@ func run(o options, work string, ps *processes) error {
 	fmt.Printf("  %d CRDs established\n", len(crdNames))
 
 	step("start the capi-ext example extension")
+	// The extension keeps the last request of each handler (the render scenario compares the
+	// manager's with render's); the ExtensionConfig points at the extension itself.
+	recordDir := filepath.Join(work, "recorded")
+	must(os.MkdirAll(recordDir, 0o755))
 	ext := ps.start("extension", o.extension, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", extPort),
 		"--webhook-cert-dir="+extDir, "--metrics-bind-address=0", fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", extProbes),
-		"--log-format=json")
+		"--log-format=json", "--record-requests-dir="+recordDir)
 	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", extProbes), 60*time.Second, ext); err != nil {
-		return err
-	}
-
-	recCert, recKey := p.leaf("recorder", "127.0.0.1", nil, true)
-	rec, err := startRecorder(fmt.Sprintf("https://127.0.0.1:%d", extPort), p.caPEM, recCert, recKey)
-	if err != nil {
 		return err
 	}
 
@@ -159,7 +180,7 @@ func run(o options, work string, ps *processes) error {
 
 	s := &scenarios{kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
 		extLog: ext.log, pki: p, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
-		recorder: rec, work: work, capiExt: o.capiExt}
+		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt}
 	for _, sc := range []struct {
 		name string
 		fn   func(context.Context) error
@@ -174,7 +195,8 @@ func run(o options, work string, ps *processes) error {
 		{"AfterControlPlaneInitialized: called once the control plane is initialized", s.afterControlPlaneInitialized},
 		{"render: capi-ext builds the GeneratePatches request the manager sends (control plane, its machines, a MachineDeployment, a MachinePool)", s.renderMatchesManager},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
-		{"CAPI's runtime SDK metrics count the calls", s.capiMetrics},
+		{"CAPI's runtime SDK metrics count the calls, all answered with HTTP 200", s.capiMetrics},
+		{"Transport: every call of the manager reached the extension itself, over HTTP/2, with HTTP 200", s.transport},
 	} {
 		step(sc.name)
 		t := time.Now()
@@ -198,17 +220,37 @@ func run(o options, work string, ps *processes) error {
 
 func step(name string) { fmt.Printf("== %s\n", name) }
 
-func countCalls(logPath string) map[string]int {
+// answered is one line the extension logged for a call: "hook answered" (HTTP 200) or
+// "request rejected" (any other status).
+type answered struct {
+	Message string `json:"message"`
+	Code    int    `json:"code"`
+	HTTP    string `json:"http"`
+	Span    struct {
+		Hook    string `json:"hook"`
+		Handler string `json:"handler"`
+	} `json:"span"`
+}
+
+// answers reads the calls the extension logged (its log is JSON, one object per line).
+func answers(logPath string) []answered {
 	data, _ := os.ReadFile(logPath)
-	out := map[string]int{}
+	var out []answered
 	for _, line := range strings.Split(string(data), "\n") {
-		if !strings.Contains(line, `"hook answered"`) {
+		var a answered
+		if json.Unmarshal([]byte(line), &a) != nil || (a.Message != "hook answered" && a.Message != "request rejected") {
 			continue
 		}
-		if i := strings.Index(line, `"hook":"`); i >= 0 {
-			rest := line[i+8:]
-			out[rest[:strings.Index(rest, `"`)]]++
-		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// countCalls counts the calls the extension logged, by hook.
+func countCalls(logPath string) map[string]int {
+	out := map[string]int{}
+	for _, a := range answers(logPath) {
+		out[a.Span.Hook]++
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -34,6 +35,7 @@ func (p *process) exited() bool {
 
 type processes struct {
 	dir  string
+	mu   sync.Mutex // start and stopAll may race when an interrupt arrives
 	list []*process
 }
 
@@ -44,6 +46,8 @@ func (ps *processes) start(name, bin string, args ...string) *process {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
 	must(cmd.Start())
 	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); _ = f.Close(); close(p.done) }()
@@ -54,6 +58,8 @@ func (ps *processes) start(name, bin string, args ...string) *process {
 
 // stopAll stops every process by PID, last started first: SIGTERM, then SIGKILL after 10 s.
 func (ps *processes) stopAll() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
 	for i := len(ps.list) - 1; i >= 0; i-- {
 		p := ps.list[i]
 		if p.exited() {

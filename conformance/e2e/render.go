@@ -19,7 +19,7 @@ import (
 // ClusterClass and templates as stored in the API server, the GeneratePatches request render
 // builds equals the one the manager last sent (item uids aside; CAPI makes them random).
 func (s *scenarios) renderMatchesManager(ctx context.Context) error {
-	const hookPath = "/hooks.runtime.cluster.x-k8s.io/v1alpha1/generatepatches"
+	const hookPath = "GeneratePatches"
 	// The control plane is initialized and reports its version (previous scenario), so CAPI
 	// creates the MachineDeployment; wait for it, then let any in-flight reconcile finish.
 	var mds, mps []unstructured.Unstructured
@@ -75,9 +75,9 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 	// identical requests (uids aside), so both describe the same state.
 	for attempt := 1; ; attempt++ {
 		time.Sleep(2 * time.Second)
-		before := s.recorder.lastRequest(hookPath)
+		before := s.recorded.lastRequest(hookPath, "patches")
 		if before == nil {
-			return s.changedSince(hookPath, managerSent), fmt.Errorf("the manager sent no GeneratePatches request through the recorder")
+			return s.changedSince(hookPath, managerSent), fmt.Errorf("the extension recorded no GeneratePatches request from the manager")
 		}
 		for _, o := range objects {
 			u, err := s.kube.get(ctx, o.apiVersion, o.kind, o.ns, o.name)
@@ -89,7 +89,7 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 				return s.changedSince(hookPath, managerSent), err
 			}
 		}
-		managerSent = s.recorder.lastRequest(hookPath)
+		managerSent = s.recorded.lastRequest(hookPath, "patches")
 		if reflect.DeepEqual(normalizeRequest(before), normalizeRequest(managerSent)) {
 			break
 		}
@@ -146,7 +146,7 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 
 // changedSince says whether the manager sent a request different (uids aside) from sent.
 func (s *scenarios) changedSince(hookPath string, sent []byte) bool {
-	now := s.recorder.lastRequest(hookPath)
+	now := s.recorded.lastRequest(hookPath, "patches")
 	return sent != nil && now != nil && !reflect.DeepEqual(normalizeRequest(now), normalizeRequest(sent))
 }
 

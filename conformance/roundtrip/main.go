@@ -23,6 +23,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -411,7 +412,8 @@ func validateVariables(resp *hooks.DiscoverVariablesResponse) []string {
 
 func main() {
 	n := flag.Int("n", 1000, "random cases per hook and part")
-	seed := flag.Int64("seed", 1, "random seed")
+	seed := flag.Int64("seed", 1, "the fixed seed: every run checks the same cases with it")
+	randomSeed := flag.Int64("random-seed", 0, "a second seed, new each run (0: from the clock); a failure prints it, to replay")
 	rustBin := flag.String("rust", "", "path to the capi-ext-conformance binary")
 	fixtures := flag.String("fixtures", "", "testdata/hooks directory")
 	dump := flag.String("dump", os.TempDir(), "where failing inputs are saved")
@@ -437,7 +439,14 @@ func main() {
 	rust := &rustSide{in: bufio.NewWriter(stdin), out: bufio.NewReaderSize(stdout, 1<<20)}
 	fail := &failure{}
 
+	if *randomSeed == 0 {
+		*randomSeed = time.Now().UnixNano()
+	}
+	fmt.Printf("seeds: fixed %d, this run's %d (replay with ROUNDTRIP_SEED=%d ROUNDTRIP_RANDOM_SEED=%d)\n", *seed, *randomSeed, *seed, *randomSeed)
 	counts := fuzz(cat, rust, *n, *seed, *dump, fail)
+	for k, v := range fuzz(cat, rust, *n, *randomSeed, *dump, fail) {
+		counts[k] += v
+	}
 	_ = stdin.Close()
 	_ = cmd.Wait()
 	keys := make([]string, 0, len(counts))
@@ -449,7 +458,7 @@ func main() {
 	for _, k := range keys {
 		total += counts[k]
 	}
-	fmt.Printf("round trip: %d cases passed over %d hook parts (%d per part, seed %d)\n", total, len(keys), *n, *seed)
+	fmt.Printf("round trip: %d cases passed over %d hook parts (%d per part and seed, seeds %d and %d)\n", total, len(keys), *n, *seed, *randomSeed)
 
 	fmt.Printf("fixtures: %d files match CAPI's types\n", checkFixtures(cat, *fixtures, fail))
 

@@ -5,7 +5,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 started=$(date +%s)
-eval "$(./conformance/scripts/build-binaries.sh)"
+# Not `eval "$(...)"`: that would swallow a failed build and go on with empty paths.
+binaries=$(./conformance/scripts/build-binaries.sh) || { echo "e2e: building the binaries failed (see above)" >&2; exit 1; }
+eval "$binaries"
 echo "binaries ready in $(( $(date +%s) - started ))s" >&2
 cargo build --quiet -p capi-ext-example-quickstart -p capi-ext-cli
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')

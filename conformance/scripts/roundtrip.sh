@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CAPI's Go types judge capi-ext's hook types: random CAPI objects through the Rust types and
-# back (ROUNDTRIP_CASES per hook and part, ROUNDTRIP_SEED), the fixtures through CAPI's types,
+# back (ROUNDTRIP_CASES per hook, part and seed: the fixed ROUNDTRIP_SEED, default 1, and a
+# new ROUNDTRIP_RANDOM_SEED each run, both printed), the fixtures through CAPI's types,
 # and the example's Discovery/DiscoverVariables through CAPI's rules.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -10,5 +11,5 @@ target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import js
 dump=$(mktemp -d)
 cd conformance/roundtrip
 go run . -rust "$target_dir/debug/capi-ext-conformance" -fixtures "$root/testdata/hooks" \
-  -n "${ROUNDTRIP_CASES:-1000}" -seed "${ROUNDTRIP_SEED:-$(date +%s)}" -dump "$dump"
+  -n "${ROUNDTRIP_CASES:-1000}" -seed "${ROUNDTRIP_SEED:-1}" -random-seed "${ROUNDTRIP_RANDOM_SEED:-0}" -dump "$dump"
 rm -rf "$dump"
