@@ -82,7 +82,12 @@ func runGuarded(o options, work string, ps *processes) (err error) {
 
 func run(o options, work string, ps *processes) error {
 	ctx := context.Background()
-	p := newPKI(filepath.Join(work, "pki"))
+	p := newPKI(filepath.Join(work, "pki"), "capi-ext-e2e-ca")
+	// mTLS: the manager presents a client certificate from its own CA; the extension requires
+	// one signed by that CA (client-ca.crt in its certificate directory).
+	clientPKI := newPKI(filepath.Join(work, "client-pki"), "capi-ext-e2e-client-ca")
+	capiClientCert, capiClientKey := clientPKI.leaf("capi-manager", "capi-manager", nil, false)
+	renderCert, renderKey := clientPKI.leaf("render", "capi-ext-render", nil, false)
 	apiCert, apiKey := p.leaf("apiserver", "kube-apiserver", nil, true)
 	adminCert, adminKey := p.leaf("admin", "admin", []string{"system:masters"}, false)
 	saPub, saKey := p.serviceAccountKeys()
@@ -94,6 +99,7 @@ func run(o options, work string, ps *processes) error {
 		must(os.Rename(c, filepath.Join(d, "tls.crt")))
 		must(os.Rename(k, filepath.Join(d, "tls.key")))
 	}
+	must(os.WriteFile(filepath.Join(extDir, "client-ca.crt"), clientPKI.caPEM, 0o644))
 
 	etcdPort, peerPort, apiPort := freePort(), freePort(), freePort()
 	extPort, extProbes := freePort(), freePort()
@@ -158,7 +164,7 @@ func run(o options, work string, ps *processes) error {
 	must(os.MkdirAll(recordDir, 0o755))
 	ext := ps.start("extension", o.extension, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", extPort),
 		"--webhook-cert-dir="+extDir, "--metrics-bind-address=0", fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", extProbes),
-		"--log-format=json", "--record-requests-dir="+recordDir)
+		"--log-format=json", "--record-requests-dir="+recordDir, "--webhook-client-ca-name=client-ca.crt")
 	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", extProbes), 60*time.Second, ext); err != nil {
 		return err
 	}
@@ -168,6 +174,7 @@ func run(o options, work string, ps *processes) error {
 	capi := ps.start("capi-manager", o.capi, "--kubeconfig="+kubeconfig,
 		"--feature-gates=ClusterTopology=true,RuntimeSDK=true", fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-dir="+webhookDir,
 		fmt.Sprintf("--health-addr=127.0.0.1:%d", capiHealth), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", capiMetrics), "--insecure-diagnostics",
+		"--runtime-extension-client-cert-file="+capiClientCert, "--runtime-extension-client-key-file="+capiClientKey,
 		"--skip-crd-migration-phases=StorageVersionMigration,CleanupManagedFields", "--v=4")
 	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", capiHealth), 180*time.Second, capi); err != nil {
 		return err
@@ -179,7 +186,7 @@ func run(o options, work string, ps *processes) error {
 	}
 
 	s := &scenarios{kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
-		extLog: ext.log, pki: p, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
+		extLog: ext.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
 		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt}
 	for _, sc := range []struct {
 		name string
@@ -187,6 +194,7 @@ func run(o options, work string, ps *processes) error {
 	}{
 		{"Discovery: status.handlers from the extension's registrations", s.discovery},
 		{"Discovery: a bad discovery answer is rejected with CAPI's message", s.badDiscovery},
+		{"mTLS: the extension refuses callers without CAPI's client certificate; one trusting another CA fails CAPI's Discovery", s.mutualTLS},
 		{"DiscoverVariables: ClusterClass status.variables from the extension", s.discoverVariables},
 		{"DiscoverVariables: a Cluster violating the schema is rejected at admission", s.variableAdmission},
 		{"BeforeClusterCreate: blocks, then unblocks", s.beforeClusterCreate},

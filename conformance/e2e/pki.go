@@ -26,12 +26,13 @@ func writePEM(path, kind string, der []byte) {
 	must(os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600))
 }
 
-func newPKI(dir string) *pki {
+// newPKI makes a CA named cn (distinct names, so a wrong CA reads as an unknown authority).
+func newPKI(dir, cn string) *pki {
 	must(os.MkdirAll(dir, 0o755))
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	must(err)
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "capi-ext-e2e-ca"},
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
 		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 	}

@@ -102,7 +102,7 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 		return s.changedSince(hookPath, managerSent), err
 	}
 	requests := filepath.Join(dir, "requests")
-	cmd := exec.CommandContext(ctx, s.capiExt, "render", "--extension", s.extURL, "--ca", caFile,
+	cmd := exec.CommandContext(ctx, s.capiExt, "render", "--extension", s.extURL, "--ca", caFile, "--cert", s.clientCert, "--key", s.clientKey,
 		"--cluster", filepath.Join(dir, "cluster.json"), "--clusterclass", filepath.Join(dir, "clusterclass.json"),
 		"--templates", filepath.Join(dir, "infra.json"), filepath.Join(dir, "cp.json"), filepath.Join(dir, "cp-machine.json"),
 		filepath.Join(dir, "worker-machine.json"), filepath.Join(dir, "worker-bootstrap.json"),

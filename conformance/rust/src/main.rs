@@ -8,6 +8,10 @@
 //! - `capi-ext-conformance bench-server [server flags]`: the Rust side of the side-by-side
 //!   benchmark against CAPI's Go server (`conformance/bench`): BeforeClusterCreate answering
 //!   Success, and GeneratePatches adding one label patch per item.
+//! - `capi-ext-conformance lifecycle-extension [server flags]`: the upgrade hooks and
+//!   GenerateUpgradePlan for the end-to-end run (see [`lifecycle`]).
+
+mod lifecycle;
 
 use capi_ext::hooks::v1alpha1::*;
 use serde::de::DeserializeOwned;
@@ -97,13 +101,6 @@ async fn generate_patches(req: GeneratePatchesRequest) -> GeneratePatchesRespons
 }
 
 fn bench_server() -> std::process::ExitCode {
-    use clap::Parser;
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        server: capi_ext::ServerOptions,
-    }
-    let cli = Cli::parse_from(std::env::args().skip(1));
     let extension = capi_ext::Extension::builder()
         .handler(capi_ext::Registration::new(
             BeforeClusterCreate,
@@ -115,6 +112,18 @@ fn bench_server() -> std::process::ExitCode {
             "generate-patches",
             generate_patches,
         ));
+    serve(extension)
+}
+
+/// Serves `extension` with the server's flags (everything after the mode).
+fn serve(extension: capi_ext::ExtensionBuilder) -> std::process::ExitCode {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        server: capi_ext::ServerOptions,
+    }
+    let cli = Cli::parse_from(std::env::args().skip(1));
     capi_ext::Server::run_with(extension, cli.server)
 }
 
@@ -122,6 +131,9 @@ fn main() -> std::process::ExitCode {
     let mode = std::env::args().nth(1).unwrap_or_default();
     if mode == "bench-server" {
         return bench_server();
+    }
+    if mode == "lifecycle-extension" {
+        return serve(lifecycle::extension());
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -160,7 +172,7 @@ fn main() -> std::process::ExitCode {
         }
         other => {
             eprintln!(
-                "usage: capi-ext-conformance roundtrip|responses|bench-server (got `{other}`)"
+                "usage: capi-ext-conformance roundtrip|responses|bench-server|lifecycle-extension (got `{other}`)"
             );
             return std::process::ExitCode::from(2);
         }
