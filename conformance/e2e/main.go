@@ -29,8 +29,8 @@ func must(err error) {
 }
 
 type options struct {
-	etcd, apiserver, capi, assets, extension, capiExt string
-	keep                                              bool
+	etcd, apiserver, capi, assets, extension, capiExt, conformanceBin string
+	keep                                                              bool
 }
 
 func main() {
@@ -41,6 +41,7 @@ func main() {
 	flag.StringVar(&o.assets, "capi-assets", "", "directory with crds/ and webhooks.yaml of that CAPI release")
 	flag.StringVar(&o.extension, "extension", "", "the example extension binary")
 	flag.StringVar(&o.capiExt, "capi-ext", "", "the capi-ext command (for render)")
+	flag.StringVar(&o.conformanceBin, "conformance", "", "the capi-ext-conformance binary (its lifecycle-extension mode serves the upgrade hooks)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.Parse()
 
@@ -169,6 +170,17 @@ func run(o options, work string, ps *processes) error {
 		return err
 	}
 
+	step("start the lifecycle extension (upgrade hooks, GenerateUpgradePlan)")
+	lifecyclePort, lifecycleProbes := freePort(), freePort()
+	lifecycleRecord := filepath.Join(work, "recorded-lifecycle")
+	must(os.MkdirAll(lifecycleRecord, 0o755))
+	lifecycle := ps.start("lifecycle-extension", o.conformanceBin, "lifecycle-extension", "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", lifecyclePort),
+		"--webhook-cert-dir="+extDir, "--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", lifecycleProbes), "--log-format=json", "--record-requests-dir="+lifecycleRecord)
+	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", lifecycleProbes), 60*time.Second, lifecycle); err != nil {
+		return err
+	}
+
 	step("start the Cluster API core manager")
 	kubeconfig := writeKubeconfig(work, apiPort, filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
 	capi := ps.start("capi-manager", o.capi, "--kubeconfig="+kubeconfig,
@@ -186,7 +198,8 @@ func run(o options, work string, ps *processes) error {
 	}
 
 	s := &scenarios{kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
-		extLog: ext.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
+		extLog: ext.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
+		lifecycleRecorded: recorded{lifecycleRecord}, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
 		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt}
 	for _, sc := range []struct {
 		name string
@@ -195,6 +208,7 @@ func run(o options, work string, ps *processes) error {
 		{"Discovery: status.handlers from the extension's registrations", s.discovery},
 		{"Discovery: a bad discovery answer is rejected with CAPI's message", s.badDiscovery},
 		{"mTLS: the extension refuses callers without CAPI's client certificate; one trusting another CA fails CAPI's Discovery", s.mutualTLS},
+		{"Discovery: the lifecycle extension's 7 handlers", s.lifecycleDiscovery},
 		{"DiscoverVariables: ClusterClass status.variables from the extension", s.discoverVariables},
 		{"DiscoverVariables: a Cluster violating the schema is rejected at admission", s.variableAdmission},
 		{"BeforeClusterCreate: blocks, then unblocks", s.beforeClusterCreate},
@@ -202,6 +216,8 @@ func run(o options, work string, ps *processes) error {
 		{"ValidateTopology: accepts, then rejects", s.validateTopology},
 		{"AfterControlPlaneInitialized: called once the control plane is initialized", s.afterControlPlaneInitialized},
 		{"render: capi-ext builds the GeneratePatches request the manager sends (control plane, its machines, a MachineDeployment, a MachinePool)", s.renderMatchesManager},
+		{"Upgrade v1.34.0 → v1.35.0: the six lifecycle hooks in CAPI's order, each held once and guarding its step", s.upgrade},
+		{"Chained upgrade v1.35.0 → v1.37.0: GenerateUpgradePlan's steps followed by the control plane and the workers, hooks per step", s.chainedUpgrade},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
 		{"CAPI's runtime SDK metrics count the calls, all answered with HTTP 200", s.capiMetrics},
 		{"Transport: every call of the manager reached the extension itself, over HTTP/2, with HTTP 200", s.transport},

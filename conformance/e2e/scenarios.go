@@ -43,12 +43,17 @@ type scenarios struct {
 	metricsURL string
 	recorded   recorded
 	extBin     string
-	extCertDir string
-	clientCert string // signed by the CA the extension trusts for clients (capi-ext render uses it)
-	clientKey  string
-	ps         *processes
-	work       string
-	capiExt    string
+	kubeconfig string // the test API server's admin kubeconfig: also the workload cluster's
+	// the lifecycle extension (upgrade hooks, GenerateUpgradePlan)
+	lifecycleURL      string
+	lifecycleLog      string
+	lifecycleRecorded recorded
+	extCertDir        string
+	clientCert        string // signed by the CA the extension trusts for clients (capi-ext render uses it)
+	clientKey         string
+	ps                *processes
+	work              string
+	capiExt           string
 }
 
 func (s *scenarios) discovery(ctx context.Context) error {
@@ -264,6 +269,8 @@ spec:
       validateTopologyExtension: validate.quickstart
       discoverVariablesExtension: variables.quickstart
       settings: {origin: clusterclass}
+  upgrade:
+    external: {generateUpgradePlanExtension: upgrade-plan.lifecycle}
 `, infraV, cpV, ns, clusterV, bootstrapV)); err != nil {
 		return err
 	}

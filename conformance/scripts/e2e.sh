@@ -9,8 +9,9 @@ started=$(date +%s)
 binaries=$(./conformance/scripts/build-binaries.sh) || { echo "e2e: building the binaries failed (see above)" >&2; exit 1; }
 eval "$binaries"
 echo "binaries ready in $(( $(date +%s) - started ))s" >&2
-cargo build --quiet -p capi-ext-example-quickstart -p capi-ext-cli
+cargo build --quiet -p capi-ext-example-quickstart -p capi-ext-cli -p capi-ext-conformance
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 cd conformance/e2e
 go run . -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -capi-assets "$CAPI_ASSETS" \
-  -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" "$@"
+  -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
+  -conformance "$target_dir/debug/capi-ext-conformance" "$@"

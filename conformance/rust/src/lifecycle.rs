@@ -114,9 +114,9 @@ fn minor(version: &str) -> Option<(u64, u64)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
-/// One step per minor: `v1.<m>.0` for each minor after the control plane's, then the target.
-/// Workers take every step too (more than CAPI's default, which skips what skew rules allow),
-/// so that following this plan is visible in the objects.
+/// One step per minor: `v1.<m>.0` for each minor after `from`'s, then the target. Workers
+/// take every step too (more than CAPI's default, which skips what skew rules allow), so that
+/// following this plan is visible in the objects.
 fn plan(from: &str, to: &str) -> Result<Vec<String>, String> {
     let ((fmaj, fmin), (tmaj, tmin)) = match (minor(from), minor(to)) {
         (Some(f), Some(t)) => (f, t),
@@ -139,12 +139,12 @@ async fn generate_upgrade_plan(
         &r.from_control_plane_kubernetes_version,
         &r.to_kubernetes_version,
     )?;
-    let workers = if r.from_workers_kubernetes_version.is_empty()
-        || r.from_workers_kubernetes_version == r.to_kubernetes_version
-    {
+    // CAPI asks again at every step; the workers' plan starts from where the workers are
+    // (behind the control plane mid-upgrade), so the plan stays the same one throughout.
+    let workers = if r.from_workers_kubernetes_version.is_empty() {
         Vec::new()
     } else {
-        control_plane.clone()
+        plan(&r.from_workers_kubernetes_version, &r.to_kubernetes_version)?
     };
     let call = json!({"hook": "GenerateUpgradePlan", "fromControlPlane": r.from_control_plane_kubernetes_version,
         "fromWorkers": r.from_workers_kubernetes_version, "to": r.to_kubernetes_version,

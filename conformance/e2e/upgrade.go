@@ -1,0 +1,457 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The upgrade scenarios: the real manager drives the Cluster's upgrades through the lifecycle
+// extension (`capi-ext-conformance lifecycle-extension`), and the harness plays the control
+// plane provider: it reports status.version = spec.version once CAPI moves spec.version (a
+// provider does so when its rollout is done). Workers have no replicas, so CAPI considers a
+// MachineDeployment or MachinePool upgraded as soon as its version is set.
+
+const (
+	holdAnnotation = "e2e.capi-ext.io/hold"
+	lifecycleExt   = "lifecycle"
+)
+
+// upgradeHooks are the six lifecycle hooks of an upgrade, in the order CAPI calls them for one
+// step (exp/topology/desiredstate: computeControlPlaneVersion and the MachineDeployment and
+// MachinePool version computations).
+var upgradeHooks = []string{"BeforeClusterUpgrade", "BeforeControlPlaneUpgrade", "AfterControlPlaneUpgrade", "BeforeWorkersUpgrade", "AfterWorkersUpgrade", "AfterClusterUpgrade"}
+
+// lifecycleCall is one call the lifecycle extension logged: what it decoded from CAPI's request.
+type lifecycleCall struct {
+	Hook                 string   `json:"hook"`
+	From                 string   `json:"from"`
+	To                   string   `json:"to"`
+	FromControlPlane     string   `json:"fromControlPlane"`
+	FromWorkers          string   `json:"fromWorkers"`
+	ControlPlaneUpgrades []string `json:"controlPlaneUpgrades"`
+	WorkersUpgrades      []string `json:"workersUpgrades"`
+	Held                 bool     `json:"held"`
+}
+
+// normalized has empty lists for absent ones (JSON `[]`, absent and `null` mean the same here).
+func (c lifecycleCall) normalized() lifecycleCall {
+	if c.ControlPlaneUpgrades == nil {
+		c.ControlPlaneUpgrades = []string{}
+	}
+	if c.WorkersUpgrades == nil {
+		c.WorkersUpgrades = []string{}
+	}
+	return c
+}
+
+func (c lifecycleCall) String() string {
+	s := c.Hook
+	if c.From != "" {
+		s += " " + c.From + "→" + c.To
+	} else if c.To != "" {
+		s += " " + c.To
+	}
+	if c.Held {
+		s += " (held)"
+	}
+	return s
+}
+
+// lifecycleCalls reads the lifecycle extension's log.
+func lifecycleCalls(logPath string) []lifecycleCall {
+	data, _ := os.ReadFile(logPath)
+	var out []lifecycleCall
+	for _, line := range strings.Split(string(data), "\n") {
+		var l struct {
+			Message string `json:"message"`
+			Call    string `json:"call"`
+		}
+		if json.Unmarshal([]byte(line), &l) != nil || l.Message != "upgrade hook called" {
+			continue
+		}
+		var c lifecycleCall
+		must(json.Unmarshal([]byte(l.Call), &c))
+		out = append(out, c)
+	}
+	return out
+}
+
+// fakeControlPlane reports status.version = spec.version, and remembers each spec.version it
+// had to catch up with: the control plane's upgrade steps, none missed.
+type fakeControlPlane struct {
+	once  sync.Once
+	mu    sync.Mutex
+	steps []string
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func (s *scenarios) startFakeControlPlane(ctx context.Context) *fakeControlPlane {
+	f := &fakeControlPlane{stop: make(chan struct{}), done: make(chan struct{})}
+	_, cpName := s.refs(ctx)
+	go func() {
+		defer close(f.done)
+		for {
+			select {
+			case <-f.stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			u, err := s.kube.get(ctx, cpV, "GenericControlPlane", ns, cpName)
+			if err != nil {
+				continue
+			}
+			spec, _, _ := unstructured.NestedString(u.Object, "spec", "version")
+			status, _, _ := unstructured.NestedString(u.Object, "status", "version")
+			if spec == "" || spec == status {
+				continue
+			}
+			if s.kube.mergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, fmt.Sprintf(`{"status":{"version":%q}}`, spec), true) == nil {
+				f.mu.Lock()
+				f.steps = append(f.steps, spec)
+				f.mu.Unlock()
+			}
+		}
+	}()
+	return f
+}
+
+func (f *fakeControlPlane) close() []string {
+	f.once.Do(func() { close(f.stop) })
+	<-f.done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.steps
+}
+
+// versions reads the control plane's spec.version and the workers' versions.
+func (s *scenarios) versions(ctx context.Context) (cp, md, mp string) {
+	_, cpName := s.refs(ctx)
+	if u, err := s.kube.get(ctx, cpV, "GenericControlPlane", ns, cpName); err == nil {
+		cp, _, _ = unstructured.NestedString(u.Object, "spec", "version")
+	}
+	if l, err := s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{"topology.cluster.x-k8s.io/deployment-name": "md-0"}); err == nil && len(l) == 1 {
+		md, _, _ = unstructured.NestedString(l[0].Object, "spec", "template", "spec", "version")
+	}
+	if l, err := s.kube.list(ctx, clusterV, "MachinePool", ns, map[string]string{"topology.cluster.x-k8s.io/pool-name": "mp-0"}); err == nil && len(l) == 1 {
+		mp, _, _ = unstructured.NestedString(l[0].Object, "spec", "template", "spec", "version")
+	}
+	return
+}
+
+// lifecycleDiscovery registers the lifecycle extension (before the ClusterClass names its
+// GenerateUpgradePlan handler).
+func (s *scenarios) lifecycleDiscovery(ctx context.Context) error {
+	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
+kind: ExtensionConfig
+metadata: {name: %s}
+spec:
+  clientConfig: {url: %q, caBundle: %s}
+  namespaceSelector: {}
+`, runtimeV, lifecycleExt, s.lifecycleURL, s.caB64)); err != nil {
+		return err
+	}
+	return eventually(timeoutLg, "ExtensionConfig lifecycle Discovered=True with 7 handlers", func() (bool, string) {
+		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", lifecycleExt)
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, msg := condition(u, "Discovered")
+		handlers, _, _ := unstructured.NestedSlice(u.Object, "status", "handlers")
+		return st == "True" && len(handlers) == 7, fmt.Sprintf("Discovered=%s/%s %q, %d handlers", st, reason, msg, len(handlers))
+	})
+}
+
+// recordedUpgradeRequest is what CAPI sent to a lifecycle handler, read from the bytes the
+// extension recorded (not from what it decoded).
+func (s *scenarios) recordedUpgradeRequest(hook, handler string) (lifecycleCall, error) {
+	body := s.lifecycleRecorded.lastRequest(hook, handler)
+	if body == nil {
+		return lifecycleCall{}, fmt.Errorf("no recorded %s request", hook)
+	}
+	var r struct {
+		From                 string `json:"fromKubernetesVersion"`
+		To                   string `json:"toKubernetesVersion"`
+		Version              string `json:"kubernetesVersion"`
+		ControlPlaneUpgrades []struct {
+			Version string `json:"version"`
+		} `json:"controlPlaneUpgrades"`
+		WorkersUpgrades []struct {
+			Version string `json:"version"`
+		} `json:"workersUpgrades"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return lifecycleCall{}, err
+	}
+	c := lifecycleCall{Hook: hook, From: r.From, To: r.To}
+	if r.Version != "" {
+		c.To = r.Version
+	}
+	for _, u := range r.ControlPlaneUpgrades {
+		c.ControlPlaneUpgrades = append(c.ControlPlaneUpgrades, u.Version)
+	}
+	for _, u := range r.WorkersUpgrades {
+		c.WorkersUpgrades = append(c.WorkersUpgrades, u.Version)
+	}
+	return c, nil
+}
+
+var lifecycleHandlers = map[string]string{
+	"BeforeClusterUpgrade": "before-cluster-upgrade", "BeforeControlPlaneUpgrade": "before-control-plane-upgrade",
+	"AfterControlPlaneUpgrade": "after-control-plane-upgrade", "BeforeWorkersUpgrade": "before-workers-upgrade",
+	"AfterWorkersUpgrade": "after-workers-upgrade", "AfterClusterUpgrade": "after-cluster-upgrade",
+}
+
+// waitHeld waits until the extension holds hook (at version to, when given) and checks the
+// request it decoded equals the bytes CAPI sent.
+func (s *scenarios) waitHeld(mark int, hook, to string) (lifecycleCall, error) {
+	var held lifecycleCall
+	err := eventually(timeoutLg, hook+" called and held", func() (bool, string) {
+		calls := lifecycleCalls(s.lifecycleLog)[mark:]
+		var seen []string
+		for _, c := range calls {
+			if c.Hook == hook && c.Held && (to == "" || c.To == to) {
+				held = c
+				return true, ""
+			}
+			seen = append(seen, c.String())
+		}
+		return false, "calls so far: " + strings.Join(dedupe(seen), ", ")
+	})
+	if err != nil {
+		return held, err
+	}
+	time.Sleep(1500 * time.Millisecond) // at least one more held call, so the recording is of a held one
+	sent, err := s.recordedUpgradeRequest(hook, lifecycleHandlers[hook])
+	if err != nil {
+		return held, err
+	}
+	decoded := held
+	decoded.Held, decoded.FromControlPlane, decoded.FromWorkers = false, "", ""
+	if !reflect.DeepEqual(sent.normalized(), decoded.normalized()) {
+		return held, fmt.Errorf("%s: CAPI sent %#v, the extension decoded %#v", hook, sent, decoded)
+	}
+	return held, nil
+}
+
+func (s *scenarios) setHolds(ctx context.Context, holds []string, version string) error {
+	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]any{holdAnnotation: strings.Join(holds, ",")}}}
+	if version != "" {
+		patch["spec"] = map[string]any{"topology": map[string]any{"version": version}}
+	}
+	body, _ := json.Marshal(patch)
+	return s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1", string(body), false)
+}
+
+func dedupe(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if len(out) == 0 || out[len(out)-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// upgradeSequence is the calls since mark, held repeats and GenerateUpgradePlan left out.
+func (s *scenarios) upgradeSequence(mark int) []string {
+	var seq []string
+	for _, c := range lifecycleCalls(s.lifecycleLog)[mark:] {
+		if c.Hook == "GenerateUpgradePlan" {
+			continue
+		}
+		c.Held = false
+		seq = append(seq, c.String())
+	}
+	return dedupe(seq)
+}
+
+// waitUpgradeDone waits until AfterClusterUpgrade is no longer pending and the topology is
+// reconciled at version.
+func (s *scenarios) waitUpgradeDone(ctx context.Context, version string) error {
+	return eventually(timeoutLg, "upgrade to "+version+" complete", func() (bool, string) {
+		u, err := s.cluster(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, msg := condition(u, "TopologyReconciled")
+		cp, md, mp := s.versions(ctx)
+		pendingHooks := u.GetAnnotations()[pending]
+		return st == "True" && cp == version && md == version && mp == version && !strings.Contains(pendingHooks, "AfterClusterUpgrade"),
+			fmt.Sprintf("TopologyReconciled=%s/%s %q cp=%s md=%s mp=%s pending-hooks=%q", st, reason, msg, cp, md, mp, pendingHooks)
+	})
+}
+
+// workloadCluster makes the test API server the Cluster's workload cluster (the kubeconfig
+// Secret a control plane provider writes, the infrastructure reported provisioned): before a version change the Cluster webhook asks
+// the workload cluster about the MachinePool's nodes, and refuses while it cannot connect.
+func (s *scenarios) workloadCluster(ctx context.Context) error {
+	data, err := os.ReadFile(s.kubeconfig)
+	must(err)
+	_, err = s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: c1-kubeconfig, namespace: %s, labels: {cluster.x-k8s.io/cluster-name: c1}}
+type: cluster.x-k8s.io/secret
+data: {value: %s}
+`, ns, base64.StdEncoding.EncodeToString(data)))
+	if err != nil {
+		return err
+	}
+	// CAPI's cluster cache connects only once the infrastructure is provisioned.
+	infra, _ := s.refs(ctx)
+	return s.kube.mergePatch(ctx, infraV, "GenericInfrastructureCluster", ns, infra, `{"status":{"initialization":{"provisioned":true}}}`, true)
+}
+
+// startUpgrade sets the holds and the new version, retrying while the Cluster webhook cannot
+// reach the workload cluster yet.
+func (s *scenarios) startUpgrade(ctx context.Context, holds []string, to string) error {
+	var last error
+	err := eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
+		last = s.setHolds(ctx, holds, to)
+		if last != nil && strings.Contains(last.Error(), "workload cluster") {
+			return false, last.Error()
+		}
+		return true, ""
+	})
+	if err != nil {
+		return err
+	}
+	return last
+}
+
+// upgrade: v1.34.0 → v1.35.0 with every lifecycle hook held once, in CAPI's order, each
+// checked against the state it guards.
+func (s *scenarios) upgrade(ctx context.Context) error {
+	const from, to = "v1.34.0", "v1.35.0"
+	if err := s.workloadCluster(ctx); err != nil {
+		return err
+	}
+	fake := s.startFakeControlPlane(ctx)
+	defer fake.close()
+	mark := len(lifecycleCalls(s.lifecycleLog))
+	if err := s.startUpgrade(ctx, upgradeHooks, to); err != nil {
+		return err
+	}
+	// What each held hook guards: the versions (control plane, MachineDeployment, MachinePool)
+	// while it holds.
+	guard := map[string][3]string{
+		"BeforeClusterUpgrade": {from, from, from}, "BeforeControlPlaneUpgrade": {from, from, from},
+		"AfterControlPlaneUpgrade": {to, from, from}, "BeforeWorkersUpgrade": {to, from, from},
+		"AfterWorkersUpgrade": {to, to, to}, "AfterClusterUpgrade": {to, to, to},
+	}
+	for i, hook := range upgradeHooks {
+		call, err := s.waitHeld(mark, hook, "")
+		if err != nil {
+			return err
+		}
+		time.Sleep(time.Second) // CAPI had time to move on, if it were going to
+		cp, md, mp := s.versions(ctx)
+		if want := guard[hook]; [3]string{cp, md, mp} != want {
+			return fmt.Errorf("while %s held: control plane %s, MachineDeployment %s, MachinePool %s; want %v", hook, cp, md, mp, want)
+		}
+		u, err := s.cluster(ctx)
+		if err != nil {
+			return err
+		}
+		st, reason, msg := condition(u, "TopologyReconciled")
+		pendingHooks := u.GetAnnotations()[pending]
+		if hook != "AfterClusterUpgrade" && (st != "False" || !strings.Contains(msg, hook) || !strings.Contains(msg, "held by annotation")) {
+			return fmt.Errorf("while %s held: TopologyReconciled=%s/%s %q does not say why", hook, st, reason, msg)
+		}
+		if hook == "AfterClusterUpgrade" && !strings.Contains(pendingHooks, "AfterClusterUpgrade") {
+			return fmt.Errorf("while AfterClusterUpgrade held: pending-hooks=%q", pendingHooks)
+		}
+		fmt.Printf("  %s held: request %s→%s cp steps %v workers steps %v; versions cp=%s md=%s mp=%s; TopologyReconciled=%s/%s %q\n",
+			hook, call.From, call.To, call.ControlPlaneUpgrades, call.WorkersUpgrades, cp, md, mp, st, reason, msg)
+		if err := s.setHolds(ctx, upgradeHooks[i+1:], ""); err != nil {
+			return err
+		}
+	}
+	if err := s.waitUpgradeDone(ctx, to); err != nil {
+		return err
+	}
+	got := s.upgradeSequence(mark)
+	want := []string{
+		"BeforeClusterUpgrade " + from + "→" + to, "BeforeControlPlaneUpgrade " + from + "→" + to, "AfterControlPlaneUpgrade " + to,
+		"BeforeWorkersUpgrade " + from + "→" + to, "AfterWorkersUpgrade " + to, "AfterClusterUpgrade " + to,
+	}
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("CAPI's calls were\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if steps := fake.close(); !reflect.DeepEqual(steps, []string{to}) {
+		return fmt.Errorf("the control plane went through %v, want [%s]", steps, to)
+	}
+	fmt.Printf("  order: %s\n", strings.Join(got, " · "))
+	return nil
+}
+
+// chainedUpgrade: v1.35.0 → v1.37.0 through the extension's GenerateUpgradePlan (one step per
+// minor, workers included): the control plane and the workers go through exactly the planned
+// versions, with the lifecycle hooks called per step.
+func (s *scenarios) chainedUpgrade(ctx context.Context) error {
+	const from, to = "v1.35.0", "v1.37.0"
+	plan := []string{"v1.36.0", "v1.37.0"}
+	fake := s.startFakeControlPlane(ctx)
+	defer fake.close()
+	mark := len(lifecycleCalls(s.lifecycleLog))
+	// Hold AfterWorkersUpgrade at each step, to read the objects at each step.
+	var holds []string
+	for _, v := range plan {
+		holds = append(holds, "AfterWorkersUpgrade@"+v)
+	}
+	if err := s.startUpgrade(ctx, holds, to); err != nil {
+		return err
+	}
+	for i, v := range plan {
+		if _, err := s.waitHeld(mark, "AfterWorkersUpgrade", v); err != nil {
+			return err
+		}
+		cp, md, mp := s.versions(ctx)
+		if cp != v || md != v || mp != v {
+			return fmt.Errorf("at step %s: control plane %s, MachineDeployment %s, MachinePool %s", v, cp, md, mp)
+		}
+		fmt.Printf("  step %s: control plane, MachineDeployment and MachinePool all at %s\n", v, v)
+		if err := s.setHolds(ctx, holds[i+1:], ""); err != nil {
+			return err
+		}
+	}
+	if err := s.waitUpgradeDone(ctx, to); err != nil {
+		return err
+	}
+	var planCall *lifecycleCall
+	for _, c := range lifecycleCalls(s.lifecycleLog)[mark:] {
+		if c.Hook == "GenerateUpgradePlan" {
+			planCall = &c
+			break
+		}
+	}
+	if planCall == nil || planCall.FromControlPlane != from || planCall.FromWorkers != from || planCall.To != to || !reflect.DeepEqual(planCall.ControlPlaneUpgrades, plan) {
+		return fmt.Errorf("GenerateUpgradePlan: %+v", planCall)
+	}
+	got := s.upgradeSequence(mark)
+	want := []string{"BeforeClusterUpgrade " + from + "→" + to}
+	prev := from
+	for _, v := range plan {
+		want = append(want, "BeforeControlPlaneUpgrade "+prev+"→"+v, "AfterControlPlaneUpgrade "+v, "BeforeWorkersUpgrade "+prev+"→"+v, "AfterWorkersUpgrade "+v)
+		prev = v
+	}
+	want = append(want, "AfterClusterUpgrade "+to)
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("CAPI's calls were\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	if steps := fake.close(); !reflect.DeepEqual(steps, plan) {
+		return fmt.Errorf("the control plane went through %v, want %v", steps, plan)
+	}
+	fmt.Printf("  GenerateUpgradePlan %s→%s planned %v (workers %v); control plane went through %v\n", from, to, planCall.ControlPlaneUpgrades, planCall.WorkersUpgrades, plan)
+	fmt.Printf("  order: %s\n", strings.Join(got, " · "))
+	return nil
+}
