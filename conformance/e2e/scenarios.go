@@ -34,6 +34,9 @@ const (
 	timeoutLg  = 120 * time.Second
 )
 
+// exampleHooks are the hooks the example extension serves, each called in the scenarios.
+var exampleHooks = []string{"Discovery", "DiscoverVariables", "BeforeClusterCreate", "GeneratePatches", "ValidateTopology", "AfterControlPlaneInitialized", "BeforeClusterDelete"}
+
 type scenarios struct {
 	kube       *kube
 	caB64      string
@@ -513,23 +516,28 @@ func (s *scenarios) capiMetrics(ctx context.Context) error {
 		}
 	}
 	// Calls to the extensions that exist to be refused (bad discovery, another client CA) are
-	// expected to fail; every call to the example extension must have got HTTP 200.
-	ours := `host="` + strings.TrimPrefix(s.extURL, "https://") + `"`
-	for _, hook := range []string{"Discovery", "DiscoverVariables", "BeforeClusterCreate", "GeneratePatches", "ValidateTopology", "AfterControlPlaneInitialized", "BeforeClusterDelete"} {
-		found := false
-		for _, l := range lines {
-			if strings.Contains(l, ours) && strings.Contains(l, `hook="`+hook+`"`) && strings.Contains(l, `code="200"`) {
-				found = true
+	// expected to fail; every call to the example and lifecycle extensions must have got HTTP 200.
+	var bad []string
+	for _, ext := range []struct {
+		url   string
+		hooks []string
+	}{{s.extURL, exampleHooks}, {s.lifecycleURL, append(append([]string{"Discovery"}, upgradeHooks...), "GenerateUpgradePlan")}} {
+		host := `host="` + strings.TrimPrefix(ext.url, "https://") + `"`
+		for _, hook := range ext.hooks {
+			found := false
+			for _, l := range lines {
+				if strings.Contains(l, host) && strings.Contains(l, `hook="`+hook+`"`) && strings.Contains(l, `code="200"`) {
+					found = true
+				}
+			}
+			if !found {
+				return fmt.Errorf("no capi_runtime_sdk_requests_total with code 200 for %s at %s in:\n%s", hook, ext.url, strings.Join(lines, "\n"))
 			}
 		}
-		if !found {
-			return fmt.Errorf("no capi_runtime_sdk_requests_total with code 200 for %s in:\n%s", hook, strings.Join(lines, "\n"))
-		}
-	}
-	var bad []string
-	for _, l := range lines {
-		if strings.Contains(l, ours) && !strings.Contains(l, `code="200"`) {
-			bad = append(bad, l)
+		for _, l := range lines {
+			if strings.Contains(l, host) && !strings.Contains(l, `code="200"`) {
+				bad = append(bad, l)
+			}
 		}
 	}
 	if len(bad) > 0 {
@@ -543,26 +551,33 @@ func (s *scenarios) capiMetrics(ctx context.Context) error {
 // runtime client negotiates it by ALPN), none was rejected, and every hook the scenarios
 // exercised is there, so the manager talked to the Rust server itself.
 func (s *scenarios) transport(ctx context.Context) error {
-	calls := answers(s.extLog)
-	seen := map[string]int{}
 	var problems []string
-	for _, a := range calls {
-		seen[a.Span.Hook]++
-		if a.HTTP != "HTTP/2.0" {
-			problems = append(problems, fmt.Sprintf("%s %s over %q", a.Span.Hook, a.Span.Handler, a.HTTP))
+	total := 0
+	for _, ext := range []struct {
+		log   string
+		hooks []string
+	}{{s.extLog, exampleHooks}, {s.lifecycleLog, append(append([]string{"Discovery"}, upgradeHooks...), "GenerateUpgradePlan")}} {
+		calls := answers(ext.log)
+		total += len(calls)
+		seen := map[string]int{}
+		for _, a := range calls {
+			seen[a.Span.Hook]++
+			if a.HTTP != "HTTP/2.0" {
+				problems = append(problems, fmt.Sprintf("%s %s over %q", a.Span.Hook, a.Span.Handler, a.HTTP))
+			}
+			if a.Message != "hook answered" || a.Code != 200 {
+				problems = append(problems, fmt.Sprintf("%s %s answered HTTP %d", a.Span.Hook, a.Span.Handler, a.Code))
+			}
 		}
-		if a.Message != "hook answered" || a.Code != 200 {
-			problems = append(problems, fmt.Sprintf("%s %s answered HTTP %d", a.Span.Hook, a.Span.Handler, a.Code))
-		}
-	}
-	for _, hook := range []string{"Discovery", "DiscoverVariables", "BeforeClusterCreate", "GeneratePatches", "ValidateTopology", "AfterControlPlaneInitialized", "BeforeClusterDelete"} {
-		if seen[hook] == 0 {
-			problems = append(problems, "no call of "+hook+" in the extension's log")
+		for _, hook := range ext.hooks {
+			if seen[hook] == 0 {
+				problems = append(problems, "no call of "+hook+" in "+ext.log)
+			}
 		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%d problems:\n  %s", len(problems), strings.Join(problems, "\n  "))
 	}
-	fmt.Printf("  %d calls, all over HTTP/2 with HTTP 200\n", len(calls))
+	fmt.Printf("  %d calls to the two extensions, all over HTTP/2 with HTTP 200\n", total)
 	return nil
 }

@@ -4,10 +4,15 @@
 #   $CAPI_EXT_CACHE/e2e/bin/{etcd,kube-apiserver,capi-manager}-<version>
 #   $CAPI_EXT_CACHE/e2e/assets/capi-<version>/{crds/*.yaml,webhooks.yaml}
 # A warm cache makes this a no-op. Prints the paths it produced.
+# Usage: build-binaries.sh [<CAPI version>:<kube-apiserver version>:<staging version>]
+# (default: the newest entry of versions.env).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=../versions.env
 source "$here/versions.env"
+if [ $# -gt 0 ]; then
+  IFS=: read -r CAPI_VERSION KUBERNETES_VERSION KUBERNETES_STAGING_VERSION <<<"$1"
+fi
 CACHE=${CAPI_EXT_CACHE:-$HOME/.cache/capi-ext}/e2e
 BIN=$CACHE/bin; SRC=$CACHE/src
 mkdir -p "$BIN" "$SRC"
@@ -52,24 +57,29 @@ build_apiserver() {
 
 build_capi() {
   local out=$BIN/capi-manager-$CAPI_VERSION assets=$CACHE/assets/capi-$CAPI_VERSION
+  local capi_minor manager_pkg=sigs.k8s.io/cluster-api config=config
+  capi_minor=$(echo "$CAPI_VERSION" | cut -d. -f2)
+  if [ "$capi_minor" -ge 14 ]; then manager_pkg=sigs.k8s.io/cluster-api/core config=core/config; fi
   if [ ! -x "$out" ]; then
     log "building the Cluster API core manager $CAPI_VERSION"
     wrapper "$SRC/capi-$CAPI_VERSION" capi-ext.local/capi-build
-    go mod edit -require="sigs.k8s.io/cluster-api/api@$CAPI_VERSION" \
-      -replace="sigs.k8s.io/cluster-api/api=sigs.k8s.io/cluster-api/api@$CAPI_VERSION"
-    go get -tool "sigs.k8s.io/cluster-api/core@$CAPI_VERSION" >&2
-    local minor; minor=$(echo "$CAPI_VERSION" | cut -d. -f2)
+    if [ "$capi_minor" -ge 14 ]; then
+      # From v1.14 the API types are a module of their own and the manager lives in core/.
+      go mod edit -require="sigs.k8s.io/cluster-api/api@$CAPI_VERSION" \
+        -replace="sigs.k8s.io/cluster-api/api=sigs.k8s.io/cluster-api/api@$CAPI_VERSION"
+    fi
+    go get -tool "$manager_pkg@$CAPI_VERSION" >&2
     go build -trimpath -o "$out.tmp" \
-      -ldflags "-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$minor" \
-      sigs.k8s.io/cluster-api/core
+      -ldflags "-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$capi_minor" \
+      "$manager_pkg"
     mv "$out.tmp" "$out"
   fi
   if [ ! -f "$assets/webhooks.yaml" ]; then
     cd "$SRC/capi-$CAPI_VERSION"
     local dir; dir=$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)
     mkdir -p "$assets/crds"
-    cp "$dir"/core/config/crd/bases/*.yaml "$assets/crds/"
-    cp "$dir"/core/config/webhook/manifests.yaml "$assets/webhooks.yaml.tmp"
+    cp "$dir"/$config/crd/bases/*.yaml "$assets/crds/"
+    cp "$dir"/$config/webhook/manifests.yaml "$assets/webhooks.yaml.tmp"
     mv "$assets/webhooks.yaml.tmp" "$assets/webhooks.yaml"
   fi
 }
