@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
 # The real Cluster API core manager, with kube-apiserver and etcd, calls the capi-ext example
-# extension over TLS; see conformance/README.md for the scenarios and what proves each one.
+# extension and the lifecycle extension over mTLS; see conformance/README.md for the scenarios
+# and what proves each one. Runs once per Cluster API release of versions.env (CAPI_MATRIX), or
+# for the releases named in E2E_VERSIONS (e.g. E2E_VERSIONS=v1.14.2).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-started=$(date +%s)
-# Not `eval "$(...)"`: that would swallow a failed build and go on with empty paths.
-binaries=$(./conformance/scripts/build-binaries.sh) || { echo "e2e: building the binaries failed (see above)" >&2; exit 1; }
-eval "$binaries"
-echo "binaries ready in $(( $(date +%s) - started ))s" >&2
+# shellcheck source=../versions.env
+source conformance/versions.env
 cargo build --quiet -p capi-ext-example-quickstart -p capi-ext-cli -p capi-ext-conformance
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-cd conformance/e2e
-go run . -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -capi-assets "$CAPI_ASSETS" \
-  -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
-  -conformance "$target_dir/debug/capi-ext-conformance" "$@"
+summary=()
+for entry in $CAPI_MATRIX; do
+  capi=${entry%%:*}
+  if [ -n "${E2E_VERSIONS:-}" ] && [[ " $E2E_VERSIONS " != *" $capi "* ]]; then continue; fi
+  echo "======== Cluster API $capi" >&2
+  started=$(date +%s)
+  # Not `eval "$(...)"`: that would swallow a failed build and go on with empty paths.
+  binaries=$(./conformance/scripts/build-binaries.sh "$entry") || { echo "e2e: building the binaries for $entry failed (see above)" >&2; exit 1; }
+  eval "$binaries"
+  echo "binaries ready in $(( $(date +%s) - started ))s" >&2
+  (
+    cd conformance/e2e
+    go run . -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -capi-assets "$CAPI_ASSETS" \
+      -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
+      -conformance "$target_dir/debug/capi-ext-conformance" "$@"
+  )
+  summary+=("$capi: passed in $(( $(date +%s) - started ))s")
+done
+[ ${#summary[@]} -gt 0 ] || { echo "e2e: no entry of CAPI_MATRIX matches E2E_VERSIONS=${E2E_VERSIONS:-}" >&2; exit 2; }
+printf '%s\n' "${summary[@]}"

@@ -8,7 +8,7 @@
 //! - `capi-ext-conformance bench-server [server flags]`: the Rust side of the side-by-side
 //!   benchmark against CAPI's Go server (`conformance/bench`): BeforeClusterCreate answering
 //!   Success, and GeneratePatches adding one label patch per item.
-//! - `capi-ext-conformance lifecycle-extension [server flags]`: the upgrade hooks and
+//! - `capi-ext-conformance lifecycle-extension [--target 1.N] [server flags]`: the upgrade hooks and
 //!   GenerateUpgradePlan for the end-to-end run (see [`lifecycle`]).
 
 mod lifecycle;
@@ -115,16 +115,20 @@ fn bench_server() -> std::process::ExitCode {
     serve(extension)
 }
 
-/// Serves `extension` with the server's flags (everything after the mode).
+/// Serves `extension` with the server's flags (everything after the mode), for the Cluster API
+/// release named by `--target` (default 1.14).
 fn serve(extension: capi_ext::ExtensionBuilder) -> std::process::ExitCode {
     use clap::Parser;
     #[derive(Parser)]
     struct Cli {
+        /// The Cluster API release the extension targets.
+        #[arg(long, default_value = "1.14")]
+        target: capi_ext::CapiVersion,
         #[command(flatten)]
         server: capi_ext::ServerOptions,
     }
     let cli = Cli::parse_from(std::env::args().skip(1));
-    capi_ext::Server::run_with(extension, cli.server)
+    capi_ext::Server::run_with(extension.target(cli.target), cli.server)
 }
 
 fn main() -> std::process::ExitCode {
