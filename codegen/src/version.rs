@@ -25,6 +25,31 @@ impl CapiVersion {
     pub const DEFAULT: CapiVersion = CapiVersion::new(1, 14);
     /// The oldest version with a Runtime SDK (ExtensionConfig and the first hooks).
     pub const OLDEST: CapiVersion = CapiVersion::new(1, 2);
+    /// The oldest release the conformance suite runs the real CAPI manager of
+    /// (`conformance/versions.env`); older targets are accepted but unproven.
+    pub const OLDEST_PROVEN: CapiVersion = CapiVersion::new(1, 12);
+
+    /// Whether the real Cluster API of this minor is proven to work with capi-ext.
+    ///
+    /// ```
+    /// use capi_ext_codegen::version::CapiVersion;
+    /// assert!(CapiVersion::new(1, 14).is_proven());
+    /// assert!(!CapiVersion::new(1, 10).is_proven());
+    /// ```
+    pub fn is_proven(self) -> bool {
+        self >= Self::OLDEST_PROVEN && self <= Self::DEFAULT
+    }
+
+    /// A warning for targets the conformance suite does not prove, if this is one.
+    pub fn unproven_warning(self) -> Option<String> {
+        (!self.is_proven()).then(|| {
+            format!(
+                "Cluster API {self} is outside the releases capi-ext proves against the real Cluster API ({} to {}): the hooks it advertises follow CAPI's catalog, but nothing here has run it",
+                Self::OLDEST_PROVEN,
+                Self::DEFAULT
+            )
+        })
+    }
 
     /// A version from its parts.
     pub const fn new(major: u16, minor: u16) -> Self {

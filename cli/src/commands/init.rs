@@ -52,6 +52,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(path) => format!("{{ path = {path:?} }}"),
         None => format!("\"{}\"", env!("CARGO_PKG_VERSION")),
     };
+    if let Some(warning) = args.capi_version.unproven_warning() {
+        eprintln!("warning: {warning}");
+    }
     let changes = scaffold::init(&scaffold::InitRequest {
         namespace: args
             .namespace

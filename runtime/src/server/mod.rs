@@ -275,6 +275,9 @@ impl BoundServer {
             target = %shared.extension.target(),
             "serving Runtime Extension"
         );
+        if let Some(warning) = shared.extension.target().unproven_warning() {
+            tracing::warn!("{warning}");
+        }
         admin_state.ready.store(true, Ordering::SeqCst);
         let graceful = GracefulShutdown::new();
         let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
