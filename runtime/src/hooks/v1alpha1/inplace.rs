@@ -60,6 +60,11 @@ response_type! {
         /// Patch to the bootstrap config.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bootstrap_config_patch: Option<Patch>,
+        /// Whether applying these changes in place makes the Machine unavailable while it
+        /// happens (Cluster API 1.15+, which reads an absent value as `true`; older releases
+        /// ignore it). Unproven until the conformance suite runs Cluster API 1.15.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub affects_availability: Option<bool>,
     }
 }
 
@@ -87,6 +92,11 @@ response_type! {
         /// Patch to the bootstrap config template.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub bootstrap_config_template_patch: Option<Patch>,
+        /// Whether applying these changes in place makes the Machine unavailable while it
+        /// happens (Cluster API 1.15+, which reads an absent value as `true`; older releases
+        /// ignore it). Unproven until the conformance suite runs Cluster API 1.15.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub affects_availability: Option<bool>,
     }
 }
 
@@ -102,4 +112,28 @@ request_type! {
 response_type! {
     /// `Success` + `retryAfterSeconds > 0` = in progress; `Success` + 0 = done; `Failure` = failed.
     UpdateMachineResponse retry {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affects_availability_is_sent_only_when_set_and_read_when_present() {
+        let mut response = CanUpdateMachineSetResponse::success();
+        assert!(
+            !serde_json::to_string(&response)
+                .unwrap()
+                .contains("affectsAvailability")
+        );
+        response.affects_availability = Some(false);
+        assert!(
+            serde_json::to_string(&response)
+                .unwrap()
+                .contains(r#""affectsAvailability":false"#)
+        );
+        let read: CanUpdateMachineResponse =
+            serde_json::from_str(r#"{"status":"Success","affectsAvailability":true}"#).unwrap();
+        assert_eq!(read.affects_availability, Some(true));
+    }
 }
