@@ -74,8 +74,123 @@ pub fn render(template: &str, data: &Value) -> Result<String, String> {
         return Err(format!("unexpected {{{{{end}}}}}"));
     }
     let mut out = String::new();
-    exec(&nodes, Some(data), &mut out)?;
+    exec(&nodes, Some(&as_go_data(data)), &mut out)?;
     Ok(out)
+}
+
+/// The data as Go's template sees it: CAPI decodes the variables from JSON into `interface{}`,
+/// so every number is a float64 (numbers written in the template itself stay Go ints).
+fn as_go_data(value: &Value) -> Value {
+    match value {
+        Value::Number(n) => n
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map_or_else(|| value.clone(), Value::Number),
+        Value::Array(items) => Value::Array(items.iter().map(as_go_data).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), as_go_data(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Go's `%v` of a float64: the shortest digits that read back the same, in `%e` form when
+/// the exponent is below -4 or at least 6 (`1e+06`, `1.5e-05`), plain otherwise (`123456`, `0.5`).
+///
+/// ```
+/// use capi_ext_render::go_template::go_float;
+/// assert_eq!(go_float(1000000.0), "1e+06");
+/// assert_eq!(go_float(123456.0), "123456");
+/// assert_eq!(go_float(0.00001), "1e-05");
+/// ```
+pub fn go_float(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let scientific = format!("{:e}", f.abs());
+    let (mantissa, exponent) = scientific.split_once('e').expect("{:e} has an exponent");
+    let exponent: i32 = exponent.parse().expect("an integer exponent");
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if exponent < -4 || exponent >= 6 {
+        let (e_sign, e_abs) = if exponent < 0 { ('-', -exponent) } else { ('+', exponent) };
+        return format!("{sign}{mantissa}e{e_sign}{e_abs:02}");
+    }
+    let point = exponent + 1;
+    let plain = if point <= 0 {
+        format!("0.{}{digits}", "0".repeat((-point) as usize))
+    } else if point as usize >= digits.len() {
+        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
+    } else {
+        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+    };
+    format!("{sign}{plain}")
+}
+
+/// Go's type name of a value, as `fmt` prints it in `%!d(float64=2)`.
+fn go_type(value: &Val) -> &'static str {
+    match value {
+        None | Some(Value::Null) => "<nil>",
+        Some(Value::Bool(_)) => "bool",
+        Some(Value::Number(n)) if n.is_f64() => "float64",
+        Some(Value::Number(_)) => "int",
+        Some(Value::String(_)) => "string",
+        Some(Value::Array(_)) => "[]interface {}",
+        Some(Value::Object(_)) => "map[string]interface {}",
+    }
+}
+
+/// Go's `strconv.Quote` (what `%q` and sprig's `quote` print).
+fn go_quote(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// One `printf` verb applied as Go's `fmt` applies it; a combination render cannot reproduce
+/// exactly is an error.
+fn printf_verb(verb: char, value: &Val) -> Result<String, String> {
+    let bad = || format!("%!{verb}({}={})", go_type(value), print(value));
+    Ok(match (verb, value) {
+        ('v', _) => print(value),
+        ('s', Some(Value::String(s))) => s.clone(),
+        ('q', Some(Value::String(s))) => go_quote(s),
+        ('d', Some(Value::Number(n))) if !n.is_f64() => n.to_string(),
+        ('s' | 'q' | 'd', Some(Value::Number(_) | Value::Bool(_))) | ('d', Some(Value::String(_))) => {
+            if verb == 'q' && matches!(value, Some(Value::Number(n)) if !n.is_f64()) {
+                return Err("printf %q of an integer (a Go character literal) is not supported by render".into());
+            }
+            bad()
+        }
+        (_, None | Some(Value::Null)) => format!("%!{verb}(<nil>)"),
+        _ => {
+            return Err(format!(
+                "printf %{verb} of a {} is not supported by render",
+                go_type(value)
+            ));
+        }
+    })
 }
 
 enum Piece {
@@ -381,14 +496,8 @@ fn print(value: &Val) -> String {
         None => "<no value>".into(),
         Some(Value::Null) => "<nil>".into(),
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => {
-            let f = n.as_f64().unwrap_or_default();
-            if f.fract() == 0.0 && f.abs() < 1e21 {
-                format!("{}", f as i64)
-            } else {
-                format!("{f}")
-            }
-        }
+        Some(Value::Number(n)) if n.is_f64() => go_float(n.as_f64().unwrap_or_default()),
+        Some(Value::Number(n)) => n.to_string(),
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::Array(items)) => {
             format!(
@@ -430,6 +539,16 @@ fn call(name: &str, args: Vec<Val>) -> Result<Val, String> {
     let text = |i: usize| print(&args[i]);
     let bool_value = |b: bool| Ok(Some(Value::Bool(b)));
     let string_value = |s: String| Ok(Some(Value::String(s)));
+    // text/template compares numbers of one kind only: an int written in the template and a
+    // float64 from the data are "incompatible types for comparison" (write `1.0`).
+    let comparable = |a: &Val, b: &Val| match (a, b) {
+        (Some(Value::Number(x)), Some(Value::Number(y))) if x.is_f64() != y.is_f64() => Err(format!(
+            "error calling {name}: incompatible types for comparison: {} and {}",
+            go_type(a),
+            go_type(b)
+        )),
+        _ => Ok(()),
+    };
     let equal = |a: &Val, b: &Val| match (a, b) {
         (Some(Value::Number(x)), Some(Value::Number(y))) => x.as_f64() == y.as_f64(),
         _ => a == b,
@@ -455,14 +574,19 @@ fn call(name: &str, args: Vec<Val>) -> Result<Val, String> {
             if args.len() < 2 {
                 return Err("eq takes at least 2 arguments".into());
             }
+            for b in &args[1..] {
+                comparable(&args[0], b)?;
+            }
             bool_value(args[1..].iter().any(|b| equal(&args[0], b)))
         }
         "ne" => {
             arity(2)?;
+            comparable(&args[0], &args[1])?;
             bool_value(!equal(&args[0], &args[1]))
         }
         "lt" | "le" | "gt" | "ge" => {
             arity(2)?;
+            comparable(&args[0], &args[1])?;
             let ordering = match (&args[0], &args[1]) {
                 (Some(Value::String(a)), Some(Value::String(b))) => a.cmp(b),
                 _ => number(&args[0])?
@@ -490,6 +614,9 @@ fn call(name: &str, args: Vec<Val>) -> Result<Val, String> {
             let mut current = args.first().cloned().flatten();
             for key in &args[1..] {
                 current = match (current, key) {
+                    (Some(Value::Array(_)), Some(Value::Number(n))) if n.is_f64() => {
+                        return Err("error calling index: cannot index slice/array with type float64".into());
+                    }
                     (Some(Value::Array(items)), Some(Value::Number(n))) => Some(
                         items
                             .get(n.as_u64().unwrap_or(u64::MAX) as usize)
@@ -502,7 +629,22 @@ fn call(name: &str, args: Vec<Val>) -> Result<Val, String> {
             }
             Ok(current)
         }
-        "print" | "toString" => string_value(args.iter().map(print).collect::<Vec<_>>().join("")),
+        // fmt.Sprint: a space between operands when neither is a string.
+        "print" => {
+            let mut out = String::new();
+            for (i, arg) in args.iter().enumerate() {
+                let is_string = |v: &Val| matches!(v, Some(Value::String(_)));
+                if i > 0 && !is_string(arg) && !is_string(&args[i - 1]) {
+                    out.push(' ');
+                }
+                out.push_str(&print(arg));
+            }
+            string_value(out)
+        }
+        "toString" => {
+            arity(1)?;
+            string_value(text(0))
+        }
         "printf" => {
             let format = args.first().map(print).ok_or("printf needs a format")?;
             let mut out = String::new();
@@ -515,14 +657,10 @@ fn call(name: &str, args: Vec<Val>) -> Result<Val, String> {
                 }
                 match chars.next() {
                     Some('%') => out.push('%'),
-                    Some(verb @ ('s' | 'd' | 'v' | 'q')) => {
-                        let value = values.next().ok_or("printf: missing argument")?;
-                        if verb == 'q' {
-                            out.push_str(&serde_json::to_string(&print(value)).expect("a string"));
-                        } else {
-                            out.push_str(&print(value));
-                        }
-                    }
+                    Some(verb @ ('s' | 'd' | 'v' | 'q')) => match values.next() {
+                        Some(value) => out.push_str(&printf_verb(verb, value)?),
+                        None => out.push_str(&format!("%!{verb}(MISSING)")),
+                    },
                     other => {
                         return Err(format!(
                             "printf verb %{} is not supported by render",
@@ -553,14 +691,17 @@ fn call(name: &str, args: Vec<Val>) -> Result<Val, String> {
                 args[1].clone()
             })
         }
+        // sprig: nil arguments are left out.
         "quote" => string_value(
             args.iter()
-                .map(|a| format!("\"{}\"", print(a).replace('"', "\\\"")))
+                .filter(|a| !matches!(a, None | Some(Value::Null)))
+                .map(|a| go_quote(&print(a)))
                 .collect::<Vec<_>>()
                 .join(" "),
         ),
         "squote" => string_value(
             args.iter()
+                .filter(|a| !matches!(a, None | Some(Value::Null)))
                 .map(|a| format!("'{}'", print(a)))
                 .collect::<Vec<_>>()
                 .join(" "),
@@ -676,6 +817,60 @@ mod tests {
             r("{{ .zones }} {{ .builtin.cluster }}").unwrap(),
             "[a b] map[name:c1]"
         );
+    }
+
+    /// Each expectation is what Go's text/template printed for the same template and data
+    /// (the data decoded from JSON, as CAPI decodes variables, so every number is a float64).
+    #[test]
+    fn numbers_and_printf_as_go_prints_them() {
+        let data = json!({"x": 1000000, "a": 123456, "b": 1234567, "h": 0.5, "t": 0.0001, "u": 0.00001,
+            "big": 1e21, "c": 100, "n": -2.5, "two": 2, "tiny": 1.5e-7, "long": 123456789012u64,
+            "s": "a\"b\\c\nd\te\u{e9}\u{1}", "zones": ["a", "b"]});
+        for (template, go) in [
+            ("{{ .x }}", "1e+06"),
+            ("{{ .a }}", "123456"),
+            ("{{ .b }}", "1.234567e+06"),
+            ("{{ .h }}", "0.5"),
+            ("{{ .t }}", "0.0001"),
+            ("{{ .u }}", "1e-05"),
+            ("{{ .big }}", "1e+21"),
+            ("{{ .c }}", "100"),
+            ("{{ .n }}", "-2.5"),
+            ("{{ .tiny }}", "1.5e-07"),
+            ("{{ .long }}", "1.23456789012e+11"),
+            ("{{ printf \"%d\" .two }}", "%!d(float64=2)"),
+            ("{{ printf \"%s\" .two }}", "%!s(float64=2)"),
+            ("{{ printf \"%v\" .x }}", "1e+06"),
+            ("{{ printf \"%q\" .s }}", "\"a\\\"b\\\\c\\nd\\te\u{e9}\\x01\""),
+            ("{{ printf \"%d\" 7 }}", "7"),
+            ("{{ printf \"%s\" 7 }}", "%!s(int=7)"),
+            ("{{ printf \"%d\" .s }}", "%!d(string=a\"b\\c\nd\te\u{e9}\u{1})"),
+            ("{{ printf \"%d-%s\" }}", "%!d(MISSING)-%!s(MISSING)"),
+            ("{{ print 1 2 }}", "1 2"),
+            ("{{ print \"a\" 1 }}", "a1"),
+            ("{{ print .two .c }}", "2 100"),
+            ("{{ len .zones }}", "2"),
+            ("{{ eq .two 2.0 }}", "true"),
+            ("{{ index .zones 1 }}", "b"),
+            ("{{ printf \"%v\" .zones }}", "[a b]"),
+            ("{{ .zones }}", "[a b]"),
+        ] {
+            assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
+        }
+        for (template, go_error) in [
+            ("{{ eq .two 2 }}", "error calling eq: incompatible types for comparison: float64 and int"),
+            ("{{ lt .two 3 }}", "error calling lt: incompatible types for comparison: float64 and int"),
+        ] {
+            let err = render(template, &data).unwrap_err();
+            assert!(err.contains(go_error), "{template}: {err}");
+        }
+    }
+
+    #[test]
+    fn go_float_matches_strconv_shortest_g() {
+        for (f, go) in [(0.0, "0"), (-0.0, "-0"), (1.0, "1"), (999999.0, "999999"), (1e6, "1e+06"), (1e100, "1e+100"), (0.1, "0.1"), (1e-4, "0.0001"), (1.25e-5, "1.25e-05")] {
+            assert_eq!(go_float(f), go, "{f}");
+        }
     }
 
     #[test]
