@@ -118,7 +118,11 @@ pub fn go_float(f: f64) -> String {
     let exponent: i32 = exponent.parse().expect("an integer exponent");
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     if exponent < -4 || exponent >= 6 {
-        let (e_sign, e_abs) = if exponent < 0 { ('-', -exponent) } else { ('+', exponent) };
+        let (e_sign, e_abs) = if exponent < 0 {
+            ('-', -exponent)
+        } else {
+            ('+', exponent)
+        };
         return format!("{sign}{mantissa}e{e_sign}{e_abs:02}");
     }
     let point = exponent + 1;
@@ -127,7 +131,11 @@ pub fn go_float(f: f64) -> String {
     } else if point as usize >= digits.len() {
         format!("{digits}{}", "0".repeat(point as usize - digits.len()))
     } else {
-        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+        format!(
+            "{}.{}",
+            &digits[..point as usize],
+            &digits[point as usize..]
+        )
     };
     format!("{sign}{plain}")
 }
@@ -159,7 +167,9 @@ fn go_quote(text: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
@@ -177,9 +187,13 @@ fn printf_verb(verb: char, value: &Val) -> Result<String, String> {
         ('s', Some(Value::String(s))) => s.clone(),
         ('q', Some(Value::String(s))) => go_quote(s),
         ('d', Some(Value::Number(n))) if !n.is_f64() => n.to_string(),
-        ('s' | 'q' | 'd', Some(Value::Number(_) | Value::Bool(_))) | ('d', Some(Value::String(_))) => {
+        ('s' | 'q' | 'd', Some(Value::Number(_) | Value::Bool(_)))
+        | ('d', Some(Value::String(_))) => {
             if verb == 'q' && matches!(value, Some(Value::Number(n)) if !n.is_f64()) {
-                return Err("printf %q of an integer (a Go character literal) is not supported by render".into());
+                return Err(
+                    "printf %q of an integer (a Go character literal) is not supported by render"
+                        .into(),
+                );
             }
             bad()
         }
@@ -542,11 +556,13 @@ fn call(name: &str, args: Vec<Val>) -> Result<Val, String> {
     // text/template compares numbers of one kind only: an int written in the template and a
     // float64 from the data are "incompatible types for comparison" (write `1.0`).
     let comparable = |a: &Val, b: &Val| match (a, b) {
-        (Some(Value::Number(x)), Some(Value::Number(y))) if x.is_f64() != y.is_f64() => Err(format!(
-            "error calling {name}: incompatible types for comparison: {} and {}",
-            go_type(a),
-            go_type(b)
-        )),
+        (Some(Value::Number(x)), Some(Value::Number(y))) if x.is_f64() != y.is_f64() => {
+            Err(format!(
+                "error calling {name}: incompatible types for comparison: {} and {}",
+                go_type(a),
+                go_type(b)
+            ))
+        }
         _ => Ok(()),
     };
     let equal = |a: &Val, b: &Val| match (a, b) {
@@ -615,7 +631,10 @@ fn call(name: &str, args: Vec<Val>) -> Result<Val, String> {
             for key in &args[1..] {
                 current = match (current, key) {
                     (Some(Value::Array(_)), Some(Value::Number(n))) if n.is_f64() => {
-                        return Err("error calling index: cannot index slice/array with type float64".into());
+                        return Err(
+                            "error calling index: cannot index slice/array with type float64"
+                                .into(),
+                        );
                     }
                     (Some(Value::Array(items)), Some(Value::Number(n))) => Some(
                         items
@@ -841,10 +860,16 @@ mod tests {
             ("{{ printf \"%d\" .two }}", "%!d(float64=2)"),
             ("{{ printf \"%s\" .two }}", "%!s(float64=2)"),
             ("{{ printf \"%v\" .x }}", "1e+06"),
-            ("{{ printf \"%q\" .s }}", "\"a\\\"b\\\\c\\nd\\te\u{e9}\\x01\""),
+            (
+                "{{ printf \"%q\" .s }}",
+                "\"a\\\"b\\\\c\\nd\\te\u{e9}\\x01\"",
+            ),
             ("{{ printf \"%d\" 7 }}", "7"),
             ("{{ printf \"%s\" 7 }}", "%!s(int=7)"),
-            ("{{ printf \"%d\" .s }}", "%!d(string=a\"b\\c\nd\te\u{e9}\u{1})"),
+            (
+                "{{ printf \"%d\" .s }}",
+                "%!d(string=a\"b\\c\nd\te\u{e9}\u{1})",
+            ),
             ("{{ printf \"%d-%s\" }}", "%!d(MISSING)-%!s(MISSING)"),
             ("{{ print 1 2 }}", "1 2"),
             ("{{ print \"a\" 1 }}", "a1"),
@@ -858,8 +883,14 @@ mod tests {
             assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
         }
         for (template, go_error) in [
-            ("{{ eq .two 2 }}", "error calling eq: incompatible types for comparison: float64 and int"),
-            ("{{ lt .two 3 }}", "error calling lt: incompatible types for comparison: float64 and int"),
+            (
+                "{{ eq .two 2 }}",
+                "error calling eq: incompatible types for comparison: float64 and int",
+            ),
+            (
+                "{{ lt .two 3 }}",
+                "error calling lt: incompatible types for comparison: float64 and int",
+            ),
         ] {
             let err = render(template, &data).unwrap_err();
             assert!(err.contains(go_error), "{template}: {err}");
@@ -868,7 +899,17 @@ mod tests {
 
     #[test]
     fn go_float_matches_strconv_shortest_g() {
-        for (f, go) in [(0.0, "0"), (-0.0, "-0"), (1.0, "1"), (999999.0, "999999"), (1e6, "1e+06"), (1e100, "1e+100"), (0.1, "0.1"), (1e-4, "0.0001"), (1.25e-5, "1.25e-05")] {
+        for (f, go) in [
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (1.0, "1"),
+            (999999.0, "999999"),
+            (1e6, "1e+06"),
+            (1e100, "1e+100"),
+            (0.1, "0.1"),
+            (1e-4, "0.0001"),
+            (1.25e-5, "1.25e-05"),
+        ] {
             assert_eq!(go_float(f), go, "{f}");
         }
     }

@@ -65,7 +65,7 @@ fn template_value(template: &str, variables: &Map<String, Value>) -> Result<Valu
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }
-    serde_saphyr::from_str::<Value>(&text)
+    crate::yaml11::from_str(&text)
         .map_err(|e| format!("failed to unmarshal rendered template {text:?}: {e}"))
 }
 

@@ -59,6 +59,7 @@ mod inline;
 mod object;
 mod request;
 pub mod values;
+pub mod yaml11;
 
 use apply::{apply_response, update_desired};
 use capi_ext::hooks::v1alpha1::{
