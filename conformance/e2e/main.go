@@ -199,11 +199,11 @@ func run(o options, work string, ps *processes) error {
 		return err
 	}
 
-	s := &scenarios{kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
-		extLog: ext.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
+	minor, _ := strconv.Atoi(strings.Split(targetOf(o.capiVersion), ".")[1])
+	s := &scenarios{minor: minor, kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
+		extLog: ext.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
 		lifecycleRecorded: recorded{lifecycleRecord}, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
 		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt}
-	minor, _ := strconv.Atoi(strings.Split(targetOf(o.capiVersion), ".")[1])
 	// Why a scenario does not apply to an older release, by scenario.
 	skips := map[string]string{}
 	if minor < 13 {

@@ -47,6 +47,8 @@ type scenarios struct {
 	recorded   recorded
 	extBin     string
 	kubeconfig string // the test API server's admin kubeconfig: also the workload cluster's
+	minor      int    // the Cluster API release's minor (behaviour that changed is checked per release)
+	capiLog    string
 	// the lifecycle extension (upgrade hooks, GenerateUpgradePlan)
 	lifecycleURL      string
 	lifecycleLog      string
@@ -424,7 +426,15 @@ func (s *scenarios) validateTopology(ctx context.Context) error {
 			return false, err.Error()
 		}
 		st, reason, msg := condition(u, "TopologyReconciled")
-		return st == "False" && reason == "ReconcileFailed" && strings.Contains(msg, "imageRepository docker.io/library is on docker.io, which is rate limited"),
+		const message = "imageRepository docker.io/library is on docker.io, which is rate limited"
+		if s.minor < 14 {
+			// Before v1.14 the condition only says the call failed; the message is in CAPI's log.
+			log, _ := os.ReadFile(s.capiLog)
+			return st == "False" && reason == "ReconcileFailed" && strings.Contains(msg, "got failure response") &&
+					strings.Contains(string(log), "got failure response with message "+message),
+				fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
+		}
+		return st == "False" && reason == "ReconcileFailed" && strings.Contains(msg, message),
 			fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
 	})
 	if err != nil {
