@@ -131,6 +131,21 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 		return s.changedSince(hookPath, managerSent), fmt.Errorf("render's GeneratePatches request differs from the manager's at %s (both in %s)",
 			strings.Join(differences("", want, got), ", "), dir)
 	}
+	// ValidateTopology: CAPI sends the GeneratePatches request as patched by every patch, with
+	// the variables of the last patch only (convertToValidationRequest in the patch engine).
+	if managerValidate := s.recorded.lastRequest("ValidateTopology", "validate"); managerValidate == nil {
+		return s.changedSince(hookPath, managerSent), fmt.Errorf("the extension recorded no ValidateTopology request")
+	} else {
+		renderedValidate, err := os.ReadFile(filepath.Join(requests, "03-ValidateTopology-quickstart.request.json"))
+		if err != nil {
+			return s.changedSince(hookPath, managerSent), fmt.Errorf("render wrote no ValidateTopology request: %w", err)
+		}
+		if want, got := normalizeRequest(managerValidate), normalizeRequest(renderedValidate); !reflect.DeepEqual(want, got) {
+			return s.changedSince(hookPath, managerSent), fmt.Errorf("render's ValidateTopology request differs from the manager's at %s",
+				strings.Join(differences("", want, got), ", "))
+		}
+		fmt.Printf("  render's ValidateTopology request equals the manager's (%d bytes)\n", len(managerValidate))
+	}
 	var parsed map[string]any
 	_ = json.Unmarshal(managerSent, &parsed)
 	items, _, _ := unstructured.NestedSlice(parsed, "items")
@@ -150,19 +165,42 @@ func (s *scenarios) changedSince(hookPath string, sent []byte) bool {
 	return sent != nil && now != nil && !reflect.DeepEqual(normalizeRequest(now), normalizeRequest(sent))
 }
 
-// normalizeRequest drops item uids and sorts items by holder (CAPI iterates a map for workers).
+// normalizeRequest drops item uids (CAPI makes them random) and sorts only what CAPI does not
+// order: it iterates maps for MachineDeployments and MachinePools, so each run of items held by
+// one of those kinds is sorted by holder name (stable: a holder's own items keep CAPI's order);
+// the infrastructure cluster, control plane and its machine template keep their places.
 func normalizeRequest(body []byte) map[string]any {
 	var request map[string]any
 	must(json.Unmarshal(body, &request))
 	items, _ := request["items"].([]any)
+	holder := func(item any) (kind, name string) {
+		h, _ := item.(map[string]any)["holderReference"].(map[string]any)
+		kind, _ = h["kind"].(string)
+		name, _ = h["name"].(string)
+		return kind, name
+	}
 	for _, item := range items {
 		delete(item.(map[string]any), "uid")
 	}
-	sort.SliceStable(items, func(i, j int) bool {
-		hi, _ := json.Marshal(items[i].(map[string]any)["holderReference"])
-		hj, _ := json.Marshal(items[j].(map[string]any)["holderReference"])
-		return string(hi) < string(hj)
-	})
+	for start := 0; start < len(items); {
+		kind, _ := holder(items[start])
+		end := start + 1
+		for end < len(items) {
+			if k, _ := holder(items[end]); k != kind {
+				break
+			}
+			end++
+		}
+		if kind == "MachineDeployment" || kind == "MachinePool" {
+			run := items[start:end]
+			sort.SliceStable(run, func(i, j int) bool {
+				_, a := holder(run[i])
+				_, b := holder(run[j])
+				return a < b
+			})
+		}
+		start = end
+	}
 	return request
 }
 

@@ -117,7 +117,7 @@ pub fn go_float(f: f64) -> String {
     let (mantissa, exponent) = scientific.split_once('e').expect("{:e} has an exponent");
     let exponent: i32 = exponent.parse().expect("an integer exponent");
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    if exponent < -4 || exponent >= 6 {
+    if !(-4..6).contains(&exponent) {
         let (e_sign, e_abs) = if exponent < 0 {
             ('-', -exponent)
         } else {
