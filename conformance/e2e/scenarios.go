@@ -268,6 +268,31 @@ spec:
           template: |
             name: {{ .builtin.cluster.name }}-lb
             kubernetesVersion: {{ .builtin.cluster.topology.version | quote }}
+  # Go template values render must print as Go does (numbers of the data are float64) and
+  # read back as CAPI does (YAML 1.1 scalars).
+  - name: values
+    definitions:
+    - selector:
+        apiVersion: %[1]s
+        kind: GenericInfrastructureMachineTemplate
+        matchResources: {machineDeploymentClass: {names: [default-worker]}}
+      jsonPatches:
+      - op: add
+        path: /spec/template/spec/values
+        valueFrom:
+          template: |
+            replicas: {{ .builtin.machineDeployment.replicas }}
+            replicasText: "md-{{ .builtin.machineDeployment.replicas }}"
+            printfD: "{{ printf "%%d" .builtin.machineDeployment.replicas }}"
+            million: {{ 1000000.0 }}
+            millionText: "{{ 1000000.0 }}"
+            mode: 0644
+            hex: 0x1F
+            enabled: yes
+            off: off
+            thousands: 1_000
+            octalEight: 08
+            quoted: "0644"
   - name: quickstart
     external:
       generatePatchesExtension: patches.quickstart
