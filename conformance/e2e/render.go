@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -156,7 +157,103 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 		holders = append(holders, h+" "+f)
 	}
 	fmt.Printf("  render's request equals the manager's: %d items (%s), %d bytes\n", len(items), strings.Join(holders, "; "), len(managerSent))
+	if err := s.renderedNamesMatch(ctx, dir, out, managerSent); err != nil {
+		return false, err
+	}
 	return false, nil
+}
+
+// randomPart matches the five characters CAPI's name generators add (names.SimpleNameGenerator
+// and the `{{ .random }}` of naming templates): its alphabet, between dashes or at an end.
+var randomPart = regexp.MustCompile(`(^|-)[bcdfghjklmnpqrstvwxz2456789]{5}(-|$)`)
+
+// nameShape is a name with its random part replaced by "*".
+func nameShape(name string) string {
+	return randomPart.ReplaceAllString(name, "$1*$2")
+}
+
+// renderedNamesMatch renders as at creation (the Cluster without references, no current
+// objects), so render names every object from the ClusterClass's naming templates and CAPI's
+// name generators, and checks the names have the shape of those CAPI chose, random parts aside:
+// the objects' names and the names in the builtins (controlPlane, machineDeployment, machinePool).
+func (s *scenarios) renderedNamesMatch(ctx context.Context, dir string, existingOut, managerSent []byte) error {
+	data, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+	must(err)
+	var cluster map[string]any
+	must(json.Unmarshal(data, &cluster))
+	unstructured.RemoveNestedField(cluster, "spec", "infrastructureRef")
+	unstructured.RemoveNestedField(cluster, "spec", "controlPlaneRef")
+	data, _ = json.Marshal(cluster)
+	must(os.WriteFile(filepath.Join(dir, "cluster-new.json"), data, 0o644))
+	requests := filepath.Join(dir, "requests-new")
+	cmd := exec.CommandContext(ctx, s.capiExt, "render", "--extension", s.extURL, "--ca", filepath.Join(dir, "ca.crt"), "--cert", s.clientCert, "--key", s.clientKey,
+		"--cluster", filepath.Join(dir, "cluster-new.json"), "--clusterclass", filepath.Join(dir, "clusterclass.json"),
+		"--templates", filepath.Join(dir, "infra.json"), filepath.Join(dir, "cp.json"), filepath.Join(dir, "cp-machine.json"),
+		filepath.Join(dir, "worker-machine.json"), filepath.Join(dir, "worker-bootstrap.json"), filepath.Join(dir, "pool.json"),
+		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	created, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("capi-ext render as at creation failed: %v\n%s", err, stderr.String())
+	}
+	shapes := func(out []byte) []string {
+		var list struct {
+			Items []map[string]any `json:"items"`
+		}
+		must(json.Unmarshal(out, &list))
+		var got []string
+		for _, item := range list.Items {
+			u := unstructured.Unstructured{Object: item}
+			got = append(got, u.GetKind()+" "+nameShape(u.GetName()))
+		}
+		sort.Strings(got)
+		return got
+	}
+	if want, got := shapes(existingOut), shapes(created); !reflect.DeepEqual(want, got) {
+		return fmt.Errorf("names render chose at creation\n  %s\ndo not have the shape of CAPI's\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+	builtinNames := func(body []byte) []string {
+		var request struct {
+			Items []struct {
+				Variables []struct {
+					Name  string         `json:"name"`
+					Value map[string]any `json:"value"`
+				} `json:"variables"`
+			} `json:"items"`
+		}
+		must(json.Unmarshal(body, &request))
+		seen := map[string]bool{}
+		for _, item := range request.Items {
+			for _, v := range item.Variables {
+				if v.Name != "builtin" {
+					continue
+				}
+				for _, owner := range []string{"controlPlane", "machineDeployment", "machinePool"} {
+					if name, _, _ := unstructured.NestedString(v.Value, owner, "name"); name != "" {
+						seen[owner+" "+nameShape(name)] = true
+					}
+				}
+			}
+		}
+		var out []string
+		for k := range seen {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	renderedRequest, err := os.ReadFile(filepath.Join(requests, "02-GeneratePatches-quickstart.request.json"))
+	if err != nil {
+		return fmt.Errorf("render as at creation wrote no GeneratePatches request: %w", err)
+	}
+	want, got := builtinNames(managerSent), builtinNames(renderedRequest)
+	if len(want) != 3 || !reflect.DeepEqual(want, got) {
+		return fmt.Errorf("builtin names render chose at creation %v, CAPI's %v", got, want)
+	}
+	fmt.Printf("  names from the naming templates and name generators, as CAPI chose them (random parts aside): %s; %s\n",
+		strings.Join(shapes(created), ", "), strings.Join(got, ", "))
+	return nil
 }
 
 // changedSince says whether the manager sent a request different (uids aside) from sent.

@@ -237,19 +237,23 @@ metadata: {name: e2e-class, namespace: %[3]s}
 spec:
   infrastructure:
     templateRef: {apiVersion: %[1]s, kind: GenericInfrastructureClusterTemplate, name: e2e-infra}
+    naming: {template: "{{ .cluster.name }}-infra-{{ .random }}"}
   controlPlane:
     templateRef: {apiVersion: %[2]s, kind: GenericControlPlaneTemplate, name: e2e-cp}
+    naming: {template: "cp-{{ .cluster.name }}-{{ .random }}"}
     machineInfrastructure:
       templateRef: {apiVersion: %[1]s, kind: GenericInfrastructureMachineTemplate, name: e2e-cp-machine}
   workers:
     machineDeployments:
     - class: default-worker
+      naming: {template: "{{ .cluster.name }}-workers-{{ .machineDeployment.topologyName }}-{{ .random }}"}
       bootstrap:
         templateRef: {apiVersion: %[5]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
       infrastructure:
         templateRef: {apiVersion: %[1]s, kind: GenericInfrastructureMachineTemplate, name: e2e-worker-machine}
     machinePools:
     - class: default-pool
+      naming: {template: "pool-{{ .machinePool.topologyName }}-{{ .random }}-{{ .cluster.name }}"}
       bootstrap:
         templateRef: {apiVersion: %[5]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
       infrastructure:
