@@ -218,6 +218,10 @@ pub struct ClusterClassVariable {
         rename = "deprecatedV1Beta1Metadata"
     )]
     pub deprecated_v1beta1_metadata: Option<ObjectMeta>,
+    /// The same labels and annotations as Cluster API before 1.13 names them (its v1beta1
+    /// `ClusterClassVariable.metadata`); found missing by the round trip through CAPI 1.12's types.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<ObjectMeta>,
     /// The schema.
     #[serde(default)]
     pub schema: VariableSchema,
@@ -230,6 +234,7 @@ impl ClusterClassVariable {
             name: name.into(),
             required: Some(required),
             deprecated_v1beta1_metadata: None,
+            metadata: None,
             schema: VariableSchema {
                 open_api_v3_schema: schema,
             },
