@@ -58,6 +58,81 @@ type rustAnswer struct {
 	OK    bool            `json:"ok"`
 	Body  json.RawMessage `json:"body"`
 	Error string          `json:"error"`
+	// TypedView: the typed fields of the embedded objects, by the JSON path CAPI gives them.
+	TypedView map[string]json.RawMessage `json:"typedView"`
+}
+
+// typedFieldsCompared counts the non-empty typed fields typedViewProblems compared.
+var typedFieldsCompared int
+
+// typedViewProblems compares each typed field the Rust side read with the value at its path
+// in CAPI's JSON. The round trip alone cannot see a typed field with a wrong serde name: the
+// key lands in the object's `extra` map and comes back unchanged.
+func typedViewProblems(body []byte, view map[string]json.RawMessage) []string {
+	var doc any
+	must(json.Unmarshal(body, &doc))
+	empty := func(v any) bool {
+		switch v := v.(type) {
+		case nil:
+			return true
+		case string:
+			return v == ""
+		case map[string]any:
+			return len(v) == 0
+		case []any:
+			return len(v) == 0
+		}
+		return false
+	}
+	// Absent, null and empty read the same here (Go omits empty fields, serde writes defaults).
+	var prune func(v any) any
+	prune = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			out := map[string]any{}
+			for k, e := range v {
+				if e = prune(e); !empty(e) {
+					out[k] = e
+				}
+			}
+			return out
+		case []any:
+			out := make([]any, len(v))
+			for i, e := range v {
+				out[i] = prune(e)
+			}
+			return out
+		}
+		return v
+	}
+	var problems []string
+	for path, raw := range view {
+		var rust any
+		must(json.Unmarshal(raw, &rust))
+		var capi any = doc
+		for _, key := range strings.Split(path, ".") {
+			m, _ := capi.(map[string]any)
+			capi = m[key]
+		}
+		rust, capi = prune(rust), prune(capi)
+		if empty(rust) && empty(capi) {
+			continue
+		}
+		typedFieldsCompared++
+		if !reflect.DeepEqual(rust, capi) {
+			r, _ := json.Marshal(rust)
+			c, _ := json.Marshal(capi)
+			problems = append(problems, fmt.Sprintf("typed field %s: Rust read %s, CAPI sent %s", path, r, c))
+		}
+	}
+	sort.Strings(problems)
+	return problems
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
 }
 
 func (r *rustSide) roundtrip(hook, part string, body []byte) (rustAnswer, error) {
@@ -284,6 +359,8 @@ func fuzz(cat *catalog, rust *rustSide, n int, seed int64, dump string, fail *fa
 						problem = "CAPI's types cannot decode the Rust JSON: " + err.Error()
 					} else if diff := cmp.Diff(original, back, compareOptions...); diff != "" {
 						problem = "field differences (-CAPI +after Rust):\n" + diff
+					} else if p := typedViewProblems(body, answer.TypedView); len(p) > 0 {
+						problem = strings.Join(p, "; ")
 					}
 				}
 				if problem != "" {
@@ -460,6 +537,7 @@ func main() {
 	}
 	fmt.Printf("round trip: %d cases passed over %d hook parts (%d per part and seed, seeds %d and %d)\n", total, len(keys), *n, *seed, *randomSeed)
 
+	fmt.Printf("typed fields of embedded objects: %d non-empty values compared with CAPI's JSON\n", typedFieldsCompared)
 	if *fixtures == "" {
 		fmt.Println("fixtures: not checked (they are shaped as the newest release sends them)")
 	} else {

@@ -2,7 +2,8 @@
 //!
 //! - `capi-ext-conformance roundtrip`: reads JSON lines `{"hook", "part", "body"}` from stdin,
 //!   decodes `body` into the typed request or response of `hook`, re-encodes it, and writes
-//!   `{"ok": true, "body": ...}` or `{"ok": false, "error": ...}` per line.
+//!   `{"ok": true, "body": ..., "typedView": ...}` or `{"ok": false, "error": ...}` per line
+//!   (the typed view: see [`typed_view`]).
 //! - `capi-ext-conformance responses`: prints the example extension's Discovery and
 //!   DiscoverVariables responses, for CAPI's validation rules.
 //! - `capi-ext-conformance bench-server [server flags]`: the Rust side of the side-by-side
@@ -12,11 +13,12 @@
 //!   GenerateUpgradePlan for the end-to-end run (see [`lifecycle`]).
 
 mod lifecycle;
+mod typed_view;
 
 use capi_ext::hooks::v1alpha1::*;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::io::{BufRead, Write};
 
 #[derive(Deserialize)]
@@ -79,9 +81,13 @@ fn roundtrip(line: &str) -> Value {
             GenerateUpgradePlan
         ]
     );
-    match result {
-        Ok(body) => json!({"ok": true, "body": body}),
-        Err(error) => json!({"ok": false, "error": error}),
+    let view = match input.part.as_str() {
+        "request" => typed_view::of_request(input.body.get()),
+        _ => Ok(Map::new()),
+    };
+    match (result, view) {
+        (Ok(body), Ok(view)) => json!({"ok": true, "body": body, "typedView": view}),
+        (Err(error), _) | (_, Err(error)) => json!({"ok": false, "error": error}),
     }
 }
 
