@@ -1,6 +1,6 @@
 //! `capi-ext init`: a new extension project that builds, tests and deploys as it is.
 
-use crate::ops::{files, scaffold};
+use crate::ops::{files, project, scaffold};
 use anyhow::{Context, bail};
 use capi_ext::CapiVersion;
 use std::path::PathBuf;
@@ -13,9 +13,10 @@ use std::process::ExitCode;
 pub struct Args {
     /// Directory to create the project in (default: the current directory).
     dir: Option<PathBuf>,
-    /// Extension name: binary, ExtensionConfig and resource prefix (a DNS-1123 label).
+    /// Extension name: binary, ExtensionConfig and resource prefix (a DNS-1123 label; default:
+    /// the directory's name).
     #[arg(long)]
-    name: String,
+    name: Option<String>,
     /// Namespace the extension is deployed to (default: <name>-system).
     #[arg(long)]
     namespace: Option<String>,
@@ -48,6 +49,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             dir.display()
         );
     }
+    let name = match args.name {
+        Some(name) => name,
+        None => project::name_from_dir(&dir)?,
+    };
     let dependency = match &args.capi_ext_path {
         Some(path) => format!("{{ path = {path:?} }}"),
         None => format!("\"{}\"", env!("CARGO_PKG_VERSION")),
@@ -59,8 +64,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         namespace: args
             .namespace
             .clone()
-            .unwrap_or_else(|| format!("{}-system", args.name)),
-        name: args.name,
+            .unwrap_or_else(|| format!("{name}-system")),
+        name: name.clone(),
         capi_version: args.capi_version,
         hooks: args.hooks,
         capi_ext_dependency: dependency,
@@ -68,5 +73,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let lines = files::apply(&dir, &changes, args.dry_run, args.force)
         .with_context(|| format!("writing {}", dir.display()))?;
     super::report(&lines);
+    if !args.dry_run {
+        let cd = match dir.as_os_str().to_str() {
+            Some(".") | Some("") => String::new(),
+            _ => format!("  cd {}\n", dir.display()),
+        };
+        eprintln!(
+            "\nNext:\n{cd}  cargo test                      # the handlers' tests\n  make run                        # serve on 127.0.0.1:9443 with development certificates\n  capi-ext verify --url https://127.0.0.1:9443 --ca .certs/ca.crt   # in another shell: check it as CAPI would"
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -246,9 +246,48 @@ pub fn validate_resource_name(what: &str, name: &str) -> anyhow::Result<()> {
         .map_err(|e| anyhow!("{what}: {}", e.to_string().replace("handler name", "name")))
 }
 
+/// The project name a directory gives, when `--name` is absent: its last component, which must
+/// already be a DNS-1123 label (the name ends up in Kubernetes object names).
+pub fn name_from_dir(dir: &std::path::Path) -> anyhow::Result<String> {
+    let absolute =
+        std::path::absolute(dir).map_err(|e| anyhow!("reading {}: {e}", dir.display()))?;
+    let folder = absolute
+        .components()
+        .next_back()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if capi_ext_codegen::naming::validate_dns_label(&folder).is_ok() {
+        return Ok(folder);
+    }
+    let suggestion = capi_ext_codegen::naming::to_dns_label(&folder);
+    let hint = if suggestion.is_empty() {
+        "pass --name NAME".to_string()
+    } else {
+        format!("pass --name {suggestion}")
+    };
+    anyhow::bail!(
+        "the directory name `{folder}` is not a DNS-1123 label (lowercase letters, digits and '-', at most 63 characters), and it would name the extension's Kubernetes objects; {hint}"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_names_the_project_when_it_is_a_dns_label() {
+        assert_eq!(
+            name_from_dir(std::path::Path::new("work/my-ext")).unwrap(),
+            "my-ext"
+        );
+        let err = name_from_dir(std::path::Path::new("work/My_Ext"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`My_Ext` is not a DNS-1123 label") && err.contains("--name my-ext"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn hook_lookup_explains() {
