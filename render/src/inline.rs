@@ -6,9 +6,11 @@
 use super::go_template;
 use super::object::{get, string};
 use capi_ext::hooks::v1alpha1::{
-    GeneratePatchesRequest, GeneratePatchesRequestItem, GeneratePatchesResponse, Patch, PatchType,
+    GeneratePatchesRequest, GeneratePatchesResponse, Patch, PatchType,
 };
+use capi_ext::patches::Selector;
 use capi_ext::topology::merge_variables;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// The value of a variable path such as `builtin.cluster.name` or `zones[0].name`
@@ -69,79 +71,6 @@ fn template_value(template: &str, variables: &Map<String, Value>) -> Result<Valu
         .map_err(|e| format!("failed to unmarshal rendered template {text:?}: {e}"))
 }
 
-fn class_matches(names: Option<&Value>, class: Option<&str>) -> bool {
-    let (Some(names), Some(class)) = (names.and_then(Value::as_array), class) else {
-        return false;
-    };
-    names.iter().filter_map(Value::as_str).any(|pattern| {
-        pattern == "*"
-            || pattern == class
-            || pattern
-                .strip_prefix('*')
-                .is_some_and(|suffix| class.ends_with(suffix))
-            || pattern
-                .strip_suffix('*')
-                .is_some_and(|prefix| class.starts_with(prefix))
-    })
-}
-
-/// `matchesSelector`.
-fn matches(
-    item: &GeneratePatchesRequestItem,
-    item_variables: &Map<String, Value>,
-    selector: &Value,
-) -> bool {
-    if string(&item.object, &["apiVersion"]) != string(selector, &["apiVersion"])
-        || string(&item.object, &["kind"]) != string(selector, &["kind"])
-    {
-        return false;
-    }
-    let holder = &item.holder_reference;
-    let resources = selector
-        .get("matchResources")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let flag = |name: &str| resources.get(name).and_then(Value::as_bool) == Some(true);
-    if flag("infrastructureCluster")
-        && holder.kind == "Cluster"
-        && holder.field_path == "spec.infrastructureRef"
-    {
-        return true;
-    }
-    if flag("controlPlane")
-        && ((holder.kind == "Cluster" && holder.field_path == "spec.controlPlaneRef")
-            || holder.field_path == "spec.machineTemplate.infrastructureRef"
-            || holder.field_path == "spec.machineTemplate.spec.infrastructureRef")
-    {
-        return true;
-    }
-    let worker_field = matches!(
-        holder.field_path.as_str(),
-        "spec.template.spec.bootstrap.configRef" | "spec.template.spec.infrastructureRef"
-    );
-    let builtin_class = |key: &str| {
-        item_variables
-            .get("builtin")
-            .and_then(|b| get(b, &[key, "class"]))
-            .and_then(Value::as_str)
-    };
-    if holder.kind == "MachineDeployment"
-        && worker_field
-        && class_matches(
-            get(&resources, &["machineDeploymentClass", "names"]),
-            builtin_class("machineDeployment"),
-        )
-    {
-        return true;
-    }
-    holder.kind == "MachinePool"
-        && worker_field
-        && class_matches(
-            get(&resources, &["machinePoolClass", "names"]),
-            builtin_class("machinePool"),
-        )
-}
-
 fn as_map(variables: &[capi_ext::hooks::v1alpha1::Variable]) -> Map<String, Value> {
     variables
         .iter()
@@ -194,16 +123,26 @@ pub(crate) fn generate(
     for item in &request.items {
         let kind = string(&item.object, &["kind"]);
         let item_variables = as_map(&item.variables);
-        let matching: Vec<&Value> = definitions
-            .iter()
-            .filter(|d| {
-                matches(
-                    item,
-                    &item_variables,
-                    d.get("selector").unwrap_or(&Value::Null),
-                )
-            })
-            .collect();
+        let builtin = item_variables.get("builtin");
+        let class = |key: &str| {
+            builtin
+                .and_then(|b| get(b, &[key, "class"]))
+                .and_then(Value::as_str)
+        };
+        let mut matching = Vec::new();
+        for (index, definition) in definitions.iter().enumerate() {
+            let selector =
+                Selector::deserialize(definition.get("selector").unwrap_or(&Value::Null))
+                    .map_err(|e| format!("definitions[{index}].selector: {e}"))?;
+            if selector.matches(
+                &item.object,
+                &item.holder_reference,
+                class("machineDeployment"),
+                class("machinePool"),
+            ) {
+                matching.push(definition);
+            }
+        }
         if matching.is_empty() {
             continue;
         }
@@ -257,14 +196,6 @@ mod tests {
                 .unwrap_err()
                 .contains("failed to lookup segment \"uid\"")
         );
-    }
-
-    #[test]
-    fn class_names_match_with_wildcards() {
-        let names = json!(["*-worker", "gpu*"]);
-        assert!(class_matches(Some(&names), Some("default-worker")));
-        assert!(class_matches(Some(&names), Some("gpu-large")));
-        assert!(!class_matches(Some(&names), Some("other")));
     }
 
     #[test]

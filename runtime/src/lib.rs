@@ -35,6 +35,7 @@ pub mod dev_certs;
 pub mod duration;
 pub mod hooks;
 pub mod objects;
+pub mod patches;
 pub mod schema;
 pub mod topology;
 

@@ -1,0 +1,407 @@
+//! The template a patch function edits: a JSON object with pointer-based setters that create
+//! what is missing, so a patch says what it wants (`set("/spec/template/spec/version", ..)`)
+//! and the [`PatchSet`](super::PatchSet) computes the JSON Patch CAPI applies.
+
+use crate::hooks::v1alpha1::{JsonPatchOp, Patch};
+use serde_json::{Map, Value};
+
+/// Why an edit could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{pointer}: {reason}")]
+pub struct EditError {
+    /// The JSON pointer that was being edited.
+    pub pointer: String,
+    /// What was in the way.
+    pub reason: String,
+}
+
+/// A template object under edit.
+///
+/// ```
+/// use capi_ext::patches::Template;
+/// use serde_json::json;
+///
+/// let mut t = Template::new(json!({"kind": "KubeadmControlPlaneTemplate", "spec": {}}));
+/// t.set("/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository", "registry.example.com").unwrap();
+/// t.push("/spec/template/spec/kubeadmConfigSpec/files", json!({"path": "/etc/motd"})).unwrap();
+/// t.label("example.com/team", "a").unwrap();
+/// assert_eq!(t.get("/spec/template/spec/kubeadmConfigSpec/files/0/path"), Some(&json!("/etc/motd")));
+/// assert_eq!(t.object()["metadata"]["labels"]["example.com/team"], "a");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template {
+    object: Value,
+}
+
+/// Splits a JSON pointer into unescaped tokens (RFC 6901).
+fn tokens(pointer: &str) -> Result<Vec<String>, EditError> {
+    if pointer.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(rest) = pointer.strip_prefix('/') else {
+        return Err(EditError {
+            pointer: pointer.into(),
+            reason: "a JSON pointer starts with `/` (e.g. /spec/template/spec)".into(),
+        });
+    };
+    Ok(rest
+        .split('/')
+        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .collect())
+}
+
+impl Template {
+    /// Wraps a template object.
+    pub fn new(object: Value) -> Self {
+        Template { object }
+    }
+
+    /// The object as it is now.
+    pub fn object(&self) -> &Value {
+        &self.object
+    }
+
+    /// The object, to edit directly.
+    pub fn object_mut(&mut self) -> &mut Value {
+        &mut self.object
+    }
+
+    /// The object, consumed.
+    pub fn into_object(self) -> Value {
+        self.object
+    }
+
+    /// The template's `kind`.
+    pub fn kind(&self) -> &str {
+        self.object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    /// The value at a JSON pointer, if present.
+    pub fn get(&self, pointer: &str) -> Option<&Value> {
+        self.object.pointer(pointer)
+    }
+
+    /// The parent container of the last token, creating missing objects on the way.
+    fn parent(&mut self, pointer: &str) -> Result<(&mut Value, String), EditError> {
+        let mut tokens = tokens(pointer)?;
+        let Some(last) = tokens.pop() else {
+            return Err(EditError {
+                pointer: pointer.into(),
+                reason: "the whole object cannot be replaced; name a field".into(),
+            });
+        };
+        let mut current = &mut self.object;
+        let mut walked = String::new();
+        for token in tokens {
+            walked.push('/');
+            walked.push_str(&token.replace('~', "~0").replace('/', "~1"));
+            if current.is_null() {
+                *current = Value::Object(Map::new());
+            }
+            current = match current {
+                Value::Object(map) => map.entry(token).or_insert(Value::Null),
+                Value::Array(items) => {
+                    let len = items.len();
+                    let index = index(&token, len, &walked)?;
+                    items.get_mut(index).ok_or_else(|| EditError {
+                        pointer: walked.clone(),
+                        reason: format!("index {index} is past the end of a list of {len}"),
+                    })?
+                }
+                other => {
+                    return Err(EditError {
+                        pointer: walked,
+                        reason: format!("is {}, not an object", kind_of(other)),
+                    });
+                }
+            };
+        }
+        match current {
+            Value::Null => *current = Value::Object(Map::new()),
+            Value::Object(_) | Value::Array(_) => {}
+            other => {
+                return Err(EditError {
+                    pointer: if walked.is_empty() {
+                        "/".into()
+                    } else {
+                        walked
+                    },
+                    reason: format!("is {}, not an object", kind_of(other)),
+                });
+            }
+        }
+        Ok((current, last))
+    }
+
+    /// Sets the value at a JSON pointer, creating missing parent objects; a list index
+    /// replaces that element and `-` appends.
+    pub fn set(&mut self, pointer: &str, value: impl Into<Value>) -> Result<(), EditError> {
+        let value = value.into();
+        let (parent, last) = self.parent(pointer)?;
+        match parent {
+            Value::Object(map) => {
+                map.insert(last, value);
+                Ok(())
+            }
+            Value::Array(items) if last == "-" => {
+                items.push(value);
+                Ok(())
+            }
+            Value::Array(items) => {
+                let i = index(&last, items.len(), pointer)?;
+                match items.get_mut(i) {
+                    Some(slot) => {
+                        *slot = value;
+                        Ok(())
+                    }
+                    None => Err(EditError {
+                        pointer: pointer.into(),
+                        reason: format!("index {i} is past the end of a list of {}", items.len()),
+                    }),
+                }
+            }
+            other => Err(EditError {
+                pointer: pointer.into(),
+                reason: format!("the parent is {}, not an object or a list", kind_of(other)),
+            }),
+        }
+    }
+
+    /// Appends to the list at a JSON pointer, creating an empty list when it is absent.
+    pub fn push(&mut self, pointer: &str, value: impl Into<Value>) -> Result<(), EditError> {
+        let value = value.into();
+        let (parent, last) = self.parent(pointer)?;
+        let slot = match parent {
+            Value::Object(map) => map.entry(last).or_insert_with(|| Value::Array(Vec::new())),
+            other => {
+                return Err(EditError {
+                    pointer: pointer.into(),
+                    reason: format!("the parent is {}, not an object", kind_of(other)),
+                });
+            }
+        };
+        match slot {
+            Value::Array(items) => {
+                items.push(value);
+                Ok(())
+            }
+            other => Err(EditError {
+                pointer: pointer.into(),
+                reason: format!("is {}, not a list", kind_of(other)),
+            }),
+        }
+    }
+
+    /// Removes the value at a JSON pointer; `None` when there was none.
+    pub fn remove(&mut self, pointer: &str) -> Option<Value> {
+        let (parent, last) = pointer.rsplit_once('/')?;
+        let last = last.replace("~1", "/").replace("~0", "~");
+        match self.object.pointer_mut(parent)? {
+            Value::Object(map) => map.remove(&last),
+            Value::Array(items) => {
+                let i: usize = last.parse().ok()?;
+                (i < items.len()).then(|| items.remove(i))
+            }
+            _ => None,
+        }
+    }
+
+    /// Merges a document into the object as an RFC 7386 JSON merge patch (`null` removes).
+    pub fn merge(&mut self, document: &Value) {
+        merge(&mut self.object, document);
+    }
+
+    /// Applies a [`Patch`] (JSON Patch operations or a merge document).
+    pub fn apply(&mut self, patch: &Patch) -> Result<(), EditError> {
+        match patch {
+            Patch::Merge(document) => {
+                self.merge(document);
+                Ok(())
+            }
+            Patch::Json(ops) => {
+                for op in ops {
+                    self.apply_op(op)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn apply_op(&mut self, op: &JsonPatchOp) -> Result<(), EditError> {
+        let missing = |pointer: &str| EditError {
+            pointer: pointer.into(),
+            reason: "no value here".into(),
+        };
+        match op {
+            JsonPatchOp::Add { path, value } | JsonPatchOp::Replace { path, value } => {
+                self.set(path, value.clone())
+            }
+            JsonPatchOp::Remove { path } => {
+                self.remove(path).map(drop).ok_or_else(|| missing(path))
+            }
+            JsonPatchOp::Move { from, path } => {
+                let value = self.remove(from).ok_or_else(|| missing(from))?;
+                self.set(path, value)
+            }
+            JsonPatchOp::Copy { from, path } => {
+                let value = self.get(from).cloned().ok_or_else(|| missing(from))?;
+                self.set(path, value)
+            }
+            JsonPatchOp::Test { path, value } => match self.get(path) {
+                Some(found) if found == value => Ok(()),
+                _ => Err(EditError {
+                    pointer: path.clone(),
+                    reason: format!("test failed: expected {value}"),
+                }),
+            },
+        }
+    }
+
+    /// Sets a label on the template object's own metadata.
+    pub fn label(&mut self, key: &str, value: &str) -> Result<(), EditError> {
+        self.set(
+            &crate::hooks::v1alpha1::pointer(["metadata", "labels", key]),
+            value,
+        )
+    }
+
+    /// Sets an annotation on the template object's own metadata.
+    pub fn annotation(&mut self, key: &str, value: &str) -> Result<(), EditError> {
+        self.set(
+            &crate::hooks::v1alpha1::pointer(["metadata", "annotations", key]),
+            value,
+        )
+    }
+}
+
+fn index(token: &str, len: usize, pointer: &str) -> Result<usize, EditError> {
+    token.parse().map_err(|_| EditError {
+        pointer: pointer.into(),
+        reason: format!("`{token}` is not an index into a list of {len}"),
+    })
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// RFC 7386.
+fn merge(target: &mut Value, document: &Value) {
+    let Value::Object(patch) = document else {
+        *target = document.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let map = target.as_object_mut().expect("made an object above");
+    for (key, value) in patch {
+        if value.is_null() {
+            map.remove(key);
+        } else {
+            merge(map.entry(key.clone()).or_insert(Value::Null), value);
+        }
+    }
+}
+
+/// The JSON Patch that turns `before` into `after`: objects are compared member by member,
+/// anything else (lists included) is replaced whole when it differs.
+pub fn diff(before: &Value, after: &Value) -> Vec<JsonPatchOp> {
+    let mut ops = Vec::new();
+    diff_into(before, after, &mut String::new(), &mut ops);
+    ops
+}
+
+fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<JsonPatchOp>) {
+    if before == after {
+        return;
+    }
+    match (before, after) {
+        (Value::Object(b), Value::Object(a)) => {
+            for (key, old) in b {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                match a.get(key) {
+                    Some(new) => diff_into(old, new, path, ops),
+                    None => ops.push(JsonPatchOp::Remove { path: path.clone() }),
+                }
+                path.truncate(len);
+            }
+            for (key, new) in a {
+                if !b.contains_key(key) {
+                    ops.push(JsonPatchOp::Add {
+                        path: format!("{path}/{}", key.replace('~', "~0").replace('/', "~1")),
+                        value: new.clone(),
+                    });
+                }
+            }
+        }
+        _ => ops.push(JsonPatchOp::Replace {
+            path: path.clone(),
+            value: after.clone(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn set_creates_parents_and_refuses_scalars() {
+        let mut t = Template::new(json!({"spec": {"a": 1, "list": [{"x": 1}]}}));
+        t.set("/spec/b/c", true).unwrap();
+        t.set("/spec/list/0/x", 2).unwrap();
+        t.set("/spec/list/-", 3).unwrap();
+        assert_eq!(
+            t.object(),
+            &json!({"spec": {"a": 1, "b": {"c": true}, "list": [{"x": 2}, 3]}})
+        );
+        let err = t.set("/spec/a/b", 1).unwrap_err();
+        assert_eq!(err.to_string(), "/spec/a: is a number, not an object");
+        let err = t.set("/spec/list/5/x", 1).unwrap_err();
+        assert!(err.to_string().contains("past the end"), "{err}");
+        assert!(
+            t.set("spec", 1)
+                .unwrap_err()
+                .reason
+                .contains("starts with `/`")
+        );
+        assert_eq!(t.remove("/spec/b"), Some(json!({"c": true})));
+        assert_eq!(t.remove("/spec/nothing"), None);
+    }
+
+    #[test]
+    fn diff_round_trips_through_apply() {
+        let before = json!({"a": {"b": 1, "c": [1, 2], "gone": true}, "k/e~y": 1});
+        let after = json!({"a": {"b": 2, "c": [1], "new": {"x": 1}}, "k/e~y": 2, "z": null});
+        let ops = diff(&before, &after);
+        let mut t = Template::new(before.clone());
+        t.apply(&Patch::Json(ops.clone())).unwrap();
+        assert_eq!(t.object(), &after);
+        assert!(
+            ops.iter()
+                .any(|op| matches!(op, JsonPatchOp::Replace { path, .. } if path == "/k~1e~0y"))
+        );
+        assert!(diff(&after, &after).is_empty());
+    }
+
+    #[test]
+    fn merge_follows_rfc_7386() {
+        let mut t = Template::new(json!({"a": {"b": 1, "c": 2}}));
+        t.merge(&json!({"a": {"b": null, "d": [1]}}));
+        assert_eq!(t.object(), &json!({"a": {"c": 2, "d": [1]}}));
+    }
+}
