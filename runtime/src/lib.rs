@@ -9,6 +9,8 @@
 //!   authors read them and lossless for everything else;
 //! - [`topology`]: typed builtin variables, user variables into serde types, item selection
 //!   for GeneratePatches and ValidateTopology;
+//! - [`patches`]: one GeneratePatches handler from many named patch functions with typed
+//!   selectors; [`gates`]: one blocking lifecycle handler from many concurrent checks;
 //! - [`Extension`] and [`Registration`]: handlers checked the way CAPI checks them, Discovery
 //!   generated from them, in-process calls for unit tests;
 //! - [`Server`] (feature `server`, on by default): HTTPS with rustls, certificate reload,
@@ -33,6 +35,7 @@
 #[cfg(feature = "dev-certs")]
 pub mod dev_certs;
 pub mod duration;
+pub mod gates;
 pub mod hooks;
 pub mod objects;
 pub mod patches;
