@@ -4,7 +4,8 @@
 use super::RenderError;
 use super::desired::{self, Desired, Worker};
 use super::object::{FieldCopy, copy_fields, string};
-use capi_ext::hooks::v1alpha1::{GeneratePatchesRequest, GeneratePatchesResponse};
+use capi_ext::hooks::v1alpha1::{GeneratePatchesRequest, GeneratePatchesResponse, Patch};
+use serde_json::Value;
 
 /// `applyPatchToRequest`: applies each returned patch to its item, keeping only the changes to
 /// `spec`, `metadata.labels` and `metadata.annotations`.
@@ -29,31 +30,37 @@ pub(super) fn apply_response(
         if returned.patch.is_noop() {
             continue;
         }
-        let mut patched = item.object.clone();
-        match &returned.patch {
-            capi_ext::hooks::v1alpha1::Patch::Json(_) => {
-                let operations: json_patch::Patch =
-                    serde_json::from_slice(&returned.patch.document())
-                        .map_err(|e| fail(format!("not an RFC 6902 JSON patch: {e}")))?;
-                json_patch::patch(&mut patched, &operations)
-                    .map_err(|e| fail(format!("error applying json patch (RFC6902): {e}")))?;
-            }
-            capi_ext::hooks::v1alpha1::Patch::Merge(document) => {
-                json_patch::merge(&mut patched, document)
-            }
-        }
-        copy_fields(
-            &mut item.object,
-            &patched,
-            &[
-                (&["spec"], &["spec"]),
-                (&["metadata", "labels"], &["metadata", "labels"]),
-                (&["metadata", "annotations"], &["metadata", "annotations"]),
-            ],
-            &[],
-        );
+        item.object = patch_object(&item.object, &returned.patch).map_err(fail)?;
     }
     Ok(())
+}
+
+/// One template patched as CAPI's `applyPatchToRequest` patches it: the patch applied (RFC 6902
+/// strictly, or RFC 7386), then only the changes to `spec`, `metadata.labels` and
+/// `metadata.annotations` kept.
+pub(crate) fn patch_object(object: &Value, patch: &Patch) -> Result<Value, String> {
+    let mut patched = object.clone();
+    match patch {
+        Patch::Json(_) => {
+            let operations: json_patch::Patch = serde_json::from_slice(&patch.document())
+                .map_err(|e| format!("not an RFC 6902 JSON patch: {e}"))?;
+            json_patch::patch(&mut patched, &operations)
+                .map_err(|e| format!("error applying json patch (RFC6902): {e}"))?;
+        }
+        Patch::Merge(document) => json_patch::merge(&mut patched, document),
+    }
+    let mut kept = object.clone();
+    copy_fields(
+        &mut kept,
+        &patched,
+        &[
+            (&["spec"], &["spec"]),
+            (&["metadata", "labels"], &["metadata", "labels"]),
+            (&["metadata", "annotations"], &["metadata", "annotations"]),
+        ],
+        &[],
+    );
+    Ok(kept)
 }
 
 const ALWAYS_PRESERVE: [&[&str]; 6] = [

@@ -58,6 +58,7 @@ pub mod go_template;
 mod inline;
 mod object;
 mod request;
+pub mod testing;
 pub mod values;
 pub mod yaml11;
 
