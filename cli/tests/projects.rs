@@ -71,6 +71,13 @@ fn cases() -> Vec<(&'static str, Vec<Vec<&'static str>>)> {
                     "--name",
                     "cp-ready",
                 ],
+                vec![
+                    "create",
+                    "patch",
+                    "worker-labels",
+                    "--target",
+                    "machine-deployments",
+                ],
             ],
         ),
     ]
@@ -257,7 +264,7 @@ fn check_reports_stale_files_with_a_diff_and_errors_name_file_and_line() {
     .unwrap();
     let out = run(&["generate", "manifests"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("src/hooks/before_cluster_create.rs:7:8: unknown hook `BeforeClusterCreat`; did you mean `BeforeClusterCreate`?"), "{err}");
+    assert!(err.contains("src/hooks/before_cluster_create.rs:10:8: unknown hook `BeforeClusterCreat`; did you mean `BeforeClusterCreate`?"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -310,5 +317,63 @@ fn the_first_topology_hook_brings_render_inputs_without_clobbering() {
         class.contains("validateTopologyExtension: validate-topology.late"),
         "{class}"
     );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn create_patch_says_what_is_wrong() {
+    let dir = scaffold(
+        "patch-errors",
+        &[vec!["init", ".", "--name", "p", "--capi-ext-path", DEP]],
+    );
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_capi-ext"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (ok, err) = run(&["create", "patch", "labels"]);
+    assert!(
+        !ok && err.contains(
+            "no GeneratePatches handler; add one with `capi-ext create hook GeneratePatches`"
+        ),
+        "{err}"
+    );
+    let (ok, err) = run(&["create", "hook", "GeneratePatches"]);
+    assert!(ok, "{err}");
+    assert!(
+        std::fs::read_to_string(dir.join("Cargo.toml"))
+            .unwrap()
+            .contains("capi-ext-render = { path = ")
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("src/main.rs"))
+            .unwrap()
+            .contains("mod hooks;\nmod patches;\nmod variables;\n")
+    );
+    let (ok, err) = run(&["create", "patch", "Labels"]);
+    assert!(!ok && err.contains("NAME:"), "{err}");
+    let (ok, err) = run(&["create", "patch", "image-repository"]);
+    assert!(
+        !ok && err.contains("src/patches/image_repository.rs already exists"),
+        "{err}"
+    );
+    let (ok, err) = run(&["create", "patch", "labels", "--handler", "nope"]);
+    assert!(!ok && err.contains("--handler nope: no GeneratePatches handler has this name; the project has generate-patches"), "{err}");
+    let (ok, err) = run(&[
+        "create",
+        "patch",
+        "labels",
+        "--target",
+        "infrastructure-cluster",
+    ]);
+    assert!(ok, "{err}");
+    let handler = std::fs::read_to_string(dir.join("src/hooks/generate_patches.rs")).unwrap();
+    assert!(handler.contains("patches::image_repository::patch(),\n        patches::labels::patch(),\n        // capi-ext:patches"), "{handler}");
     std::fs::remove_dir_all(dir).unwrap();
 }

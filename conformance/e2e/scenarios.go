@@ -367,7 +367,8 @@ func (s *scenarios) beforeClusterCreate(ctx context.Context) error {
 	if _, err := s.kube.apply(ctx, clusterYAML("c1", goodRepo, nil)); err != nil {
 		return err
 	}
-	blocked := "waiting for annotation " + approved + "=true on Cluster e2e/c1"
+	// The quickstart's BeforeClusterCreate is two gates run together; the holding one names itself.
+	blocked := "approval: waiting for annotation " + approved + "=true on Cluster e2e/c1"
 	err := eventually(timeoutLg, "TopologyReconciled=False/ClusterCreating naming the extension's message", func() (bool, string) {
 		u, err := s.cluster(ctx)
 		if err != nil {

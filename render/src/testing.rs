@@ -378,7 +378,9 @@ impl Patched {
         }
     }
 
-    /// Asserts that every change is at or under one of `pointers` (nothing else moved).
+    /// Asserts that every change is at or under one of `pointers` (nothing else moved). Values
+    /// are compared leaf by leaf, so the objects a patch creates on the way to a field it sets
+    /// count as that field's change (empty objects count as absent).
     #[track_caller]
     pub fn assert_changed_only(&self, pointers: &[&str]) {
         let under = |path: &str| {
@@ -386,15 +388,14 @@ impl Patched {
                 .iter()
                 .any(|p| path == *p || path.starts_with(&format!("{p}/")))
         };
-        let outside: Vec<String> = self
-            .changes()
+        let (before, after) = (leaves(&self.before), leaves(&self.after));
+        let outside: Vec<&str> = before
+            .keys()
+            .chain(after.keys())
+            .filter(|path| before.get(*path) != after.get(*path) && !under(path))
+            .map(String::as_str)
+            .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
-            .filter_map(|op| match op {
-                JsonPatchOp::Add { path, .. }
-                | JsonPatchOp::Remove { path }
-                | JsonPatchOp::Replace { path, .. } => (!under(&path)).then_some(path),
-                _ => None,
-            })
             .collect();
         if !outside.is_empty() {
             self.fail(format!(
@@ -435,6 +436,33 @@ impl Patched {
             }
         }
     }
+}
+
+/// Every value that is not a non-empty object, by JSON pointer.
+fn leaves(value: &Value) -> std::collections::BTreeMap<String, &Value> {
+    fn walk<'a>(
+        value: &'a Value,
+        path: &mut String,
+        out: &mut std::collections::BTreeMap<String, &'a Value>,
+    ) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    let len = path.len();
+                    path.push('/');
+                    path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    walk(child, path, out);
+                    path.truncate(len);
+                }
+            }
+            leaf => {
+                out.insert(path.clone(), leaf);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(value, &mut String::new(), &mut out);
+    out
 }
 
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {

@@ -39,15 +39,41 @@ use serde_json::Value;
 /// The name of the builtin variable.
 pub const BUILTIN: &str = "builtin";
 
-/// A variable whose value does not fit the requested type.
+/// A variable whose value does not fit the requested type: which variable, where in its value,
+/// and why.
 #[derive(Debug, thiserror::Error)]
-#[error("variable `{name}` does not have the expected shape: {source}")]
+#[error("{}", describe(name, path, source))]
 pub struct VariableError {
-    /// The variable's name.
+    /// The variable's name (empty when the variables as a whole did not fit, e.g. a required
+    /// variable is missing: the message names it).
     pub name: String,
+    /// Where decoding failed, from the variable's name down (`machine.zones[0].name`); empty
+    /// when it failed at the top.
+    pub path: String,
     /// Why decoding failed.
     #[source]
     pub source: serde_json::Error,
+}
+
+fn describe(name: &str, path: &str, source: &serde_json::Error) -> String {
+    match (name, path) {
+        ("", _) => format!("the variables do not have the expected shape: {source}"),
+        (name, path) if path.is_empty() || path == name => {
+            format!("variable `{name}` does not have the expected shape: {source}")
+        }
+        (name, path) => {
+            format!("variable `{name}` does not have the expected shape at `{path}`: {source}")
+        }
+    }
+}
+
+/// Decodes `value` into `T`, keeping the path where it failed (`a.b[0].c`).
+fn decode<T: DeserializeOwned>(value: &Value) -> Result<T, (String, serde_json::Error)> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        (path, e.into_inner())
+    })
 }
 
 /// Reads variable `name` from a list into `T`; `Ok(None)` when the variable is absent.
@@ -60,23 +86,36 @@ pub fn variable<T: DeserializeOwned>(
         .rev()
         .find(|v| v.name == name)
         .map(|v| {
-            T::deserialize(&v.value).map_err(|source| VariableError {
+            decode(&v.value).map_err(|(path, source)| VariableError {
                 name: name.to_string(),
+                path: if path.is_empty() {
+                    String::new()
+                } else if path.starts_with('[') {
+                    format!("{name}{path}")
+                } else {
+                    format!("{name}.{path}")
+                },
                 source,
             })
         })
         .transpose()
 }
 
-/// All user variables of a list (not `builtin`) read into one serde type, each variable a field.
+/// All user variables of a list (not `builtin`) read into one serde type, each variable a field;
+/// an error names the variable and the path in it that did not fit.
 pub fn variables_as<T: DeserializeOwned>(variables: &[Variable]) -> Result<T, VariableError> {
     let object: serde_json::Map<String, Value> = variables
         .iter()
         .filter(|v| v.name != BUILTIN)
         .map(|v| (v.name.clone(), v.value.clone()))
         .collect();
-    T::deserialize(Value::Object(object)).map_err(|source| VariableError {
-        name: std::any::type_name::<T>().to_string(),
+    decode(&Value::Object(object)).map_err(|(path, source)| VariableError {
+        name: path
+            .split(['.', '['])
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+        path,
         source,
     })
 }
@@ -271,6 +310,47 @@ mod tests {
             "{err}"
         );
         assert_eq!(variable::<i32>(&vars, "missing").unwrap(), None);
+    }
+
+    #[test]
+    fn errors_name_the_variable_and_the_path() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Zone {
+            name: String,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct Vars {
+            image_repository: Option<String>,
+            zones: Vec<Zone>,
+        }
+        let vars = vec![
+            var("imageRepository", json!("r")),
+            var("zones", json!([{"name": "a"}, {"name": 1}])),
+        ];
+        let err = variables_as::<Vars>(&vars).unwrap_err();
+        assert_eq!(
+            (err.name.as_str(), err.path.as_str()),
+            ("zones", "zones[1].name")
+        );
+        assert_eq!(
+            err.to_string(),
+            "variable `zones` does not have the expected shape at `zones[1].name`: invalid type: integer `1`, expected a string"
+        );
+        let err = variables_as::<Vars>(&[var("imageRepository", json!(42))]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "variable `imageRepository` does not have the expected shape: invalid type: integer `42`, expected a string"
+        );
+        let err = variables_as::<Vars>(&[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the variables do not have the expected shape: missing field `zones`"
+        );
+        let err = variable::<Vec<Zone>>(&vars, "zones").unwrap_err();
+        assert_eq!(err.path, "zones[1].name");
     }
 
     #[test]

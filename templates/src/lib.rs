@@ -30,6 +30,8 @@ templates!(
     "project/src/main.rs.hbs",
     "project/src/hooks/mod.rs.hbs",
     "project/src/hooks/handler.rs.hbs",
+    "project/src/patches/mod.rs.hbs",
+    "project/src/patches/patch.rs.hbs",
     "project/src/variables.rs.hbs",
     "project/config/default/kustomization.yaml.hbs",
     "project/config/default/namespace.yaml.hbs",

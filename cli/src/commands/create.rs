@@ -1,6 +1,7 @@
-//! `capi-ext create hook`: a typed handler stub with its test, registered at the marker.
+//! `capi-ext create hook` (a typed handler stub with its test, registered at the marker) and
+//! `capi-ext create patch` (a patch function with its test, listed in a GeneratePatches handler).
 
-use crate::ops::{files, project, scaffold};
+use crate::ops::{files, patches, project, scaffold};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,6 +10,28 @@ use std::process::ExitCode;
 pub enum Command {
     /// Add a handler: src/hooks/<name>.rs with a compiling stub and a test, registered in src/main.rs.
     Hook(HookArgs),
+    /// Add a patch: src/patches/<name>.rs with a patch function and its test, listed at the end
+    /// of a GeneratePatches handler's patches().
+    Patch(PatchArgs),
+}
+
+/// Flags of `create patch`.
+#[derive(Debug, clap::Args)]
+pub struct PatchArgs {
+    /// Patch name, a DNS-1123 label (it names the patch in errors and the module).
+    name: String,
+    /// The GeneratePatches handler that applies it (needed when the project has several).
+    #[arg(long)]
+    handler: Option<String>,
+    /// The templates the patch selects (change the Selector in the code for anything finer).
+    #[arg(long, value_enum, default_value = "control-plane")]
+    target: patches::Target,
+    /// The project (default: the current directory or its nearest parent with capi-ext.toml).
+    #[arg(long, default_value = ".")]
+    project: PathBuf,
+    /// Print what would be written, write nothing.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 /// Flags of `create hook`.
@@ -35,7 +58,10 @@ pub struct HookArgs {
 
 /// Runs the command.
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
-    let Command::Hook(args) = cmd;
+    let args = match cmd {
+        Command::Hook(args) => args,
+        Command::Patch(args) => return run_patch(args),
+    };
     let root = project::find_root(&args.project)?;
     let changes = scaffold::create_hook(
         &root,
@@ -44,6 +70,20 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             name: args.name,
             timeout: args.timeout,
             failure_policy: args.failure_policy,
+        },
+    )?;
+    super::report(&files::apply(&root, &changes, args.dry_run, false)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_patch(args: PatchArgs) -> anyhow::Result<ExitCode> {
+    let root = project::find_root(&args.project)?;
+    let changes = patches::create(
+        &root,
+        &patches::PatchRequest {
+            name: args.name,
+            handler: args.handler,
+            target: args.target,
         },
     )?;
     super::report(&files::apply(&root, &changes, args.dry_run, false)?);

@@ -1,6 +1,6 @@
 //! `capi-ext init`: a new extension project that builds, tests and deploys as it is.
 
-use crate::ops::{files, project, scaffold};
+use crate::ops::{files, patches, project, scaffold};
 use anyhow::{Context, bail};
 use capi_ext::CapiVersion;
 use std::path::PathBuf;
@@ -69,6 +69,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         capi_version: args.capi_version,
         hooks: args.hooks,
         capi_ext_dependency: dependency,
+        capi_ext_render_dependency: patches::render_dependency(
+            args.capi_ext_path.as_deref(),
+            env!("CARGO_PKG_VERSION"),
+        ),
     })?;
     let lines = files::apply(&dir, &changes, args.dry_run, args.force)
         .with_context(|| format!("writing {}", dir.display()))?;

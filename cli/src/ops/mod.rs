@@ -6,6 +6,7 @@ pub mod examples;
 pub mod files;
 pub mod generate;
 pub mod local;
+pub mod patches;
 pub mod project;
 pub mod render;
 pub mod scaffold;

@@ -196,6 +196,14 @@ pub struct HandlerContext {
     pub project_name: String,
     /// Whether the signature is too long for one line (rustfmt would wrap it; so does the template).
     pub wrap_signature: bool,
+    /// The object a blocking handler's example condition reads, in the handler (`req.cluster`).
+    pub subject: String,
+    /// The same object in the test (`request.cluster`).
+    pub subject_field: String,
+    /// Its kind (`Cluster` or `Machine`).
+    pub subject_kind: &'static str,
+    /// Whether a GeneratePatches handler starts with the example patch (`src/patches/image_repository.rs`).
+    pub example_patch: bool,
 }
 
 /// The scaffolded projects' rustfmt `max_width`.
@@ -208,7 +216,13 @@ pub fn handler_context(
     hook: &HookInfo,
     timeout: Option<i32>,
     failure_policy: Option<String>,
+    example_patch: bool,
 ) -> HandlerContext {
+    let subject = if hook.name == "UpdateMachine" {
+        "desired.machine"
+    } else {
+        "cluster"
+    };
     HandlerContext {
         name: name.to_string(),
         hook: hook.name.to_string(),
@@ -223,12 +237,16 @@ pub fn handler_context(
             "plain"
         },
         project_name: project.to_string(),
+        subject: format!("req.{subject}"),
+        subject_field: format!("request.{subject}"),
+        subject_kind: if hook.name == "UpdateMachine" {
+            "Machine"
+        } else {
+            "Cluster"
+        },
+        example_patch,
         wrap_signature: {
-            let ret = if hook.name == "GeneratePatches" {
-                "Result<GeneratePatchesResponse, String>".to_string()
-            } else {
-                hook.response_kind.to_string()
-            };
+            let ret = hook.response_kind;
             format!(
                 "pub async fn {}(req: {}) -> {ret} {{",
                 module_name(name),

@@ -3,6 +3,7 @@
 
 use super::files::{FileChange, Owner};
 use super::generate;
+use super::patches;
 use super::project::{self, HandlerEntry, Metadata, VARIABLES_HANDLER};
 use anyhow::{Context, anyhow, bail};
 use capi_ext_codegen::naming;
@@ -41,6 +42,8 @@ pub struct InitRequest {
     pub hooks: Vec<String>,
     /// The capi-ext dependency line, e.g. `"0.1"` or `{ path = "../capi-ext/runtime" }`.
     pub capi_ext_dependency: String,
+    /// The capi-ext-render dev-dependency line that goes with it.
+    pub capi_ext_render_dependency: String,
 }
 
 struct Added {
@@ -48,7 +51,11 @@ struct Added {
     file: Option<FileChange>,
 }
 
-fn validate_handler(meta: &Metadata, request: &HookRequest) -> anyhow::Result<Added> {
+fn validate_handler(
+    meta: &Metadata,
+    request: &HookRequest,
+    patches_exist: bool,
+) -> anyhow::Result<Added> {
     let hook = project::hook_for(&request.hook, meta.capi()?)?;
     let name = match &request.name {
         Some(n) => n.clone(),
@@ -89,6 +96,7 @@ fn validate_handler(meta: &Metadata, request: &HookRequest) -> anyhow::Result<Ad
             hook,
             timeout,
             request.failure_policy.clone(),
+            hook.name == "GeneratePatches" && !patches_exist,
         );
         Some(FileChange {
             path: PathBuf::from(format!("src/hooks/{}.rs", entry.module)),
@@ -97,6 +105,10 @@ fn validate_handler(meta: &Metadata, request: &HookRequest) -> anyhow::Result<Ad
         })
     };
     Ok(Added { entry, file })
+}
+
+fn has_patches(meta: &Metadata) -> bool {
+    meta.handlers.iter().any(|h| h.hook == "GeneratePatches")
 }
 
 fn needs_variables(meta: &Metadata) -> bool {
@@ -145,15 +157,21 @@ pub fn init(request: &InitRequest) -> anyhow::Result<Vec<FileChange>> {
     };
     let mut files = Vec::new();
     for hook in &request.hooks {
+        let has_patches = has_patches(&meta);
         let added = validate_handler(
             &meta,
             &HookRequest {
                 hook: hook.trim().to_string(),
                 ..Default::default()
             },
+            has_patches,
         )?;
         files.extend(added.file);
         meta.handlers.push(added.entry);
+    }
+    let has_patches = has_patches(&meta);
+    if has_patches {
+        files.extend(patches::example(&meta.name)?);
     }
     if needs_variables(&meta) && !meta.has_variables() {
         meta.handlers.push(HandlerEntry {
@@ -183,6 +201,8 @@ pub fn init(request: &InitRequest) -> anyhow::Result<Vec<FileChange>> {
         "capi_version": meta.capi_version,
         "cli_version": meta.cli_version,
         "capi_ext_dependency": request.capi_ext_dependency,
+        "capi_ext_render_dependency": request.capi_ext_render_dependency,
+        "has_patches": has_patches,
         "handlers": meta.handlers,
         "has_variables": has_variables,
         "variables_handler": VARIABLES_HANDLER,
@@ -346,7 +366,9 @@ fn edit(root: &Path, rel: &str, marker: &str, lines: &[String]) -> anyhow::Resul
 /// The changes that add a handler to the project at `root`.
 pub fn create_hook(root: &Path, request: &HookRequest) -> anyhow::Result<Vec<FileChange>> {
     let mut meta = Metadata::read(root)?;
-    let added = validate_handler(&meta, request)?;
+    let patches_exist = root.join(patches::DIR).join("mod.rs").exists();
+    let added = validate_handler(&meta, request, patches_exist)?;
+    let new_patches = added.entry.hook == "GeneratePatches" && !patches_exist;
     let mut out = Vec::new();
     if let Some(file) = &added.file
         && root.join(&file.path).exists()
@@ -409,6 +431,17 @@ pub fn create_hook(root: &Path, request: &HookRequest) -> anyhow::Result<Vec<Fil
         main.content = main
             .content
             .replacen("mod hooks;\n", "mod hooks;\nmod variables;\n", 1);
+    }
+    if new_patches {
+        main.content = main
+            .content
+            .replacen("mod hooks;\n", "mod hooks;\nmod patches;\n", 1);
+        out.extend(
+            patches::example(&meta.name)?
+                .into_iter()
+                .filter(|f| !root.join(&f.path).exists()),
+        );
+        out.extend(patches::add_render_dev_dependency(root)?);
     }
     out.push(main);
     out.extend(added.file);

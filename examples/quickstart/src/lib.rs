@@ -1,25 +1,26 @@
 //! An example Cluster API Runtime Extension built with capi-ext: its handlers, its variables
 //! and their registration (the binary in `main.rs` serves them).
 //!
-//! - `BeforeClusterCreate` (`hold-until-approved`): holds the creation of a Cluster until it
-//!   carries the annotation `quickstart.capi-ext.io/approved: "true"`;
+//! - `BeforeClusterCreate` (`hold-until-approved`): two gates run together — `approval` holds
+//!   the creation of a Cluster until it carries the annotation
+//!   `quickstart.capi-ext.io/approved: "true"`, `namespace` refuses Clusters in `kube-system`;
 //! - `AfterControlPlaneInitialized` (`control-plane-ready`): logs the event;
 //! - `BeforeClusterDelete` (`hold-delete`): holds deletion until the Cluster carries
 //!   `quickstart.capi-ext.io/delete-approved: "true"`;
 //! - `DiscoverVariables` (`variables`): declares [`QuickstartVariables`];
-//! - `GeneratePatches` (`patches`): sets the image repository on control plane templates,
-//!   labels MachineDeployment infrastructure templates with their class, and records the
-//!   settings it received on the infrastructure cluster template;
+//! - `GeneratePatches` (`patches`): a [`PatchSet`] of three patches — `image-repository` on
+//!   control plane templates, `extension-settings` (the settings it received) on the
+//!   infrastructure cluster template, `class-label` on MachineDeployment infrastructure templates;
 //! - `ValidateTopology` (`validate`): rejects topologies pulling images from docker.io.
 //!
 //! The setting `retryAfterSeconds` (from the ExtensionConfig) sets how often CAPI asks again
 //! while a Cluster is held (default 10).
 
+use capi_ext::gates::Gates;
 use capi_ext::hooks::v1alpha1::*;
-use capi_ext::topology::TemplateItem;
+use capi_ext::patches::{NamedPatch, PatchContext, PatchError, PatchSet, Selector, Template};
 use capi_ext::{ExtensionBuilder, Variables, hook};
 use serde::Deserialize;
-use serde_json::json;
 
 /// The annotation that releases a Cluster held before creation.
 pub const APPROVED: &str = "quickstart.capi-ext.io/approved";
@@ -27,6 +28,8 @@ pub const APPROVED: &str = "quickstart.capi-ext.io/approved";
 pub const DELETE_APPROVED: &str = "quickstart.capi-ext.io/delete-approved";
 /// The setting that says how often CAPI asks again while a Cluster is held.
 pub const RETRY_SETTING: &str = "retryAfterSeconds";
+/// The label `class-label` sets on MachineDeployment machines.
+pub const CLASS_LABEL: &str = "quickstart.capi-ext.io/class";
 /// The variable this extension declares and reads.
 pub const IMAGE_REPOSITORY: &str = "imageRepository";
 
@@ -83,10 +86,29 @@ fn hold_until<R: RetryResponse>(
     ))
 }
 
-/// Holds creation until the Cluster is approved.
+/// Holds creation until the Cluster is approved, and refuses Clusters in `kube-system`.
 #[hook(BeforeClusterCreate, timeout = 5)]
 pub async fn hold_until_approved(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
+    Gates::new()
+        .gate("approval", approval)
+        .gate("namespace", namespace)
+        .run(req)
+        .await
+}
+
+/// The `approval` gate: waits for the annotation [`APPROVED`].
+pub async fn approval(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
     hold_until(&req.cluster, &req.settings, APPROVED)
+}
+
+/// The `namespace` gate: Clusters do not belong in `kube-system`.
+pub async fn namespace(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
+    if req.cluster.metadata.namespace == "kube-system" {
+        return BeforeClusterCreateResponse::failure(
+            "Clusters are not created in kube-system; use a namespace of their own",
+        );
+    }
+    BeforeClusterCreateResponse::success()
 }
 
 /// Notes that a Cluster's control plane is up.
@@ -104,44 +126,81 @@ pub async fn hold_delete(req: BeforeClusterDeleteRequest) -> BeforeClusterDelete
     hold_until(&req.cluster, &req.settings, DELETE_APPROVED)
 }
 
-/// Patches the templates: the image repository on control plane templates, the class label
-/// on MachineDeployment infrastructure templates, and the settings the extension received
-/// (ExtensionConfig settings overlaid by the ClusterClass patch's) on the infrastructure
-/// cluster template.
+/// Patches the templates through [`patches`].
 #[hook(GeneratePatches)]
-pub async fn patches(req: GeneratePatchesRequest) -> Result<GeneratePatchesResponse, String> {
-    let vars: QuickstartVariables = req.variables().map_err(|e| e.to_string())?;
-    let repository = vars
+pub async fn patches(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
+    patch_set().generate(&req)
+}
+
+/// The patches, in the order they apply to each template they select.
+pub fn patch_set() -> PatchSet<QuickstartVariables> {
+    PatchSet::new()
+        .patch(NamedPatch::new(
+            "image-repository",
+            Selector::control_plane().control_plane_template(),
+            image_repository,
+        ))
+        .patch(NamedPatch::new(
+            "extension-settings",
+            Selector::infrastructure_cluster(),
+            extension_settings,
+        ))
+        .patch(NamedPatch::new(
+            "class-label",
+            Selector::machine_deployments(["*"]).infrastructure(),
+            class_label,
+        ))
+}
+
+/// The registry of the control plane images: KubeadmControlPlaneTemplates keep it in the
+/// kubeadm cluster configuration, other control planes in `spec.imageRepository`.
+fn image_repository(
+    template: &mut Template,
+    ctx: &PatchContext<QuickstartVariables>,
+) -> Result<(), PatchError> {
+    let repository = ctx
+        .variables
         .image_repository
-        .unwrap_or_else(|| "registry.k8s.io".into());
-    let mut response = GeneratePatchesResponse::success();
-    for item in &req.items {
-        let patch = if item.kind() == "KubeadmControlPlaneTemplate" {
-            Patch::json().add(
-                "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository",
-                repository.clone(),
-            )
-        } else if item.held_by("Cluster", "spec.controlPlaneRef") {
-            Patch::json().add("/spec/template/spec/imageRepository", repository.clone())
-        } else if item.held_by("Cluster", "spec.infrastructureRef") {
-            Patch::merge(
-                json!({"spec": {"template": {"spec": {"extensionSettings": req.settings}}}}),
-            )
-        } else if item.held_by("MachineDeployment", "spec.template.spec.infrastructureRef") {
-            let builtins = item.builtins(&req.variables).map_err(|e| e.to_string())?;
-            let class = builtins
-                .machine_deployment
-                .map(|md| md.class)
-                .unwrap_or_default();
-            Patch::merge(
-                json!({"spec": {"template": {"metadata": {"labels": {"quickstart.capi-ext.io/class": class}}}}}),
-            )
-        } else {
-            continue;
-        };
-        response = response.patch(item.uid.clone(), patch);
-    }
-    Ok(response)
+        .as_deref()
+        .unwrap_or("registry.k8s.io");
+    let pointer = if template.kind() == "KubeadmControlPlaneTemplate" {
+        "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository"
+    } else {
+        "/spec/template/spec/imageRepository"
+    };
+    template.set(pointer, repository)?;
+    Ok(())
+}
+
+/// The settings the extension received (ExtensionConfig settings overlaid by the ClusterClass
+/// patch's), recorded on the infrastructure cluster template.
+fn extension_settings(
+    template: &mut Template,
+    ctx: &PatchContext<QuickstartVariables>,
+) -> Result<(), PatchError> {
+    template.set(
+        "/spec/template/spec/extensionSettings",
+        serde_json::to_value(ctx.settings)?,
+    )?;
+    Ok(())
+}
+
+/// The label [`CLASS_LABEL`] with the MachineDeployment's class on its machines.
+fn class_label(
+    template: &mut Template,
+    ctx: &PatchContext<QuickstartVariables>,
+) -> Result<(), PatchError> {
+    let class = ctx
+        .builtins
+        .machine_deployment
+        .as_ref()
+        .map(|md| md.class.as_str())
+        .unwrap_or_default();
+    template.set(
+        &pointer(["spec", "template", "metadata", "labels", CLASS_LABEL]),
+        class,
+    )?;
+    Ok(())
 }
 
 /// Rejects docker.io (a policy the extension owns, so it can change without touching the
@@ -163,6 +222,8 @@ pub async fn validate(req: ValidateTopologyRequest) -> ValidateTopologyResponse 
 mod tests {
     use super::*;
     use capi_ext::Extension;
+    use capi_ext_render::testing::TemplateCase;
+    use serde_json::json;
 
     fn ext() -> Extension {
         extension().build().unwrap()
@@ -176,6 +237,10 @@ mod tests {
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
+    fn template(api_version: &str, kind: &str) -> serde_json::Value {
+        json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": "t"}, "spec": {"template": {"spec": {}}}})
+    }
+
     #[tokio::test]
     async fn holds_until_approved() {
         let mut req: BeforeClusterCreateRequest = fixture("beforeclustercreate");
@@ -186,7 +251,7 @@ mod tests {
         assert_eq!(held.retry_after_seconds, 10);
         assert_eq!(
             held.message,
-            "waiting for annotation quickstart.capi-ext.io/approved=true on Cluster team-a/prod-1"
+            "approval: waiting for annotation quickstart.capi-ext.io/approved=true on Cluster team-a/prod-1"
         );
         req.cluster
             .metadata
@@ -199,6 +264,21 @@ mod tests {
         assert_eq!(
             (released.status, released.retry_after_seconds),
             (ResponseStatus::Success, 0)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failing_gate_fails_the_call_even_while_another_holds() {
+        let mut req: BeforeClusterCreateRequest = fixture("beforeclustercreate");
+        req.cluster.metadata.namespace = "kube-system".into();
+        let answer = ext()
+            .call(BeforeClusterCreate, "hold-until-approved", &req)
+            .await
+            .unwrap();
+        assert_eq!(answer.status, ResponseStatus::Failure);
+        assert_eq!(
+            answer.message,
+            "namespace: Clusters are not created in kube-system; use a namespace of their own"
         );
     }
 
@@ -226,23 +306,80 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn patches_control_plane_and_workers() {
-        let req: GeneratePatchesRequest = fixture("generatepatches");
-        let resp = ext().call(GeneratePatches, "patches", &req).await.unwrap();
-        assert_eq!(resp.items.len(), 2);
-        assert_eq!(
-            resp.items[0].patch,
-            Patch::json().add(
-                "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository",
-                "registry.example.com"
-            )
+    async fn kubeadm_control_planes_get_the_repository_in_their_cluster_configuration() {
+        let kcp = template(
+            "controlplane.cluster.x-k8s.io/v1beta2",
+            "KubeadmControlPlaneTemplate",
         );
-        assert_eq!(
-            resp.items[1].patch,
-            Patch::merge(
-                json!({"spec": {"template": {"metadata": {"labels": {"quickstart.capi-ext.io/class": "default-worker"}}}}})
-            )
+        let patched = TemplateCase::control_plane(kcp)
+            .variable(IMAGE_REPOSITORY, "registry.example.com")
+            .run(&ext(), "patches")
+            .await
+            .unwrap();
+        let at = "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository";
+        patched.assert_value(at, "registry.example.com");
+        patched.assert_changed_only(&[at]);
+    }
+
+    #[tokio::test]
+    async fn other_control_planes_get_it_in_their_spec_with_a_default() {
+        let generic = template(
+            "controlplane.cluster.x-k8s.io/v1beta2",
+            "GenericControlPlaneTemplate",
         );
+        let patched = TemplateCase::control_plane(generic)
+            .run(&ext(), "patches")
+            .await
+            .unwrap();
+        patched.assert_value("/spec/template/spec/imageRepository", "registry.k8s.io");
+        patched.assert_changed_only(&["/spec/template/spec/imageRepository"]);
+    }
+
+    #[tokio::test]
+    async fn workers_are_labelled_with_their_class_and_only_that() {
+        let machines = template(
+            "infrastructure.cluster.x-k8s.io/v1beta2",
+            "DockerMachineTemplate",
+        );
+        let patched = TemplateCase::machine_deployment_infrastructure("gpu-workers", machines)
+            .run(&ext(), "patches")
+            .await
+            .unwrap();
+        patched.assert_snapshot(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/snapshots/worker-machine-template.json"
+        ));
+        patched.assert_changed_only(&["/spec/template/metadata/labels"]);
+    }
+
+    #[tokio::test]
+    async fn the_infrastructure_cluster_records_the_settings() {
+        let cluster = template(
+            "infrastructure.cluster.x-k8s.io/v1beta2",
+            "DockerClusterTemplate",
+        );
+        let patched = TemplateCase::infrastructure_cluster(cluster)
+            .setting("origin", "test")
+            .run(&ext(), "patches")
+            .await
+            .unwrap();
+        patched.assert_value(
+            "/spec/template/spec/extensionSettings",
+            json!({"origin": "test"}),
+        );
+    }
+
+    #[test]
+    fn each_patch_selects_only_its_templates() {
+        let bootstrap = template(
+            "bootstrap.cluster.x-k8s.io/v1beta2",
+            "KubeadmConfigTemplate",
+        );
+        let class_label = patch_set().only("class-label").unwrap();
+        TemplateCase::machine_deployment_bootstrap("gpu-workers", bootstrap)
+            .run_set(&class_label)
+            .unwrap()
+            .assert_unchanged();
     }
 
     #[tokio::test]
@@ -265,6 +402,15 @@ mod tests {
         assert_eq!(
             resp.message,
             "imageRepository docker.io/library is on docker.io, which is rate limited"
+        );
+        req.variables[0].value = json!(42);
+        let resp = ext()
+            .call(ValidateTopology, "validate", &req)
+            .await
+            .unwrap();
+        assert_eq!(
+            resp.message,
+            "variable `imageRepository` does not have the expected shape: invalid type: integer `42`, expected a string"
         );
     }
 

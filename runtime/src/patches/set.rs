@@ -319,6 +319,13 @@ impl<V: DeserializeOwned> PatchSet<V> {
     }
 }
 
+/// Collects patches in order, as [`PatchSet::patch`] adds them (and panics as it does).
+impl<V: DeserializeOwned> FromIterator<NamedPatch<V>> for PatchSet<V> {
+    fn from_iter<I: IntoIterator<Item = NamedPatch<V>>>(patches: I) -> Self {
+        patches.into_iter().fold(PatchSet::new(), PatchSet::patch)
+    }
+}
+
 /// `<message> (template <kind> used by <holder kind> <name> at <field path>)`.
 fn describe(item: &GeneratePatchesRequestItem, message: &str) -> String {
     let holder = &item.holder_reference;
@@ -453,6 +460,15 @@ mod tests {
             "{}",
             response.message
         );
+    }
+
+    #[test]
+    fn collects_in_order() {
+        let set: PatchSet<Vars> = PatchSet::from_iter([
+            NamedPatch::new("b", Selector::control_plane(), |_, _| Ok(())),
+            NamedPatch::new("a", Selector::control_plane(), |_, _| Ok(())),
+        ]);
+        assert_eq!(set.names().collect::<Vec<_>>(), ["b", "a"]);
     }
 
     #[test]

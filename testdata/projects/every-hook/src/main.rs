@@ -2,6 +2,7 @@
 //! (`--help` lists them); the handlers live in `hooks/`.
 
 mod hooks;
+mod patches;
 mod variables;
 
 fn main() -> std::process::ExitCode {

@@ -18,11 +18,14 @@ mod tests {
 
     const NAME: &str = "after-control-plane-initialized";
 
+    fn extension() -> capi_ext::Extension {
+        capi_ext::Extension::builder().register::<after_control_plane_initialized>().build().unwrap()
+    }
+
     #[tokio::test]
     async fn answers_success() {
-        let extension = capi_ext::Extension::builder().register::<after_control_plane_initialized>().build().unwrap();
         let request = AfterControlPlaneInitializedRequest::new();
-        let response = extension.call(AfterControlPlaneInitialized, NAME, &request).await.unwrap();
+        let response = extension().call(AfterControlPlaneInitialized, NAME, &request).await.unwrap();
         assert_eq!(response.status, ResponseStatus::Success);
     }
 }

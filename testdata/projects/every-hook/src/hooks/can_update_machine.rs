@@ -16,11 +16,14 @@ mod tests {
 
     const NAME: &str = "can-update-machine";
 
+    fn extension() -> capi_ext::Extension {
+        capi_ext::Extension::builder().register::<can_update_machine>().build().unwrap()
+    }
+
     #[tokio::test]
     async fn answers_success() {
-        let extension = capi_ext::Extension::builder().register::<can_update_machine>().build().unwrap();
         let request = CanUpdateMachineRequest::new();
-        let response = extension.call(CanUpdateMachine, NAME, &request).await.unwrap();
+        let response = extension().call(CanUpdateMachine, NAME, &request).await.unwrap();
         assert_eq!(response.status, ResponseStatus::Success);
     }
 }

@@ -16,11 +16,14 @@ mod tests {
 
     const NAME: &str = "can-update-machine-set";
 
+    fn extension() -> capi_ext::Extension {
+        capi_ext::Extension::builder().register::<can_update_machine_set>().build().unwrap()
+    }
+
     #[tokio::test]
     async fn answers_success() {
-        let extension = capi_ext::Extension::builder().register::<can_update_machine_set>().build().unwrap();
         let request = CanUpdateMachineSetRequest::new();
-        let response = extension.call(CanUpdateMachineSet, NAME, &request).await.unwrap();
+        let response = extension().call(CanUpdateMachineSet, NAME, &request).await.unwrap();
         assert_eq!(response.status, ResponseStatus::Success);
     }
 }

@@ -17,11 +17,14 @@ mod tests {
 
     const NAME: &str = "generate-upgrade-plan";
 
+    fn extension() -> capi_ext::Extension {
+        capi_ext::Extension::builder().register::<generate_upgrade_plan>().build().unwrap()
+    }
+
     #[tokio::test]
     async fn answers_success() {
-        let extension = capi_ext::Extension::builder().register::<generate_upgrade_plan>().build().unwrap();
         let request = GenerateUpgradePlanRequest::new();
-        let response = extension.call(GenerateUpgradePlan, NAME, &request).await.unwrap();
+        let response = extension().call(GenerateUpgradePlan, NAME, &request).await.unwrap();
         assert_eq!(response.status, ResponseStatus::Success);
     }
 }

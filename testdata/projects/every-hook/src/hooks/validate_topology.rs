@@ -20,11 +20,20 @@ mod tests {
 
     const NAME: &str = "validate-topology";
 
+    fn extension() -> capi_ext::Extension {
+        capi_ext::Extension::builder().register::<validate_topology>().build().unwrap()
+    }
+
     #[tokio::test]
-    async fn answers_success() {
-        let extension = capi_ext::Extension::builder().register::<validate_topology>().build().unwrap();
-        let request = ValidateTopologyRequest::new();
-        let response = extension.call(ValidateTopology, NAME, &request).await.unwrap();
-        assert_eq!(response.status, ResponseStatus::Success);
+    async fn accepts_valid_variables_and_rejects_the_rest() {
+        let mut request = ValidateTopologyRequest::new();
+        request.variables.push(Variable { name: "imageRepository".into(), value: "registry.example.com".into() });
+        let response = extension().call(ValidateTopology, NAME, &request).await.unwrap();
+        assert_eq!(response.status, ResponseStatus::Success, "{}", response.message);
+
+        request.variables[0].value = 42.into();
+        let response = extension().call(ValidateTopology, NAME, &request).await.unwrap();
+        assert_eq!(response.status, ResponseStatus::Failure);
+        assert!(response.message.contains("imageRepository"), "{}", response.message);
     }
 }

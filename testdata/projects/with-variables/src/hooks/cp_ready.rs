@@ -16,11 +16,14 @@ mod tests {
 
     const NAME: &str = "cp-ready";
 
+    fn extension() -> capi_ext::Extension {
+        capi_ext::Extension::builder().register::<cp_ready>().build().unwrap()
+    }
+
     #[tokio::test]
     async fn answers_success() {
-        let extension = capi_ext::Extension::builder().register::<cp_ready>().build().unwrap();
         let request = AfterControlPlaneInitializedRequest::new();
-        let response = extension.call(AfterControlPlaneInitialized, NAME, &request).await.unwrap();
+        let response = extension().call(AfterControlPlaneInitialized, NAME, &request).await.unwrap();
         assert_eq!(response.status, ResponseStatus::Success);
     }
 }

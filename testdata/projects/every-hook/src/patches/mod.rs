@@ -1,0 +1,5 @@
+//! The patches of the GeneratePatches handlers, one module each with its tests; a handler's
+//! `patches()` lists the ones it applies, in order.
+
+pub mod image_repository;
+// capi-ext:modules (`capi-ext create patch` adds modules above this line)
