@@ -78,12 +78,23 @@ pub fn string_enum(values: Vec<String>) -> Value {
 
 /// A CEL validation rule with its message.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Rule {
     /// The CEL expression, e.g. `self.size() <= 10`.
     pub rule: String,
     /// The message when it fails.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
+    /// A CEL expression that computes the message.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message_expression: String,
+    /// A machine-readable reason (`FieldValueInvalid`, `FieldValueForbidden`, `FieldValueRequired`,
+    /// `FieldValueDuplicate`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The field the failure is reported on, relative to this schema (`.name`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub field_path: String,
 }
 
 /// What attributes can say about a schema that the type cannot.
@@ -321,6 +332,7 @@ mod tests {
             rules: vec![Rule {
                 rule: "self != ''".into(),
                 message: "empty".into(),
+                ..Rule::default()
             }],
             labels: vec![("a".into(), "b".into())],
             enum_values: Some(vec![json!("x")]),

@@ -83,7 +83,7 @@ pub fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `label(key = "...", value = "...")` and `annotation(...)` (`x-metadata`), `deprecated`.
 /// Names CAPI refuses (`builtin`, names with a `.`) and types it cannot express are compile
 /// errors.
-#[proc_macro_derive(Variables, attributes(schema))]
+#[proc_macro_derive(Variables, attributes(schema, x_kube))]
 pub fn derive_variables(input: TokenStream) -> TokenStream {
     render::derive(input.into(), DeriveKind::Variables).into()
 }
@@ -104,7 +104,7 @@ pub fn derive_variables(input: TokenStream) -> TokenStream {
 /// assert_eq!(schema["enum"], serde_json::json!(["Small", "Large"]));
 /// assert_eq!(schema["description"], "How big the cluster is.");
 /// ```
-#[proc_macro_derive(Schema, attributes(schema))]
+#[proc_macro_derive(Schema, attributes(schema, x_kube))]
 pub fn derive_schema(input: TokenStream) -> TokenStream {
     render::derive(input.into(), DeriveKind::Schema).into()
 }

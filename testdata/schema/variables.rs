@@ -17,6 +17,7 @@ pub struct FleetVariables {
     pub control_plane: ControlPlane,
     /// Worker pools by name.
     #[serde(default)]
+    #[x_kube(validation = "self.size() <= 20")]
     pub pools: std::collections::BTreeMap<String, Pool>,
     /// Extra kubelet flags, passed as they are.
     pub kubelet_extra_args: Option<std::collections::BTreeMap<String, String>>,
@@ -35,6 +36,8 @@ pub struct FleetVariables {
 #[derive(serde::Deserialize, capi_ext::Schema)]
 #[serde(rename_all = "camelCase")]
 #[schema(validation(rule = "self.replicas % 2 == 1", message = "use an odd number of control plane machines"))]
+// kube-rs's spelling, read syntactically (no kube dependency): `Rule` and `Reason` need no import.
+#[x_kube(validation = Rule::new("self.replicas <= 5 || self.certSans.size() > 0").message("large control planes need certSans").reason(Reason::FieldValueRequired).field_path(".certSans"))]
 pub struct ControlPlane {
     /// Number of machines.
     #[schema(minimum = 1, maximum = 7, default = 3)]

@@ -8,14 +8,120 @@ use darling::{FromDeriveInput, FromField, FromMeta, FromVariant};
 use serde_json::Value;
 use syn::{Attribute, Expr, Ident, Lit, LitStr, Type};
 
-/// One CEL rule: `#[schema(validation(rule = "...", message = "..."))]`.
-#[derive(Debug, Clone, FromMeta)]
+/// One CEL rule, in any of three spellings:
+/// `#[schema(validation(rule = "...", message = "..."))]`, `#[schema(validation = "...")]`, or
+/// kube-rs's `#[x_kube(validation = Rule::new("...").message("..."))]`.
+#[derive(Debug, Clone)]
 pub struct ValidationMeta {
     /// The CEL expression.
     pub rule: String,
     /// The message when the rule fails.
-    #[darling(default)]
     pub message: Option<String>,
+    /// A CEL expression for the message.
+    pub message_expression: Option<String>,
+    /// A machine-readable reason, e.g. `FieldValueInvalid`.
+    pub reason: Option<String>,
+    /// The field the failure is reported on, relative (`.spec.name`).
+    pub field_path: Option<String>,
+}
+
+/// The list spelling: `validation(rule = "...", message = "...")`.
+#[derive(Debug, Clone, FromMeta)]
+struct ValidationList {
+    rule: String,
+    #[darling(default)]
+    message: Option<String>,
+    #[darling(default)]
+    message_expression: Option<String>,
+    #[darling(default)]
+    reason: Option<String>,
+    #[darling(default)]
+    field_path: Option<String>,
+}
+
+impl ValidationMeta {
+    fn rule(rule: String) -> Self {
+        ValidationMeta {
+            rule,
+            message: None,
+            message_expression: None,
+            reason: None,
+            field_path: None,
+        }
+    }
+}
+
+fn string_arg<T: quote::ToTokens>(
+    args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+    what: &str,
+    span: &T,
+) -> darling::Result<String> {
+    match args.iter().collect::<Vec<_>>().as_slice() {
+        [
+            Expr::Lit(syn::ExprLit {
+                lit: Lit::Str(s), ..
+            }),
+        ] => Ok(s.value()),
+        [Expr::Path(p)] if what == "reason" => Ok(p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default()),
+        _ => Err(
+            darling::Error::custom(format!("`{what}(..)` takes one string literal"))
+                .with_span(span),
+        ),
+    }
+}
+
+impl FromMeta for ValidationMeta {
+    fn from_list(items: &[darling::ast::NestedMeta]) -> darling::Result<Self> {
+        let list = ValidationList::from_list(items)?;
+        Ok(ValidationMeta {
+            rule: list.rule,
+            message: list.message,
+            message_expression: list.message_expression,
+            reason: list.reason,
+            field_path: list.field_path,
+        })
+    }
+
+    fn from_string(rule: &str) -> darling::Result<Self> {
+        Ok(ValidationMeta::rule(rule.to_string()))
+    }
+
+    /// `"rule"` or kube-rs's `Rule::new("rule").message("..").reason(..).field_path("..")`.
+    fn from_expr(expr: &Expr) -> darling::Result<Self> {
+        match expr {
+            Expr::Lit(syn::ExprLit { lit: Lit::Str(s), .. }) => Ok(ValidationMeta::rule(s.value())),
+            Expr::Group(g) => Self::from_expr(&g.expr),
+            Expr::Call(call) if matches!(&*call.func, Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "new")) => {
+                Ok(ValidationMeta::rule(string_arg(&call.args, "Rule::new", call)?))
+            }
+            Expr::MethodCall(m) => {
+                let mut rule = Self::from_expr(&m.receiver)?;
+                let method = m.method.to_string();
+                let value = string_arg(&m.args, &method, &m.method)?;
+                match method.as_str() {
+                    "message" => rule.message = Some(value),
+                    "reason" => rule.reason = Some(value),
+                    "field_path" => rule.field_path = Some(value),
+                    other => {
+                        return Err(darling::Error::custom(format!(
+                            "unknown rule method `{other}`; kube-rs's Rule has message, reason and field_path"
+                        ))
+                        .with_span(&m.method));
+                    }
+                }
+                Ok(rule)
+            }
+            other => Err(darling::Error::custom(
+                "expected a CEL rule: \"self.size() > 0\", validation(rule = \"..\", message = \"..\") or Rule::new(\"..\").message(\"..\")",
+            )
+            .with_span(other)),
+        }
+    }
 }
 
 /// One label or annotation: `#[schema(label(key = "...", value = "..."))]`.
@@ -95,7 +201,7 @@ impl FromMeta for LitList {
 
 /// A `#[derive(Variables)]` / `#[derive(Schema)]` input.
 #[derive(Debug, FromDeriveInput)]
-#[darling(attributes(schema), forward_attrs(doc, serde))]
+#[darling(attributes(schema, x_kube), forward_attrs(doc, serde))]
 pub struct SchemaInput {
     /// The type's name.
     pub ident: Ident,
@@ -112,7 +218,7 @@ pub struct SchemaInput {
 
 /// A field.
 #[derive(Debug, FromField)]
-#[darling(attributes(schema), forward_attrs(doc, serde))]
+#[darling(attributes(schema, x_kube), forward_attrs(doc, serde))]
 pub struct SchemaField {
     /// Name (`None` for tuple fields).
     pub ident: Option<Ident>,
@@ -127,7 +233,7 @@ pub struct SchemaField {
 
 /// An enum variant.
 #[derive(Debug, FromVariant)]
-#[darling(attributes(schema), forward_attrs(doc, serde))]
+#[darling(attributes(schema, x_kube), forward_attrs(doc, serde))]
 pub struct SchemaVariant {
     /// Name.
     pub ident: Ident,
@@ -302,6 +408,9 @@ impl SchemaOptions {
                 .map(|v| Rule {
                     rule: v.rule.clone(),
                     message: v.message.clone().unwrap_or_default(),
+                    message_expression: v.message_expression.clone().unwrap_or_default(),
+                    reason: v.reason.clone().unwrap_or_default(),
+                    field_path: v.field_path.clone().unwrap_or_default(),
                 })
                 .collect(),
             labels: self

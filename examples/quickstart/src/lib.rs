@@ -39,13 +39,11 @@ pub const IMAGE_REPOSITORY: &str = "imageRepository";
 #[serde(rename_all = "camelCase")]
 pub struct QuickstartVariables {
     /// Registry the control plane images are pulled from.
-    #[schema(
-        default = "registry.k8s.io",
-        validation(
-            rule = "!self.endsWith('/')",
-            message = "imageRepository must not end with '/'"
-        )
-    )]
+    // The rule in kube-rs's spelling; `#[schema(validation(rule = .., message = ..))]` is the same.
+    #[schema(default = "registry.k8s.io")]
+    #[x_kube(validation = Rule::new("!self.endsWith('/')")
+        .message("imageRepository must not end with '/'")
+        .reason(Reason::FieldValueInvalid))]
     pub image_repository: Option<String>,
 }
 
