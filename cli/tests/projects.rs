@@ -377,3 +377,82 @@ fn create_patch_says_what_is_wrong() {
     assert!(handler.contains("patches::image_repository::patch(),\n        patches::labels::patch(),\n        // capi-ext:patches"), "{handler}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn schemars_variables_are_read_from_the_built_extension() {
+    let dir = scaffold(
+        "schemars",
+        &[vec![
+            "init",
+            ".",
+            "--name",
+            "sch",
+            "--capi-ext-path",
+            DEP,
+            "--hooks",
+            "ValidateTopology",
+        ]],
+    );
+    let cargo = std::fs::read_to_string(dir.join("Cargo.toml"))
+        .unwrap()
+        .replace(
+            r#"capi-ext = { path = "../../../runtime" }"#,
+            &format!(
+                "capi-ext = {{ path = {:?}, features = [\"schemars\"] }}\nschemars = \"1\"",
+                PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("../runtime")
+                    .display()
+                    .to_string()
+            ),
+        );
+    std::fs::write(dir.join("Cargo.toml"), cargo).unwrap();
+    let variables = std::fs::read_to_string(dir.join("src/variables.rs")).unwrap().replace(
+        "    pub image_repository: Option<String>,\n}",
+        "    pub image_repository: Option<String>,\n    /// Taints of the workers.\n    #[schema(schemars)]\n    pub taints: Option<Vec<Taint>>,\n}\n\n/// A taint.\n#[derive(Debug, Deserialize, schemars::JsonSchema)]\npub struct Taint {\n    /// The key.\n    pub key: String,\n    pub seconds: Option<u32>,\n}",
+    );
+    assert!(
+        variables.contains("schemars"),
+        "the scaffolded variables changed: {variables}"
+    );
+    std::fs::write(dir.join("src/variables.rs"), variables).unwrap();
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/golden");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_capi-ext"))
+            .args(args)
+            .current_dir(&dir)
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["generate", "manifests"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("Building the extension to read the schemas of Variables.taints"),
+        "{err}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("docs/openapi.json")).unwrap())
+            .unwrap();
+    let taints = &doc["components"]["schemas"]["variables.taints"];
+    assert_eq!(taints["description"], "Taints of the workers.");
+    assert_eq!(taints["items"]["required"], serde_json::json!(["key"]));
+    assert_eq!(
+        taints["items"]["properties"]["seconds"],
+        serde_json::json!({"type": "integer", "minimum": 0})
+    );
+    assert!(run(&["generate", "manifests", "--check"]).status.success());
+    // The scaffolded test compares docs/openapi.json with what the compiled code serves.
+    let test = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(["test", "--quiet"])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .unwrap();
+    assert!(
+        test.status.success(),
+        "{}",
+        String::from_utf8_lossy(&test.stderr)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

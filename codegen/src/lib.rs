@@ -18,6 +18,7 @@
 //! ```
 
 pub mod catalog;
+pub mod json_schema;
 #[cfg(feature = "syn")]
 pub mod model;
 pub mod naming;

@@ -80,8 +80,13 @@ pub fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
 /// `min_length`, `max_length`, `minimum`, `maximum`, `min_items`, `max_items`, `unique_items`,
 /// `enum_values("a", "b")`, `default = <literal>` or `default_json = "<json>"`, `example` /
 /// `example_json`, `validation(rule = "<CEL>", message = "...")` (repeatable),
-/// `label(key = "...", value = "...")` and `annotation(...)` (`x-metadata`), `deprecated`.
-/// Names CAPI refuses (`builtin`, names with a `.`) and types it cannot express are compile
+/// `label(key = "...", value = "...")` and `annotation(...)` (`x-metadata`), `deprecated`, and
+/// `schemars` (the field's schema from its type's `schemars::JsonSchema`, converted to CAPI's
+/// subset; feature `schemars` of capi-ext; `capi-ext generate` builds the extension to read it).
+/// CEL rules may also be written as kube-rs writes them, `#[x_kube(validation = "<CEL>")]` or
+/// `#[x_kube(validation = Rule::new("<CEL>").message("..").reason(Reason::FieldValueInvalid).field_path(".x"))]`
+/// (read as written; no kube dependency), and `validation(..)` takes `message_expression`,
+/// `reason` and `field_path` too. Names CAPI refuses (`builtin`, names with a `.`) and types it cannot express are compile
 /// errors.
 #[proc_macro_derive(Variables, attributes(schema, x_kube))]
 pub fn derive_variables(input: TokenStream) -> TokenStream {

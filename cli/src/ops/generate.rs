@@ -1,12 +1,14 @@
 //! `capi-ext generate`: the files capi-ext owns, computed from the project's sources read
 //! statically (no build): the ExtensionConfig, the ClusterClass patch stanza, the variables
-//! reference and the OpenAPI document.
+//! reference and the OpenAPI document. Only variables marked `#[schema(schemars)]` need the
+//! compiled extension: it is built, started locally and asked.
 
 use super::files::{FileChange, Owner};
 use super::project::Metadata;
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 use capi_ext_codegen::catalog::{self, API_VERSION};
 use capi_ext_codegen::model::project::{self, SourceModel};
+use capi_ext_codegen::model::static_schema;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
@@ -149,29 +151,96 @@ fn openapi(meta: &Metadata, handlers: &[Served], variables: &[Value]) -> Value {
 
 /// The generated files for the project at `root`. Errors name the file and line.
 pub fn files(root: &Path, meta: &Metadata, scope: Scope) -> anyhow::Result<Vec<FileChange>> {
-    Ok(in_scope(from_sources(meta, &sources(root)?)?, scope))
+    Ok(in_scope(for_project(root, meta, &sources(root)?)?, scope))
 }
 
-/// The generated files for sources given as `(path, text)` (on disk or about to be written).
-pub fn from_sources(
-    meta: &Metadata,
-    sources: &[(String, String)],
-) -> anyhow::Result<Vec<FileChange>> {
-    match project::read(sources) {
-        Ok(model) => render(meta, &model),
-        Err(errors) => bail!(
+fn read(sources: &[(String, String)]) -> anyhow::Result<SourceModel> {
+    project::read(sources).map_err(|errors| {
+        anyhow!(
             "{}",
             errors
                 .iter()
                 .map(|e| e.to_string())
                 .collect::<Vec<_>>()
                 .join("\n")
-        ),
+        )
+    })
+}
+
+/// The generated files for sources given as `(path, text)` (on disk or about to be written),
+/// read statically.
+pub fn from_sources(
+    meta: &Metadata,
+    sources: &[(String, String)],
+) -> anyhow::Result<Vec<FileChange>> {
+    render(meta, &read(sources)?)
+}
+
+/// Like [`from_sources`], for the project at `root`: variables whose schemas only the compiled
+/// extension knows (`#[schema(schemars)]`) are asked from it, built and started locally.
+pub fn for_project(
+    root: &Path,
+    meta: &Metadata,
+    sources: &[(String, String)],
+) -> anyhow::Result<Vec<FileChange>> {
+    let mut model = read(sources)?;
+    let labels: Vec<String> = model
+        .variables
+        .iter()
+        .flat_map(|(_, defs)| defs.iter().flat_map(static_schema::needs_compiled))
+        .collect();
+    if !labels.is_empty() {
+        let handler = model.variables_handler.clone().ok_or_else(|| {
+            anyhow!("{} take their schemas from schemars, which only the running extension can give, but it registers no DiscoverVariables handler (`.variables::<T>(\"name\")`)", labels.join(", "))
+        })?;
+        eprintln!(
+            "{:>12} the extension to read the schemas of {} (#[schema(schemars)])",
+            "Building",
+            labels.join(", ")
+        );
+        let definitions = compiled_variables(root, &handler)?;
+        for (_, defs) in &mut model.variables {
+            *defs = definitions.clone();
+        }
     }
+    render(meta, &model)
+}
+
+/// The variable definitions a locally started build of the project answers in DiscoverVariables.
+fn compiled_variables(root: &Path, handler: &str) -> anyhow::Result<Vec<Value>> {
+    let local = super::local::LocalExtension::start(root, std::time::Duration::from_secs(60))?;
+    let path = catalog::find("DiscoverVariables")
+        .expect("catalog hook")
+        .path(handler);
+    let answer = super::call::post(&local.target, &path, b"{}".to_vec())?;
+    let response: Value = serde_json::from_slice(&answer.body)
+        .with_context(|| format!("DiscoverVariables `{handler}` answered no JSON"))?;
+    if answer.status != 200 || response["status"] != "Success" {
+        bail!(
+            "DiscoverVariables `{handler}` failed (HTTP {}): {}",
+            answer.status,
+            String::from_utf8_lossy(&answer.body).trim()
+        );
+    }
+    Ok(response["variables"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default())
 }
 
 /// Renders the generated files from an already read source model.
 pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileChange>> {
+    let compiled: Vec<String> = model
+        .variables
+        .iter()
+        .flat_map(|(_, defs)| defs.iter().flat_map(static_schema::needs_compiled))
+        .collect();
+    if !compiled.is_empty() {
+        bail!(
+            "{} take their schemas from schemars, which only the compiled extension knows; run `capi-ext generate manifests` in the project",
+            compiled.join(", ")
+        );
+    }
     let handlers = served(model);
     let target = meta.capi()?;
     for h in &handlers {

@@ -459,7 +459,7 @@ pub fn create_hook(root: &Path, request: &HookRequest) -> anyhow::Result<Vec<Fil
             sources.push((rel, f.content.clone()));
         }
     }
-    out.extend(generate::from_sources(&meta, &sources)?);
+    out.extend(generate::for_project(root, &meta, &sources)?);
     Ok(out)
 }
 

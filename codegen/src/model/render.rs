@@ -94,6 +94,9 @@ pub fn shape_tokens(shape: &Shape, ty: &syn::Type) -> TokenStream {
         Shape::Named(path) => {
             quote_spanned!(ty.span()=> <#path as ::capi_ext::schema::Schema>::schema())
         }
+        Shape::Schemars { ty: inner, label } => {
+            quote_spanned!(ty.span()=> ::capi_ext::schema::schemars::field::<#inner>(#label))
+        }
     }
 }
 

@@ -177,6 +177,9 @@ pub struct SchemaOptions {
     pub annotations: Vec<KeyValueMeta>,
     /// Marks the schema deprecated.
     pub deprecated: Flag,
+    /// Take the field's schema from its type's `schemars::JsonSchema` (feature `schemars` of
+    /// capi-ext), converted to CAPI's subset; for types such as k8s-openapi's.
+    pub schemars: Flag,
 }
 
 /// A list of literals: `enum_values("a", "b")`.
@@ -540,8 +543,13 @@ pub fn parse(input: &syn::DeriveInput, kind: DeriveKind) -> darling::Result<Sche
                 {
                     errors.push(darling::Error::custom(e).with_span(&ident));
                 }
-                let Some(field_shape) = errors.handle(shape(&field.ty)) else {
-                    continue;
+                let field_shape = if field.options.schemars.is_present() {
+                    super::shape::schemars_shape(&field.ty, format!("{}.{ident}", parsed.ident))
+                } else {
+                    let Some(field_shape) = errors.handle(shape(&field.ty)) else {
+                        continue;
+                    };
+                    field_shape
                 };
                 let Some(field_attrs) =
                     errors.handle(field.options.to_attrs(doc_comment(&field.attrs)))

@@ -16,6 +16,14 @@ pub enum Shape {
     Map(Box<Shape>),
     /// A user type, whose schema comes from its own `#[derive(Schema)]`.
     Named(syn::Path),
+    /// A type whose schema comes from its `schemars::JsonSchema` implementation
+    /// (`#[schema(schemars)]`), known only to compiled code; `label` names the field in errors.
+    Schemars {
+        /// The type.
+        ty: Box<Type>,
+        /// `Struct.field`.
+        label: String,
+    },
 }
 
 impl Shape {
@@ -45,6 +53,22 @@ fn unsupported(ty: &Type, why: &str) -> darling::Error {
         quote::quote!(#ty).to_string().replace(' ', "")
     ))
     .with_span(ty)
+}
+
+/// The shape of a field marked `#[schema(schemars)]`: `Option` is kept (it decides `required`),
+/// the rest is the type's own JSON Schema.
+pub fn schemars_shape(ty: &Type, label: String) -> Shape {
+    if let Type::Path(p) = ty
+        && let Some(last) = p.path.segments.last()
+        && last.ident == "Option"
+        && let [inner] = generic_args(&last.arguments).as_slice()
+    {
+        return Shape::Option(Box::new(schemars_shape(inner, label)));
+    }
+    Shape::Schemars {
+        ty: Box::new(ty.clone()),
+        label,
+    }
 }
 
 /// The shape of a field type.

@@ -129,6 +129,27 @@ pub fn variables(
     }
 }
 
+/// The key of the placeholder a `#[schema(schemars)]` field leaves in a static schema: only the
+/// compiled extension knows that schema (see [`needs_compiled`]).
+pub const COMPILED: &str = "x-capi-ext-compiled";
+
+fn compiled_marker(label: &str) -> Value {
+    serde_json::json!({ COMPILED: label })
+}
+
+/// The `Struct.field` labels of the schemas only the compiled extension can give (fields marked
+/// `#[schema(schemars)]`), found anywhere in `value`.
+pub fn needs_compiled(value: &Value) -> Vec<String> {
+    match value {
+        Value::Object(map) => match map.get(COMPILED).and_then(Value::as_str) {
+            Some(label) => vec![label.to_string()],
+            None => map.values().flat_map(needs_compiled).collect(),
+        },
+        Value::Array(items) => items.iter().flat_map(needs_compiled).collect(),
+        _ => Vec::new(),
+    }
+}
+
 fn resolve(
     shape: &Shape,
     schemas: &BTreeMap<String, SchemaModel>,
@@ -159,6 +180,7 @@ fn resolve(
             stack.pop();
             value
         }
+        Shape::Schemars { label, .. } => compiled_marker(label),
     })
 }
 

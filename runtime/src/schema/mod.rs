@@ -31,6 +31,9 @@
 //! # }
 //! ```
 
+#[cfg(feature = "schemars")]
+pub mod schemars;
+
 use crate::hooks::v1alpha1::ClusterClassVariable;
 use capi_ext_codegen::schema::{self as rules, Primitive};
 use serde::{Deserialize, Serialize};
