@@ -1,12 +1,13 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens conformance roundtrip e2e bench bench-compare fmt
+.PHONY: demo test lint unit goldens first-run conformance roundtrip e2e bench bench-compare fmt
 
 ## The main job: build and start the example extension with fresh dev certificates, call it.
 demo:
 	./scripts/demo.sh
 
-## The whole test suite: formatting, lints, unit, integration and doc tests, golden projects.
-test: lint unit goldens
+## The whole test suite: formatting, lints, unit, integration and doc tests, golden projects,
+## and a new user's first run outside the repository.
+test: lint unit goldens first-run
 
 lint:
 	cargo fmt --all -- --check
@@ -17,6 +18,10 @@ unit:
 
 goldens:
 	./scripts/check-goldens.sh
+
+## Install the CLI in a temporary HOME, init a project outside the repo, build, test, run, verify.
+first-run:
+	./scripts/first-run.sh
 
 ## Cluster API judges the wire format: its Go types round-trip our JSON, its real manager calls us.
 conformance: roundtrip e2e

@@ -1,6 +1,7 @@
 //! `capi-ext init`: a new extension project that builds, tests and deploys as it is.
 
-use crate::ops::{files, patches, project, scaffold};
+use crate::ops::source::CrateSource;
+use crate::ops::{files, project, scaffold};
 use anyhow::{Context, bail};
 use capi_ext::CapiVersion;
 use std::path::PathBuf;
@@ -26,9 +27,14 @@ pub struct Args {
     /// Hooks to start with, comma-separated (DiscoverVariables is added for topology hooks).
     #[arg(long, value_delimiter = ',', default_value = "BeforeClusterCreate")]
     hooks: Vec<String>,
-    /// Depend on capi-ext by path (relative to the project) instead of crates.io.
-    #[arg(long, value_name = "PATH")]
+    /// Take capi-ext's crates and CLI from a checkout: the path of its runtime/ crate, relative
+    /// to the project or absolute (default: the checkout this CLI was built from, if it still
+    /// exists).
+    #[arg(long, value_name = "PATH", conflicts_with = "capi_ext_version")]
     capi_ext_path: Option<String>,
+    /// Take capi-ext's crates and CLI from crates.io, at this version.
+    #[arg(long, value_name = "VERSION")]
+    capi_ext_version: Option<String>,
     /// Write into a non-empty directory, replacing files the scaffold creates.
     #[arg(long)]
     force: bool,
@@ -53,10 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(name) => name,
         None => project::name_from_dir(&dir)?,
     };
-    let dependency = match &args.capi_ext_path {
-        Some(path) => format!("{{ path = {path:?} }}"),
-        None => format!("\"{}\"", env!("CARGO_PKG_VERSION")),
-    };
+    let source = CrateSource::choose(args.capi_ext_path.clone(), args.capi_ext_version.clone());
     if let Some(warning) = args.capi_version.unproven_warning() {
         eprintln!("warning: {warning}");
     }
@@ -68,15 +71,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         name: name.clone(),
         capi_version: args.capi_version,
         hooks: args.hooks,
-        capi_ext_dependency: dependency,
-        capi_ext_render_dependency: patches::render_dependency(
-            args.capi_ext_path.as_deref(),
-            env!("CARGO_PKG_VERSION"),
-        ),
+        source: source.clone(),
     })?;
     let lines = files::apply(&dir, &changes, args.dry_run, args.force)
         .with_context(|| format!("writing {}", dir.display()))?;
     super::report(&lines);
+    eprintln!("{:>12} {}", "Using", source.describe());
     if !args.dry_run {
         let cd = match dir.as_os_str().to_str() {
             Some(".") | Some("") => String::new(),

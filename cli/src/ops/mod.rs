@@ -10,3 +10,4 @@ pub mod patches;
 pub mod project;
 pub mod render;
 pub mod scaffold;
+pub mod source;

@@ -5,6 +5,7 @@
 use super::files::{FileChange, Owner};
 use super::project::{self, Metadata};
 use super::scaffold::{MODULES_MARKER, insert_before, insert_module};
+use super::source::CrateSource;
 use anyhow::{Context, anyhow, bail};
 use capi_ext_codegen::naming;
 use serde_json::json;
@@ -98,18 +99,6 @@ pub fn example(project: &str) -> anyhow::Result<Vec<FileChange>> {
     ])
 }
 
-/// The capi-ext-render dev-dependency that goes with a capi-ext dependency: the checkout's
-/// `render/` next to its `runtime/` for a path, the same version otherwise.
-pub fn render_dependency(capi_ext_path: Option<&str>, version: &str) -> String {
-    match capi_ext_path {
-        Some(path) => {
-            let render = Path::new(path).with_file_name("render");
-            format!("{{ path = {:?} }}", render.display().to_string())
-        }
-        None => format!("\"{version}\""),
-    }
-}
-
 /// Adds `capi-ext-render` to `[dev-dependencies]` of a project's Cargo.toml when it is missing
 /// (GeneratePatches tests use its testing module); `None` when nothing changes.
 pub fn add_render_dev_dependency(root: &Path) -> anyhow::Result<Option<FileChange>> {
@@ -127,12 +116,17 @@ pub fn add_render_dev_dependency(root: &Path) -> anyhow::Result<Option<FileChang
         .get("dependencies")
         .and_then(|d| d.get("capi-ext"))
         .ok_or_else(|| anyhow!("Cargo.toml: no `capi-ext` in [dependencies]"))?;
-    let path = capi_ext.get("path").and_then(|p| p.as_str());
-    let version = capi_ext
-        .as_str()
-        .or_else(|| capi_ext.get("version").and_then(|v| v.as_str()))
-        .unwrap_or(env!("CARGO_PKG_VERSION"));
-    let line = format!("capi-ext-render = {}", render_dependency(path, version));
+    let source = match capi_ext.get("path").and_then(|p| p.as_str()) {
+        Some(path) => CrateSource::Checkout(path.to_string()),
+        None => CrateSource::Registry(
+            capi_ext
+                .as_str()
+                .or_else(|| capi_ext.get("version").and_then(|v| v.as_str()))
+                .unwrap_or(env!("CARGO_PKG_VERSION"))
+                .to_string(),
+        ),
+    };
+    let line = format!("capi-ext-render = {}", source.render_dependency());
     let item: toml_edit::DocumentMut = line.parse().expect("a dependency line is valid TOML");
     let (key, value) = item.iter().next().expect("one key");
     let dev = doc["dev-dependencies"]
@@ -228,18 +222,4 @@ fn names(handlers: &[&project::HandlerEntry]) -> String {
         .map(|h| h.name.as_str())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn render_sits_next_to_runtime() {
-        assert_eq!(
-            render_dependency(Some("../capi-ext/runtime"), "0.1.0"),
-            r#"{ path = "../capi-ext/render" }"#
-        );
-        assert_eq!(render_dependency(None, "0.1.0"), r#""0.1.0""#);
-    }
 }

@@ -40,10 +40,8 @@ pub struct InitRequest {
     pub capi_version: CapiVersion,
     /// The hooks to start with.
     pub hooks: Vec<String>,
-    /// The capi-ext dependency line, e.g. `"0.1"` or `{ path = "../capi-ext/runtime" }`.
-    pub capi_ext_dependency: String,
-    /// The capi-ext-render dev-dependency line that goes with it.
-    pub capi_ext_render_dependency: String,
+    /// Where the crates and the CLI come from.
+    pub source: super::source::CrateSource,
 }
 
 struct Added {
@@ -200,8 +198,10 @@ pub fn init(request: &InitRequest) -> anyhow::Result<Vec<FileChange>> {
         "namespace": meta.namespace,
         "capi_version": meta.capi_version,
         "cli_version": meta.cli_version,
-        "capi_ext_dependency": request.capi_ext_dependency,
-        "capi_ext_render_dependency": request.capi_ext_render_dependency,
+        "capi_ext_dependency": request.source.capi_ext_dependency(),
+        "capi_ext_render_dependency": request.source.render_dependency(),
+        "cli_install": request.source.cli_install(),
+        "from_checkout": matches!(request.source, super::source::CrateSource::Checkout(_)),
         "has_patches": has_patches,
         "handlers": meta.handlers,
         "has_variables": has_variables,

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# A new user's first ten minutes, outside this repository, in a temporary HOME: install the CLI
+# from this checkout as the README says, `capi-ext init` a project, build it, test it, run it,
+# `capi-ext verify` it as CAPI would, then run the steps of its scaffolded CI workflow.
+# Builds are cached under target/first-run (the CLI in release, as `cargo install` builds it).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+pid=
+cleanup() {
+  if [ -n "$pid" ]; then kill -- "-$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The toolchain and the crates.io cache stay where they are; everything else is new.
+export CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
+export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup}
+export PATH="$CARGO_HOME/bin:$PATH"
+export HOME="$work/home"
+mkdir -p "$HOME"
+export CARGO_INSTALL_ROOT="$HOME/.local"
+export PATH="$CARGO_INSTALL_ROOT/bin:$PATH"
+export CARGO_TARGET_DIR="$root/target/first-run"
+
+step() { echo "== $*" >&2; }
+
+step "install the CLI from the checkout: cargo install --locked --path cli"
+cargo install --quiet --locked --path "$root/cli"
+command -v capi-ext >/dev/null
+
+step "capi-ext init my-ext, outside the repository"
+cd "$HOME"
+capi-ext init my-ext 2> init.log || { cat init.log >&2; exit 1; }
+grep -q "Using capi-ext crates from the checkout at $root " init.log || { echo "init did not say where the crates come from:" >&2; cat init.log >&2; exit 1; }
+grep -q "cargo test" init.log
+cd my-ext
+grep -q "capi-ext = { path = \"$root/runtime\" }" Cargo.toml
+
+step "cargo build, cargo test"
+cargo build --quiet
+cargo test --quiet 2>&1 | tail -3
+
+step "make run, then capi-ext verify"
+setsid make run > run.log 2>&1 &
+pid=$!
+for _ in $(seq 1 120); do
+  if capi-ext verify --url https://127.0.0.1:9443 --ca .certs/ca.crt > verify.log 2>&1; then
+    break
+  fi
+  sleep 1
+done
+capi-ext verify --url https://127.0.0.1:9443 --ca .certs/ca.crt || { cat run.log >&2; exit 1; }
+kill -- "-$pid"
+wait "$pid" 2>/dev/null || true
+pid=
+
+step "the scaffolded CI workflow's steps"
+grep -E '^\s+- run: ' .github/workflows/ci.yaml | sed -E 's/^\s+- run: //' | while read -r command; do
+  echo "   \$ $command" >&2
+  bash -c "$command" < /dev/null
+done
+step "first run: passed"
