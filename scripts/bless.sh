@@ -2,7 +2,8 @@
 # Regenerates every golden from what the code produces now; review the diff before committing.
 #   - derive/tests/ui/**/fail/*.stderr     (compile errors of the macros)
 #   - testdata/schema/variables.json       (the derived schema of the realistic variables type)
-#   - testdata/projects/*                  (scripted capi-ext init / create hook runs)
+#   - testdata/projects/*                  (scripted capi-ext init / create hook runs, and
+#                                            render/rendered.yaml, rendered through each project)
 #   - cli/tests/cmd/*.toml                 (--help / --version transcripts)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,4 +13,5 @@ BLESS=1 cargo test -q -p capi-ext-derive --test schema
 BLESS=1 cargo test -q -p capi-ext-cli --test projects
 BLESS=1 cargo test -q -p capi-ext-cli --test render
 TRYCMD=overwrite cargo test -q -p capi-ext-cli --test cli
+BLESS=1 ./scripts/check-goldens.sh
 git status --short -- derive/tests/ui testdata cli/tests/cmd

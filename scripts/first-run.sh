@@ -31,9 +31,10 @@ command -v capi-ext >/dev/null
 
 step "capi-ext init my-ext, outside the repository"
 cd "$HOME"
-capi-ext init my-ext 2> init.log || { cat init.log >&2; exit 1; }
+capi-ext init my-ext --hooks BeforeClusterCreate,GeneratePatches 2> init.log || { cat init.log >&2; exit 1; }
 grep -q "Using capi-ext crates from the checkout at $root " init.log || { echo "init did not say where the crates come from:" >&2; cat init.log >&2; exit 1; }
 grep -q "cargo test" init.log
+grep -q "make render" init.log
 cd my-ext
 grep -q "capi-ext = { path = \"$root/runtime\" }" Cargo.toml
 
@@ -55,7 +56,9 @@ kill -- "-$pid"
 wait "$pid" 2>/dev/null || true
 pid=
 
-step "the scaffolded CI workflow's steps"
+step "make render (as init says), then the scaffolded CI workflow's steps"
+make render
+test -s render/rendered.yaml
 grep -E '^\s+- run: ' .github/workflows/ci.yaml | sed -E 's/^\s+- run: //' | while read -r command; do
   echo "   \$ $command" >&2
   bash -c "$command" < /dev/null

@@ -94,7 +94,8 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
                 .unwrap()
                 .to_string_lossy()
                 .replace('\\', "/");
-            if rel == "target" || rel == "Cargo.lock" {
+            // Made by building and running the project (check-goldens.sh checks them).
+            if rel == "target" || rel == "Cargo.lock" || rel == "render/rendered.yaml" {
                 continue;
             }
             if path.is_dir() {
@@ -107,16 +108,25 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
     out
 }
 
+/// Runs the CLI in `dir` (builds of projects go to the golden projects' target directory).
+fn capi_ext(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_capi-ext"))
+        .args(args)
+        .current_dir(dir)
+        .env(
+            "CARGO_TARGET_DIR",
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/golden"),
+        )
+        .output()
+        .unwrap()
+}
+
 fn scaffold(case: &str, commands: &[Vec<&str>]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("capi-ext-golden-{case}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for args in commands {
-        let out = Command::new(env!("CARGO_BIN_EXE_capi-ext"))
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap();
+        let out = capi_ext(&dir, args);
         assert!(
             out.status.success(),
             "{case}: capi-ext {}: {}",
@@ -179,13 +189,7 @@ fn refuses_non_empty_directories_and_bad_input() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("notes.txt"), "mine").unwrap();
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_capi-ext"))
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| capi_ext(&dir, args);
     let out = run(&["init", ".", "--name", "x"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not empty; pass --force"));
@@ -228,13 +232,7 @@ fn check_reports_stale_files_with_a_diff_and_errors_name_file_and_line() {
         "check",
         &[vec!["init", ".", "--name", "check", "--capi-ext-path", DEP]],
     );
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_capi-ext"))
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| capi_ext(&dir, args);
     assert!(run(&["generate", "manifests", "--check"]).status.success());
     let hook = dir.join("src/hooks/before_cluster_create.rs");
     let text = std::fs::read_to_string(&hook).unwrap();
@@ -274,11 +272,7 @@ fn the_first_topology_hook_brings_render_inputs_without_clobbering() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_capi-ext"))
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap();
+        let out = capi_ext(&dir, args);
         assert!(
             out.status.success(),
             "{}",
@@ -327,11 +321,7 @@ fn create_patch_says_what_is_wrong() {
         &[vec!["init", ".", "--name", "p", "--capi-ext-path", DEP]],
     );
     let run = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_capi-ext"))
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap();
+        let out = capi_ext(&dir, args);
         (
             out.status.success(),
             String::from_utf8_lossy(&out.stderr).to_string(),
@@ -416,14 +406,7 @@ fn schemars_variables_are_read_from_the_built_extension() {
     );
     std::fs::write(dir.join("src/variables.rs"), variables).unwrap();
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/golden");
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_capi-ext"))
-            .args(args)
-            .current_dir(&dir)
-            .env("CARGO_TARGET_DIR", &target)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| capi_ext(&dir, args);
     let out = run(&["generate", "manifests"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");

@@ -76,6 +76,55 @@ fn renders_the_quickstart_as_capi_would() {
     );
     assert!(stderr.contains("Rendered 5 objects"), "{stderr}");
 
+    // --output writes the same text; --check compares it and shows a difference as a diff.
+    let kept = dir.join("kept/rendered.yaml");
+    let kept_arg = kept.to_str().unwrap();
+    let out = run(&render_args(
+        &url,
+        ca,
+        &cluster,
+        &["--output", kept_arg, "--check"],
+    ));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("write it first without --check"),
+        "{}",
+        text(&out)
+    );
+    let out = run(&render_args(&url, ca, &cluster, &["--output", kept_arg]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(out.stdout.is_empty());
+    golden("rendered.yaml", &std::fs::read_to_string(&kept).unwrap());
+    let out = run(&render_args(
+        &url,
+        ca,
+        &cluster,
+        &["--output", kept_arg, "--check"],
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let edited = std::fs::read_to_string(&kept)
+        .unwrap()
+        .replace("registry.example.com/k8s", "registry.example.com/old");
+    std::fs::write(&kept, edited).unwrap();
+    let out = run(&render_args(
+        &url,
+        ca,
+        &cluster,
+        &["--output", kept_arg, "--check"],
+    ));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let diff = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        diff.contains("-  imageRepository: registry.example.com/old")
+            && diff.contains("+  imageRepository: registry.example.com/k8s"),
+        "{diff}"
+    );
+    assert!(
+        text(&out).contains("the render differs from"),
+        "{}",
+        text(&out)
+    );
+
     let diff = run(&render_args(&url, ca, &cluster, &["--diff"]));
     assert_eq!(diff.status.code(), Some(0), "{}", text(&diff));
     golden("rendered.diff", &String::from_utf8_lossy(&diff.stdout));

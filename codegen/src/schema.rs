@@ -81,6 +81,7 @@ pub fn string_enum(values: Vec<String>) -> Value {
 #[serde(rename_all = "camelCase")]
 pub struct Rule {
     /// The CEL expression, e.g. `self.size() <= 10`.
+    #[serde(default)]
     pub rule: String,
     /// The message when it fails.
     #[serde(default, skip_serializing_if = "String::is_empty")]

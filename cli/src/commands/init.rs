@@ -82,8 +82,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(".") | Some("") => String::new(),
             _ => format!("  cd {}\n", dir.display()),
         };
+        let render = if changes
+            .iter()
+            .any(|c| c.path == std::path::Path::new("render/cluster.yaml"))
+        {
+            "  make render                     # render/rendered.yaml: what CAPI would create; commit it, `make check` keeps it in step\n"
+        } else {
+            ""
+        };
         eprintln!(
-            "\nNext:\n{cd}  cargo test                      # the handlers' tests\n  make run                        # serve on 127.0.0.1:9443 with development certificates\n  capi-ext verify --url https://127.0.0.1:9443 --ca .certs/ca.crt   # in another shell: check it as CAPI would"
+            "\nNext:\n{cd}  cargo test                      # the handlers' tests\n{render}  make run                        # serve on 127.0.0.1:9443 with development certificates\n  capi-ext verify --url https://127.0.0.1:9443 --ca .certs/ca.crt   # in another shell: check it as CAPI would"
         );
     }
     Ok(ExitCode::SUCCESS)

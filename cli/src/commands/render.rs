@@ -2,7 +2,7 @@
 //! topology controller would, without a cluster.
 
 use crate::ops::call::Connection;
-use crate::ops::files::status_line;
+use crate::ops::files::{status_line, unified_diff, write_atomic};
 use crate::ops::local::LocalExtension;
 use crate::ops::render::{self, Files, Https};
 use capi_ext_render::RenderError;
@@ -13,8 +13,8 @@ use std::time::Duration;
 /// Render a Cluster's topology through the extension as CAPI would: DiscoverVariables, the
 /// Cluster's variables checked against the schemas (with CEL), GeneratePatches per ClusterClass
 /// patch, the patches applied, ValidateTopology. Prints the objects CAPI would create.
-/// Exit 0: rendered; 1: the extension or the Cluster's variables rejected it; 2: bad input or no
-/// usable answer.
+/// Exit 0: rendered; 1: the extension or the Cluster's variables rejected it, or (`--check`) the
+/// output differs from the file; 2: bad input or no usable answer.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The Cluster (cluster.x-k8s.io/v1beta2, with spec.topology).
@@ -43,6 +43,14 @@ pub struct Args {
     /// Print JSON (a `v1` List) instead of YAML.
     #[arg(long, conflicts_with = "diff")]
     json: bool,
+    /// Write the output to FILE (atomically) instead of stdout: the expected render kept in the
+    /// repository.
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// With --output: compare instead of writing; print a diff and exit 1 when the render no
+    /// longer matches the file (what CI runs, like `generate manifests --check`).
+    #[arg(long, requires = "output")]
+    check: bool,
     /// Write every request and response into this directory (replay one with `capi-ext call -f`).
     #[arg(long, value_name = "DIR")]
     write_requests: Option<PathBuf>,
@@ -135,14 +143,45 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
         );
     }
-    if args.diff {
-        print!("{}", render::diff(&rendered)?);
+    let text = if args.diff {
+        render::diff(&rendered)?
     } else if args.json {
         let list =
             serde_json::json!({"apiVersion": "v1", "kind": "List", "items": rendered.objects});
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        serde_json::to_string_pretty(&list)? + "\n"
     } else {
-        print!("{}", render::yaml_stream(&rendered.objects)?);
+        render::yaml_stream(&rendered.objects)?
+    };
+    match &args.output {
+        None => print!("{text}"),
+        Some(path) if args.check => {
+            let shown = path.display().to_string();
+            match std::fs::read_to_string(path) {
+                Ok(expected) if expected == text => {
+                    eprintln!(
+                        "{}",
+                        status_line("Checked", &format!("{shown} matches the render"))
+                    );
+                }
+                Ok(expected) => {
+                    print!("{}", unified_diff(&shown, &expected, &text));
+                    eprintln!(
+                        "error: the render differs from {shown} (diff above): the extension or the inputs changed what CAPI would create; if that is intended, write it again without --check and commit it"
+                    );
+                    return Ok(ExitCode::from(1));
+                }
+                Err(e) => {
+                    eprintln!(
+                        "error: {shown}: {e}; write it first without --check (`make render`) and commit it"
+                    );
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
+        Some(path) => {
+            write_atomic(path, &text)?;
+            eprintln!("{}", status_line("Wrote", &path.display().to_string()));
+        }
     }
     eprintln!(
         "{}",

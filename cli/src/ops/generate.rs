@@ -184,11 +184,7 @@ pub fn for_project(
     sources: &[(String, String)],
 ) -> anyhow::Result<Vec<FileChange>> {
     let mut model = read(sources)?;
-    let labels: Vec<String> = model
-        .variables
-        .iter()
-        .flat_map(|(_, defs)| defs.iter().flat_map(static_schema::needs_compiled))
-        .collect();
+    let labels = compiled_only(&model);
     if !labels.is_empty() {
         let handler = model.variables_handler.clone().ok_or_else(|| {
             anyhow!("{} take their schemas from schemars, which only the running extension can give, but it registers no DiscoverVariables handler (`.variables::<T>(\"name\")`)", labels.join(", "))
@@ -204,6 +200,15 @@ pub fn for_project(
         }
     }
     render(meta, &model)
+}
+
+/// The `Struct.field` labels of the variables whose schemas only the compiled extension knows.
+fn compiled_only(model: &SourceModel) -> Vec<String> {
+    model
+        .variables
+        .iter()
+        .flat_map(|(_, defs)| defs.iter().flat_map(static_schema::needs_compiled))
+        .collect()
 }
 
 /// The variable definitions a locally started build of the project answers in DiscoverVariables.
@@ -230,11 +235,7 @@ fn compiled_variables(root: &Path, handler: &str) -> anyhow::Result<Vec<Value>> 
 
 /// Renders the generated files from an already read source model.
 pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileChange>> {
-    let compiled: Vec<String> = model
-        .variables
-        .iter()
-        .flat_map(|(_, defs)| defs.iter().flat_map(static_schema::needs_compiled))
-        .collect();
+    let compiled = compiled_only(model);
     if !compiled.is_empty() {
         bail!(
             "{} take their schemas from schemars, which only the compiled extension knows; run `capi-ext generate manifests` in the project",

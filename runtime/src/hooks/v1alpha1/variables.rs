@@ -445,23 +445,5 @@ impl JSONSchemaProps {
     }
 }
 
-/// A CEL validation rule (`x-kubernetes-validations`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ValidationRule {
-    /// The CEL expression.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub rule: String,
-    /// Message when the rule fails.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub message: String,
-    /// CEL expression producing the message.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub message_expression: String,
-    /// `FieldValueInvalid`, `FieldValueForbidden`, `FieldValueRequired` or `FieldValueDuplicate`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-    /// Field path the error refers to.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub field_path: String,
-}
+/// A CEL validation rule (`x-kubernetes-validations`): the rule `#[derive(Variables)]` writes.
+pub use capi_ext_codegen::schema::Rule as ValidationRule;
