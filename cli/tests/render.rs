@@ -79,12 +79,15 @@ fn renders_the_quickstart_as_capi_would() {
     // --output writes the same text; --check compares it and shows a difference as a diff.
     let kept = dir.join("kept/rendered.yaml");
     let kept_arg = kept.to_str().unwrap();
-    let out = run(&render_args(
-        &url,
-        ca,
-        &cluster,
-        &["--output", kept_arg, "--check"],
-    ));
+    let check = || {
+        run(&render_args(
+            &url,
+            ca,
+            &cluster,
+            &["--output", kept_arg, "--check"],
+        ))
+    };
+    let out = check();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         text(&out).contains("write it first without --check"),
@@ -95,23 +98,13 @@ fn renders_the_quickstart_as_capi_would() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(out.stdout.is_empty());
     golden("rendered.yaml", &std::fs::read_to_string(&kept).unwrap());
-    let out = run(&render_args(
-        &url,
-        ca,
-        &cluster,
-        &["--output", kept_arg, "--check"],
-    ));
+    let out = check();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let edited = std::fs::read_to_string(&kept)
         .unwrap()
         .replace("registry.example.com/k8s", "registry.example.com/old");
     std::fs::write(&kept, edited).unwrap();
-    let out = run(&render_args(
-        &url,
-        ca,
-        &cluster,
-        &["--output", kept_arg, "--check"],
-    ));
+    let out = check();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let diff = String::from_utf8_lossy(&out.stdout);
     assert!(
