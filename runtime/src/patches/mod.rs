@@ -9,6 +9,6 @@ mod selector;
 mod set;
 mod template;
 
-pub use selector::{Part, Selector};
+pub use selector::{HOLDER_FIELD_PATHS, Part, Selector};
 pub use set::{NamedPatch, PatchContext, PatchError, PatchSet};
 pub use template::{EditError, Template, diff};

@@ -51,7 +51,18 @@ pub struct Selector {
     machine_deployment_classes: Vec<String>,
     machine_pool_classes: Vec<String>,
     part: Option<Part>,
+    field_path: Option<String>,
 }
+
+/// The holder field paths CAPI sends (`holderReference.fieldPath`), v1beta1 and v1beta2.
+pub const HOLDER_FIELD_PATHS: [&str; 6] = [
+    "spec.infrastructureRef",
+    "spec.controlPlaneRef",
+    "spec.machineTemplate.infrastructureRef",
+    "spec.machineTemplate.spec.infrastructureRef",
+    "spec.template.spec.bootstrap.configRef",
+    "spec.template.spec.infrastructureRef",
+];
 
 impl Selector {
     /// The control plane template and the control plane's machine infrastructure template
@@ -98,6 +109,7 @@ impl Selector {
         self.api_version = self.api_version.or(other.api_version);
         self.kind = self.kind.or(other.kind);
         self.part = self.part.or(other.part);
+        self.field_path = self.field_path.or(other.field_path);
         self
     }
 
@@ -110,6 +122,13 @@ impl Selector {
     /// Only templates of this apiVersion, e.g. `controlplane.cluster.x-k8s.io/v1beta2`.
     pub fn api_version(mut self, api_version: impl Into<String>) -> Self {
         self.api_version = Some(api_version.into());
+        self
+    }
+
+    /// Only templates held at this field path, e.g. `spec.template.spec.infrastructureRef`
+    /// (one of [`HOLDER_FIELD_PATHS`]).
+    pub fn holder_field_path(mut self, field_path: impl Into<String>) -> Self {
+        self.field_path = Some(field_path.into());
         self
     }
 
@@ -183,6 +202,14 @@ impl Selector {
                 ));
             }
         }
+        if let Some(path) = &self.field_path
+            && !HOLDER_FIELD_PATHS.contains(&path.as_str())
+        {
+            return Err(format!(
+                "holder field path `{path}` is none CAPI sends; it sends {}",
+                HOLDER_FIELD_PATHS.join(", ")
+            ));
+        }
         match self.part {
             Some(Part::Bootstrap) if !workers => Err(
                 "bootstrap() needs machine_deployments([..]) or machine_pools([..]): only workers have bootstrap templates".into(),
@@ -213,6 +240,9 @@ impl Selector {
             return false;
         }
         let path = holder.field_path.as_str();
+        if self.field_path.as_deref().is_some_and(|p| p != path) {
+            return false;
+        }
         let part = if holder.kind == "Cluster" && path == "spec.controlPlaneRef" {
             Part::ControlPlaneTemplate
         } else if path.ends_with("bootstrap.configRef") {
@@ -305,6 +335,7 @@ impl<'de> Deserialize<'de> for Selector {
             machine_deployment_classes: wire.match_resources.machine_deployment_class.names,
             machine_pool_classes: wire.match_resources.machine_pool_class.names,
             part: None,
+            field_path: None,
         })
     }
 }
