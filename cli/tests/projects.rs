@@ -145,7 +145,11 @@ fn scaffolds_match_the_golden_projects() {
         let made = scaffold(case, &commands);
         let golden = goldens.join(case);
         if std::env::var_os("BLESS").is_some() {
-            let lock = std::fs::read(golden.join("Cargo.lock")).ok();
+            // What only building the project makes is kept (check-goldens.sh checks it).
+            let kept: Vec<(&str, Option<Vec<u8>>)> = ["Cargo.lock", "render/rendered.yaml"]
+                .into_iter()
+                .map(|rel| (rel, std::fs::read(golden.join(rel)).ok()))
+                .collect();
             let _ = std::fs::remove_dir_all(&golden);
             std::fs::create_dir_all(&golden).unwrap();
             for (rel, content) in tree(&made) {
@@ -153,8 +157,10 @@ fn scaffolds_match_the_golden_projects() {
                 std::fs::create_dir_all(path.parent().unwrap()).unwrap();
                 std::fs::write(path, content).unwrap();
             }
-            if let Some(lock) = lock {
-                std::fs::write(golden.join("Cargo.lock"), lock).unwrap();
+            for (rel, content) in kept {
+                if let Some(content) = content {
+                    std::fs::write(golden.join(rel), content).unwrap();
+                }
             }
         }
         let (got, want) = (tree(&made), tree(&golden));

@@ -563,3 +563,102 @@ async fn metrics_and_probes_on_plain_http() {
     assert_eq!(http_get(probes, "/readyz").await, (200, "ok".into()));
     assert_eq!(http_get(probes, "/metrics").await.0, 404);
 }
+
+const CREATE: &str =
+    "/hooks.runtime.cluster.x-k8s.io/v1alpha1/beforeclustercreate/before-cluster-create";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed_but_not_while_a_request_runs() {
+    let server =
+        TestServer::start(extension(), |o| o.idle_timeout = Duration::from_millis(300)).await;
+    for proto in [Proto::H2, Proto::H1] {
+        let mut conn = server.client().connect(proto).await.unwrap();
+        // A request longer than the idle timeout keeps the connection.
+        let slow = conn
+            .post(CREATE, create_body(json!({"sleepMillis": "700"})))
+            .await;
+        assert!(matches!(slow, support::Sent::Answered(200)), "{proto:?}");
+        assert!(conn.is_open(), "{proto:?}: closed while a request ran");
+        // Then, idle, it is closed.
+        tokio::time::timeout(Duration::from_secs(3), &mut conn.closed)
+            .await
+            .unwrap_or_else(|_| panic!("{proto:?}: the idle connection stayed open"))
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn at_the_connection_cap_accepting_waits_until_one_closes() {
+    let server = TestServer::start(extension(), |o| o.max_connections = 2).await;
+    let client = server.client();
+    let mut first = client.connect(Proto::H2).await.unwrap();
+    let _second = client.connect(Proto::H2).await.unwrap();
+    assert!(matches!(
+        first.post(CREATE, create_body(json!({}))).await,
+        support::Sent::Answered(200)
+    ));
+    // A third connection is not served while two are open...
+    let third = tokio::spawn({
+        let client = client.clone();
+        async move { client.post(Proto::H2, CREATE, create_body(json!({}))).await }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !third.is_finished(),
+        "a third connection was served beyond the cap"
+    );
+    // ...and is, as soon as one closes.
+    drop(first);
+    let answer = tokio::time::timeout(Duration::from_secs(3), third)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer.status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_under_load_cross_connection_ages_without_a_failed_request() {
+    let server = TestServer::start(extension(), |o| {
+        o.max_connection_age = Duration::from_millis(300)
+    })
+    .await;
+    let client = server.client();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut load = Vec::new();
+    for _ in 0..4 {
+        let (client, stop) = (client.clone(), stop.clone());
+        load.push(tokio::spawn(async move {
+            let (mut answered, mut connections) = (0, 1);
+            let mut conn = client.connect(Proto::H2).await.unwrap();
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                match conn
+                    .post(CREATE, create_body(json!({"sleepMillis": "20"})))
+                    .await
+                {
+                    support::Sent::Answered(status) => {
+                        assert_eq!(status, 200);
+                        answered += 1;
+                    }
+                    // GOAWAY: the request never left; a new connection takes it.
+                    support::Sent::NotSent => {
+                        conn = client.connect(Proto::H2).await.unwrap();
+                        connections += 1;
+                    }
+                    support::Sent::Failed(e) => panic!("a request was lost: {e}"),
+                }
+            }
+            (answered, connections)
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    for task in load {
+        let (answered, connections) = task.await.unwrap();
+        assert!(answered > 20, "{answered} requests answered");
+        assert!(
+            connections >= 4,
+            "only {connections} connections in 2s with a 300ms maximum age"
+        );
+    }
+}

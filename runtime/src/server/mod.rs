@@ -6,9 +6,12 @@
 //!   optional path prefix, no `Content-Type` required;
 //! - body limit (413), handshake, header and body timeouts, 404 for unknown paths, 400 for
 //!   undecodable bodies;
+//! - connection hygiene (`connection.rs`): a cap on open connections, idle connections closed,
+//!   HTTP/2 keep-alive pings, a maximum connection age with jitter and a graceful GOAWAY;
 //! - metrics and probes on separate plain-HTTP listeners; SIGTERM drains in-flight requests.
 
 mod admin;
+mod connection;
 mod logging;
 mod metrics;
 mod options;
@@ -26,8 +29,7 @@ use admin::{AdminState, bytes_body::full};
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -279,12 +281,12 @@ impl BoundServer {
             tracing::warn!("{warning}");
         }
         admin_state.ready.store(true, Ordering::SeqCst);
-        let graceful = GracefulShutdown::new();
         let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
         builder
             .http1()
             .timer(TokioTimer::new())
             .header_read_timeout(shared.options.header_read_timeout);
+        let keepalive = shared.options.http2_keepalive_interval;
         builder
             .http2()
             .timer(TokioTimer::new())
@@ -292,10 +294,33 @@ impl BoundServer {
             // CAPI multiplexes up to 50 concurrent GeneratePatches calls (MiBs each) on one
             // connection; hyper's 1 MiB windows would make them wait for WINDOW_UPDATEs.
             .initial_connection_window_size(H2_CONNECTION_WINDOW)
-            .initial_stream_window_size(H2_STREAM_WINDOW);
+            .initial_stream_window_size(H2_STREAM_WINDOW)
+            .keep_alive_interval((!keepalive.is_zero()).then_some(keepalive))
+            .keep_alive_timeout(keepalive);
         let builder = Arc::new(builder);
+        let limits = connection::Limits {
+            idle_timeout: shared.options.idle_timeout,
+            max_age: shared.options.max_connection_age,
+        };
+        let cap = shared.options.max_connections.clamp(
+            1,
+            tokio::sync::Semaphore::MAX_PERMITS.min(u32::MAX as usize),
+        );
+        let permits = Arc::new(tokio::sync::Semaphore::new(cap));
+        let (closing_tx, closing) = tokio::sync::watch::channel(false);
+        let mut seed = u64::from(std::process::id()) << 32;
         tokio::pin!(shutdown);
         loop {
+            if permits.available_permits() == 0 {
+                tracing::warn!(
+                    max_connections = cap,
+                    "connection cap reached: new connections wait until one closes"
+                );
+            }
+            let permit = tokio::select! {
+                permit = permits.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+                _ = &mut shutdown => break,
+            };
             let (stream, peer) = tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok(a) => a,
@@ -307,36 +332,37 @@ impl BoundServer {
             let shared = shared.clone();
             let acceptor = acceptor.clone();
             let builder = builder.clone();
-            let watcher = graceful.watcher();
+            let closing = closing.clone();
+            seed = seed.wrapping_add(1);
+            let conn_seed = seed;
             tokio::spawn(async move {
+                let _permit = permit;
                 let handshake_timeout = shared.options.tls_handshake_timeout;
-                let service = hyper::service::service_fn(move |req| handle(shared.clone(), req));
-                match acceptor {
+                let io: Box<dyn connection::Io> = match acceptor {
                     Some(acceptor) => {
                         let handshake =
                             tokio::time::timeout(handshake_timeout, acceptor.accept(stream)).await;
-                        let tls = match handshake {
-                            Ok(Ok(tls)) => tls,
+                        match handshake {
+                            Ok(Ok(tls)) => Box::new(tls),
                             Ok(Err(e)) => {
                                 return tracing::debug!(%peer, error = %e, "TLS handshake failed");
                             }
                             Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
-                        };
-                        let conn = builder.serve_connection(TokioIo::new(tls), service);
-                        let _ = watcher.watch(conn.into_owned()).await;
+                        }
                     }
-                    None => {
-                        let conn = builder.serve_connection(TokioIo::new(stream), service);
-                        let _ = watcher.watch(conn.into_owned()).await;
-                    }
-                }
+                    None => Box::new(stream),
+                };
+                let handler = move |req| handle(shared.clone(), req);
+                connection::serve(io, builder, handler, limits, conn_seed, closing).await;
             });
         }
         admin_state.ready.store(false, Ordering::SeqCst);
         drop(listener);
         let grace = shared.options.shutdown_grace_period;
         tracing::info!(grace = ?grace, "shutting down: draining in-flight requests");
-        if tokio::time::timeout(grace, graceful.shutdown())
+        let _ = closing_tx.send(true);
+        // Every connection holds a permit until it is closed.
+        if tokio::time::timeout(grace, permits.acquire_many(cap as u32))
             .await
             .is_err()
         {

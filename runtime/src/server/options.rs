@@ -128,6 +128,28 @@ pub struct ServerOptions {
     #[arg(long, env = "CAPI_EXT_BODY_READ_TIMEOUT", value_parser = duration, default_value = "30s")]
     pub body_read_timeout: Duration,
 
+    /// Open connections at most; at the cap, accepting waits (a warning is logged) until one
+    /// closes.
+    #[arg(long, env = "CAPI_EXT_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub max_connections: usize,
+
+    /// A connection with no request in flight for this long is closed (HTTP/1.1 keep-alive and
+    /// HTTP/2 alike); 0 keeps idle connections open.
+    #[arg(long, env = "CAPI_EXT_IDLE_TIMEOUT", value_parser = duration, default_value = "120s")]
+    pub idle_timeout: Duration,
+
+    /// HTTP/2 keep-alive pings at this interval find dead peers (closed when a ping is not
+    /// answered within the same time); 0 disables them.
+    #[arg(long, env = "CAPI_EXT_HTTP2_KEEPALIVE_INTERVAL", value_parser = duration, default_value = "30s")]
+    pub http2_keepalive_interval: Duration,
+
+    /// Connections are closed gracefully (HTTP/2 GOAWAY; in-flight requests finish) after about
+    /// this long (±10% jitter), so clients reconnect and spread over replicas behind a Service:
+    /// CAPI keeps one connection per extension host. 0 keeps connections for as long as they
+    /// are used.
+    #[arg(long, env = "CAPI_EXT_MAX_CONNECTION_AGE", value_parser = duration, default_value = "0s")]
+    pub max_connection_age: Duration,
+
     /// Time given to in-flight requests after SIGTERM before the server exits.
     #[arg(long, env = "CAPI_EXT_SHUTDOWN_GRACE_PERIOD", value_parser = duration, default_value = "25s")]
     pub shutdown_grace_period: Duration,

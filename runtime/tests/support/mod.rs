@@ -144,6 +144,48 @@ impl Client {
         }
     }
 
+    /// A connection kept open, as CAPI's client keeps one per extension host.
+    pub async fn connect(&self, proto: Proto) -> Result<Connection, String> {
+        let config = if proto == Proto::H2 {
+            &self.config_h2
+        } else {
+            &self.config_h1
+        };
+        let connector = tokio_rustls::TlsConnector::from(config.clone());
+        let tcp = TcpStream::connect(self.addr)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        let tls = connector
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .map_err(|e| format!("tls: {e}"))?;
+        let io = TokioIo::new(tls);
+        Ok(match proto {
+            Proto::H2 => {
+                let (send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
+                    .await
+                    .map_err(|e| format!("h2: {e}"))?;
+                Connection {
+                    send: Sender::H2(send),
+                    closed: tokio::spawn(async move {
+                        let _ = conn.await;
+                    }),
+                }
+            }
+            Proto::H1 => {
+                let (send, conn) = hyper::client::conn::http1::handshake(io)
+                    .await
+                    .map_err(|e| format!("h1: {e}"))?;
+                Connection {
+                    send: Sender::H1(send),
+                    closed: tokio::spawn(async move {
+                        let _ = conn.await;
+                    }),
+                }
+            }
+        })
+    }
+
     /// One request on a fresh connection.
     pub async fn post(
         &self,
@@ -237,4 +279,67 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
     let status = response.status().as_u16();
     let body = response.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+enum Sender {
+    H2(hyper::client::conn::http2::SendRequest<Full<Bytes>>),
+    H1(hyper::client::conn::http1::SendRequest<Full<Bytes>>),
+}
+
+/// What became of a request on a kept connection.
+pub enum Sent {
+    /// Answered with this status.
+    Answered(u16),
+    /// Never sent: the connection was closing or closed (GOAWAY); safe to retry elsewhere, as
+    /// Go's HTTP/2 client retries.
+    NotSent,
+    /// Sent, then failed: a lost request.
+    Failed(String),
+}
+
+/// A kept connection; `closed` ends when the connection does.
+pub struct Connection {
+    send: Sender,
+    pub closed: tokio::task::JoinHandle<()>,
+}
+
+impl Connection {
+    /// Posts on this connection.
+    pub async fn post(&mut self, path: &str, body: impl Into<Bytes>) -> Sent {
+        let request = hyper::Request::post(format!("https://localhost{path}"))
+            .body(Full::new(body.into()))
+            .unwrap();
+        let result = match &mut self.send {
+            Sender::H2(send) => {
+                if send.ready().await.is_err() {
+                    return Sent::NotSent;
+                }
+                send.try_send_request(request).await
+            }
+            Sender::H1(send) => {
+                if send.ready().await.is_err() {
+                    return Sent::NotSent;
+                }
+                send.try_send_request(request).await
+            }
+        };
+        match result {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                match response.into_body().collect().await {
+                    Ok(_) => Sent::Answered(status),
+                    Err(e) => Sent::Failed(format!("body: {e}")),
+                }
+            }
+            Err(mut e) => match e.take_message() {
+                Some(_) => Sent::NotSent,
+                None => Sent::Failed(e.into_error().to_string()),
+            },
+        }
+    }
+
+    /// Whether the connection is still usable.
+    pub fn is_open(&self) -> bool {
+        !self.closed.is_finished()
+    }
 }
