@@ -577,7 +577,7 @@ async fn idle_connections_are_closed_but_not_while_a_request_runs() {
         let slow = conn
             .post(CREATE, create_body(json!({"sleepMillis": "700"})))
             .await;
-        assert!(matches!(slow, support::Sent::Answered(200)), "{proto:?}");
+        assert!(matches!(slow, support::Outcome::Answered(200)), "{proto:?}");
         assert!(conn.is_open(), "{proto:?}: closed while a request ran");
         // Then, idle, it is closed.
         tokio::time::timeout(Duration::from_secs(3), &mut conn.closed)
@@ -595,7 +595,7 @@ async fn at_the_connection_cap_accepting_waits_until_one_closes() {
     let _second = client.connect(Proto::H2).await.unwrap();
     assert!(matches!(
         first.post(CREATE, create_body(json!({}))).await,
-        support::Sent::Answered(200)
+        support::Outcome::Answered(200)
     ));
     // A third connection is not served while two are open...
     let third = tokio::spawn({
@@ -636,16 +636,16 @@ async fn clients_under_load_cross_connection_ages_without_a_failed_request() {
                     .post(CREATE, create_body(json!({"sleepMillis": "20"})))
                     .await
                 {
-                    support::Sent::Answered(status) => {
+                    support::Outcome::Answered(status) => {
                         assert_eq!(status, 200);
                         answered += 1;
                     }
                     // GOAWAY: the request never left; a new connection takes it.
-                    support::Sent::NotSent => {
+                    support::Outcome::NotSent => {
                         conn = client.connect(Proto::H2).await.unwrap();
                         connections += 1;
                     }
-                    support::Sent::Failed(e) => panic!("a request was lost: {e}"),
+                    support::Outcome::Failed(e) => panic!("a request was lost: {e}"),
                 }
             }
             (answered, connections)

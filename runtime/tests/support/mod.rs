@@ -287,7 +287,7 @@ enum Sender {
 }
 
 /// What became of a request on a kept connection.
-pub enum Sent {
+pub enum Outcome {
     /// Answered with this status.
     Answered(u16),
     /// Never sent: the connection was closing or closed (GOAWAY); safe to retry elsewhere, as
@@ -305,20 +305,20 @@ pub struct Connection {
 
 impl Connection {
     /// Posts on this connection.
-    pub async fn post(&mut self, path: &str, body: impl Into<Bytes>) -> Sent {
+    pub async fn post(&mut self, path: &str, body: impl Into<Bytes>) -> Outcome {
         let request = hyper::Request::post(format!("https://localhost{path}"))
             .body(Full::new(body.into()))
             .unwrap();
         let result = match &mut self.send {
             Sender::H2(send) => {
                 if send.ready().await.is_err() {
-                    return Sent::NotSent;
+                    return Outcome::NotSent;
                 }
                 send.try_send_request(request).await
             }
             Sender::H1(send) => {
                 if send.ready().await.is_err() {
-                    return Sent::NotSent;
+                    return Outcome::NotSent;
                 }
                 send.try_send_request(request).await
             }
@@ -327,13 +327,13 @@ impl Connection {
             Ok(response) => {
                 let status = response.status().as_u16();
                 match response.into_body().collect().await {
-                    Ok(_) => Sent::Answered(status),
-                    Err(e) => Sent::Failed(format!("body: {e}")),
+                    Ok(_) => Outcome::Answered(status),
+                    Err(e) => Outcome::Failed(format!("body: {e}")),
                 }
             }
             Err(mut e) => match e.take_message() {
-                Some(_) => Sent::NotSent,
-                None => Sent::Failed(e.into_error().to_string()),
+                Some(_) => Outcome::NotSent,
+                None => Outcome::Failed(e.into_error().to_string()),
             },
         }
     }
