@@ -144,8 +144,11 @@ impl Client {
         }
     }
 
-    /// A connection kept open, as CAPI's client keeps one per extension host.
-    pub async fn connect(&self, proto: Proto) -> Result<Connection, String> {
+    /// A TLS connection offering only `proto` in ALPN.
+    async fn tls(
+        &self,
+        proto: Proto,
+    ) -> Result<tokio_rustls::client::TlsStream<TcpStream>, String> {
         let config = if proto == Proto::H2 {
             &self.config_h2
         } else {
@@ -155,10 +158,15 @@ impl Client {
         let tcp = TcpStream::connect(self.addr)
             .await
             .map_err(|e| format!("connect: {e}"))?;
-        let tls = connector
+        connector
             .connect(ServerName::try_from("localhost").unwrap(), tcp)
             .await
-            .map_err(|e| format!("tls: {e}"))?;
+            .map_err(|e| format!("tls: {e}"))
+    }
+
+    /// A connection kept open, as CAPI's client keeps one per extension host.
+    pub async fn connect(&self, proto: Proto) -> Result<Connection, String> {
+        let tls = self.tls(proto).await?;
         let io = TokioIo::new(tls);
         Ok(match proto {
             Proto::H2 => {
@@ -193,19 +201,7 @@ impl Client {
         path: &str,
         body: impl Into<Bytes>,
     ) -> Result<Answer, String> {
-        let config = if proto == Proto::H2 {
-            &self.config_h2
-        } else {
-            &self.config_h1
-        };
-        let connector = tokio_rustls::TlsConnector::from(config.clone());
-        let tcp = TcpStream::connect(self.addr)
-            .await
-            .map_err(|e| format!("connect: {e}"))?;
-        let tls = connector
-            .connect(ServerName::try_from("localhost").unwrap(), tcp)
-            .await
-            .map_err(|e| format!("tls: {e}"))?;
+        let tls = self.tls(proto).await?;
         let (_, session) = tls.get_ref();
         let alpn = session.alpn_protocol().map(|p| p.to_vec());
         let peer_cert = session
