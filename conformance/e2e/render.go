@@ -98,6 +98,9 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 			return s.changedSince(hookPath, managerSent), fmt.Errorf("the manager's GeneratePatches request kept changing while the objects were read (10 attempts)")
 		}
 	}
+	// The manager's ValidateTopology request of the same reconcile, read before render calls
+	// the same extension (its own requests would be recorded over the manager's).
+	managerValidate := s.recorded.lastRequest("ValidateTopology", "validate")
 	caFile := filepath.Join(dir, "ca.crt")
 	if err := os.WriteFile(caFile, s.pki.caPEM, 0o644); err != nil {
 		return s.changedSince(hookPath, managerSent), err
@@ -134,7 +137,7 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 	}
 	// ValidateTopology: CAPI sends the GeneratePatches request as patched by every patch, with
 	// the variables of the last patch only (convertToValidationRequest in the patch engine).
-	if managerValidate := s.recorded.lastRequest("ValidateTopology", "validate"); managerValidate == nil {
+	if managerValidate == nil {
 		return s.changedSince(hookPath, managerSent), fmt.Errorf("the extension recorded no ValidateTopology request")
 	} else {
 		renderedValidate, err := os.ReadFile(filepath.Join(requests, "03-ValidateTopology-quickstart.request.json"))
