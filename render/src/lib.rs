@@ -65,8 +65,9 @@ pub mod yaml11;
 use apply::{apply_response, update_desired};
 use capi_ext::hooks::v1alpha1::{
     ClusterClassVariable, DiscoverVariables, DiscoverVariablesRequest, DiscoverVariablesResponse,
-    GeneratePatches, Hook, HookResponse, ResponseStatus, Settings, ValidateTopology,
-    ValidateTopologyRequest, ValidateTopologyRequestItem, ValidateTopologyResponse,
+    GeneratePatches, GeneratePatchesRequest, GeneratePatchesResponse, Hook, HookResponse,
+    ResponseStatus, Settings, ValidateTopology, ValidateTopologyRequest,
+    ValidateTopologyRequestItem, ValidateTopologyResponse,
 };
 use cluster_variables::{check_definitions, default_and_validate};
 use desired::{Blueprint, Desired};
@@ -265,6 +266,11 @@ pub enum RenderError {
         /// What went wrong.
         message: String,
     },
+    /// The extension answered the same request differently: CAPI calls on every reconcile, so
+    /// an answer that changes makes it churn (patches rotate templates, messages land in the
+    /// Cluster's conditions).
+    #[error("{} `{}` (patch {}) is not deterministic: {} changed {} from {} to {}", .0.hook, .0.handler, .0.patch, .0.what, .0.field, .0.first, .0.second)]
+    Nondeterministic(Box<Nondeterminism>),
     /// A returned patch cannot be applied (CAPI fails the reconcile the same way).
     #[error("patch {patch}: cannot apply the patch for item {uid} ({kind}): {message}")]
     Patch {
@@ -277,6 +283,25 @@ pub enum RenderError {
         /// What went wrong.
         message: String,
     },
+}
+
+/// Where an extension answered the same question twice differently.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nondeterminism {
+    /// The hook.
+    pub hook: &'static str,
+    /// The handler.
+    pub handler: String,
+    /// The ClusterClass patch.
+    pub patch: String,
+    /// What was sent again: `the same request` or `the items in reverse order`.
+    pub what: &'static str,
+    /// Where the answers differ (a JSON pointer into the response, or `the patch of item <uid>`).
+    pub field: String,
+    /// The first answer there.
+    pub first: String,
+    /// The second.
+    pub second: String,
 }
 
 const INLINE: &str = "inline";
@@ -320,6 +345,100 @@ fn patches(class: &Value, extension_settings: &Settings) -> Vec<Patch> {
         .unwrap_or_default()
 }
 
+/// The first place two JSON values differ: its pointer (`/items/0/patch`) and both values.
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<(String, String, String)> {
+    match (a, b) {
+        _ if a == b => None,
+        (Value::Object(x), Value::Object(y)) => x
+            .keys()
+            .chain(y.keys().filter(|k| !x.contains_key(*k)))
+            .find_map(|k| {
+                let null = Value::Null;
+                first_difference(
+                    x.get(k).unwrap_or(&null),
+                    y.get(k).unwrap_or(&null),
+                    &format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                )
+            }),
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{at}/{i}"))),
+        _ => Some((
+            if at.is_empty() { "/".into() } else { at.into() },
+            a.to_string(),
+            b.to_string(),
+        )),
+    }
+}
+
+/// GeneratePatches must not depend on the order of the items (CAPI builds them from maps):
+/// the items sent in reverse order must get the same patch per uid.
+async fn check_item_order<C: Caller>(
+    caller: &C,
+    patch: &Patch,
+    request: &GeneratePatchesRequest,
+    first: &GeneratePatchesResponse,
+) -> Result<(), RenderError> {
+    if request.items.len() < 2 || first.status == ResponseStatus::Failure {
+        return Ok(());
+    }
+    let handler = handler_of(&patch.generate).to_string();
+    let mut reversed = request.clone();
+    reversed.items.reverse();
+    let body = serde_json::to_vec(&reversed).unwrap_or_default();
+    let answer = caller
+        .call(&GeneratePatches::info().path(&handler), body)
+        .await
+        .map_err(|message| RenderError::Call {
+            hook: "GeneratePatches",
+            handler: handler.clone(),
+            patch: patch.name.clone(),
+            message,
+        })?;
+    let second: GeneratePatchesResponse =
+        serde_json::from_slice(&answer).map_err(|e| RenderError::Call {
+            hook: "GeneratePatches",
+            handler: handler.clone(),
+            patch: patch.name.clone(),
+            message: format!("the response is not a GeneratePatchesResponse CAPI can read: {e}"),
+        })?;
+    let by_uid = |r: &GeneratePatchesResponse| -> std::collections::BTreeMap<String, Value> {
+        r.items
+            .iter()
+            .map(|i| {
+                (
+                    i.uid.clone(),
+                    serde_json::to_value(&i.patch).unwrap_or_default(),
+                )
+            })
+            .collect()
+    };
+    let (a, b) = (by_uid(first), by_uid(&second));
+    for uid in a.keys().chain(b.keys()) {
+        let null = Value::Null;
+        let (p, q) = (a.get(uid).unwrap_or(&null), b.get(uid).unwrap_or(&null));
+        if p != q {
+            let decode = |v: &Value| {
+                serde_json::from_value::<capi_ext::hooks::v1alpha1::Patch>(v.clone())
+                    .map(|p| String::from_utf8_lossy(&p.document()).into_owned())
+                    .unwrap_or_else(|_| "no patch".into())
+            };
+            return Err(RenderError::Nondeterministic(Box::new(Nondeterminism {
+                hook: "GeneratePatches",
+                handler,
+                patch: patch.name.clone(),
+                what: "the items in reverse order",
+                field: format!("the patch of item {uid}"),
+                first: decode(p),
+                second: decode(q),
+            })));
+        }
+    }
+    Ok(())
+}
+
 /// The handler name in `<handler>.<extension config>`.
 fn handler_of(registered: &str) -> &str {
     registered.split_once('.').map_or(registered, |(h, _)| h)
@@ -342,9 +461,29 @@ async fn exchange<H: Hook, C: Caller>(
     };
     let body = serde_json::to_vec(request).map_err(|e| call_error(e.to_string()))?;
     let answer = caller
+        .call(&info.path(&handler), body.clone())
+        .await
+        .map_err(call_error)?;
+    // CAPI sends the same request on every reconcile: the answer must not change.
+    let again = caller
         .call(&info.path(&handler), body)
         .await
         .map_err(call_error)?;
+    let (first, second): (Value, Value) = (
+        serde_json::from_slice(&answer).unwrap_or_default(),
+        serde_json::from_slice(&again).unwrap_or_default(),
+    );
+    if let Some((field, a, b)) = first_difference(&first, &second, "") {
+        return Err(RenderError::Nondeterministic(Box::new(Nondeterminism {
+            hook: info.name,
+            handler,
+            patch: patch.name.clone(),
+            what: "the same request",
+            field,
+            first: a,
+            second: b,
+        })));
+    }
     let response: H::Response = serde_json::from_slice(&answer).map_err(|e| {
         call_error(format!(
             "the response is not a {}Response CAPI can read: {e}",
@@ -498,14 +637,16 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
             })?
         } else if !patch.generate.is_empty() {
             request.settings = patch.settings.clone();
-            exchange::<GeneratePatches, _>(
+            let response = exchange::<GeneratePatches, _>(
                 caller,
                 patch,
                 &patch.generate,
                 &request,
                 &mut rendered.exchanges,
             )
-            .await?
+            .await?;
+            check_item_order(caller, patch, &request, &response).await?;
+            response
         } else {
             return Err(RenderError::Input(format!(
                 "ClusterClass spec.patches[{}] ({}) has neither definitions nor external.generatePatchesExtension",

@@ -115,7 +115,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 eprintln!("extension log:\n{}", local.log());
             }
             let code = match e {
-                RenderError::Variables(_) | RenderError::Failure { .. } => 1,
+                RenderError::Variables(_)
+                | RenderError::Failure { .. }
+                | RenderError::Nondeterministic(_) => 1,
                 _ => 2,
             };
             return Ok(ExitCode::from(code));
