@@ -2,6 +2,7 @@
 //! templates looked up, and the objects they become (names, labels, annotations), as in
 //! `exp/topology/desiredstate`.
 
+use super::change::Role;
 use super::RenderError;
 use super::object::{get, map_value, merge_maps, set, string, string_map};
 use serde_json::{Value, json};
@@ -449,6 +450,24 @@ impl Desired {
             objects.push(worker.infrastructure.clone());
         }
         objects
+    }
+
+    /// What each object of [`objects`](Self::objects) is, in the same order.
+    pub(crate) fn roles(&self) -> Vec<Role> {
+        let mut roles = vec![Role::InfrastructureCluster, Role::ControlPlane];
+        if self.control_plane_machine.is_some() {
+            roles.push(Role::ControlPlaneMachineTemplate);
+        }
+        let name = |worker: &Worker| string(&worker.topology, &["name"]).to_string();
+        for worker in &self.machine_deployments {
+            roles.push(Role::MachineDeploymentBootstrapTemplate(name(worker)));
+            roles.push(Role::MachineDeploymentInfrastructureTemplate(name(worker)));
+        }
+        for worker in &self.machine_pools {
+            roles.push(Role::MachinePoolBootstrapConfig(name(worker)));
+            roles.push(Role::MachinePoolInfrastructure(name(worker)));
+        }
+        roles
     }
 
     /// `current` holds existing objects (MachineDeployments, MachinePools, the ControlPlane) whose

@@ -52,6 +52,7 @@
 //! ```
 
 mod apply;
+pub mod change;
 mod cluster_variables;
 mod desired;
 pub mod go_template;
@@ -208,6 +209,9 @@ pub struct Rendered {
     pub objects: Vec<Value>,
     /// The same objects before any patch (for diffs).
     pub unpatched: Vec<Value>,
+    /// What each object is (the infrastructure cluster, a MachineDeployment's bootstrap
+    /// template…), in the order of `objects`: what CAPI does when one changes depends on it.
+    pub roles: Vec<change::Role>,
     /// The Cluster as the webhook would store it (variables defaulted).
     pub cluster: Value,
     /// Every variable definition, inline and discovered.
@@ -606,6 +610,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     let blueprint = Blueprint::resolve(&input.cluster_class, &input.templates)?;
     let mut desired = Desired::compute(&blueprint, &input.cluster, &input.templates)?;
     rendered.unpatched = desired.objects();
+    rendered.roles = desired.roles();
 
     let mut request = build_request(&blueprint, &desired);
     for patch in &patches {
