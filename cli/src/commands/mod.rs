@@ -4,6 +4,7 @@ pub mod call;
 pub mod certs;
 pub mod completions;
 pub mod create;
+pub mod diff;
 pub mod example;
 pub mod generate;
 pub mod init;
@@ -38,6 +39,9 @@ enum Command {
     Render(render::Args),
     /// Check a running extension the way CAPI does.
     Verify(verify::Args),
+    /// Say what a new version of the extension does to every Cluster: the fields that change and
+    /// whether Machines roll out.
+    Diff(diff::Args),
     /// Write a development CA and serving certificate for local runs.
     Certs(certs::Args),
     /// Print shell completions.
@@ -54,6 +58,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Call(args) => call::run(args),
         Command::Render(args) => render::run(args),
         Command::Verify(args) => verify::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Certs(args) => certs::run(args).map(|()| ExitCode::SUCCESS),
         Command::Completions(args) => completions::run(args).map(|()| ExitCode::SUCCESS),
     }

@@ -24,9 +24,36 @@ fn free_port() -> anyhow::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-/// Builds the project's binary with cargo (diagnostics on stderr) and returns its path.
-fn build(root: &Path, name: &str) -> anyhow::Result<PathBuf> {
-    let mut child = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+fn cargo() -> Command {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+}
+
+/// Where cargo builds the project at `root` (`CARGO_TARGET_DIR`, a workspace's `target/`…).
+pub fn target_directory(root: &Path) -> anyhow::Result<PathBuf> {
+    let out = cargo()
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .current_dir(root)
+        .stderr(Stdio::inherit())
+        .output()
+        .context("running cargo metadata")?;
+    if !out.status.success() {
+        bail!("cargo metadata failed in {} (errors above)", root.display());
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    metadata["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or_else(|| anyhow!("cargo metadata gave no target_directory"))
+}
+
+/// Builds the project's binary with cargo (diagnostics on stderr) into `target_dir` (cargo's
+/// choice when `None`) and returns its path.
+fn build(root: &Path, name: &str, target_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let mut command = cargo();
+    if let Some(dir) = target_dir {
+        command.env("CARGO_TARGET_DIR", dir);
+    }
+    let mut child = command
         .args([
             "build",
             "--quiet",
@@ -54,6 +81,48 @@ fn build(root: &Path, name: &str) -> anyhow::Result<PathBuf> {
     executable.ok_or_else(|| anyhow!("cargo built no binary named `{name}` in {}", root.display()))
 }
 
+/// The project at or above `start` and its extension's binary: a capi-ext project's (its
+/// `capi-ext.toml` names it), else the one binary of the nearest Cargo package.
+pub fn project(start: &Path) -> anyhow::Result<(PathBuf, String)> {
+    if let Ok(root) = find_root(start) {
+        let name = Metadata::read(&root)?.name;
+        return Ok((root, name));
+    }
+    let start = start
+        .canonicalize()
+        .with_context(|| format!("{} does not exist", start.display()))?;
+    let Some(root) = start.ancestors().find(|d| {
+        std::fs::read_to_string(d.join("Cargo.toml")).is_ok_and(|t| t.contains("[package]"))
+    }) else {
+        bail!(
+            "no capi-ext project or Cargo package in {} or its parents",
+            start.display()
+        );
+    };
+    let out = cargo()
+        .args(["read-manifest"])
+        .current_dir(root)
+        .output()
+        .context("running cargo read-manifest")?;
+    let manifest: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let binaries: Vec<&str> = manifest["targets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "bin")))
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    match binaries.as_slice() {
+        [name] => Ok((root.to_path_buf(), name.to_string())),
+        _ => bail!(
+            "{}: the package has {} binaries ({}); capi-ext runs a project with one (or a capi-ext.toml naming it)",
+            root.join("Cargo.toml").display(),
+            binaries.len(),
+            binaries.join(", ")
+        ),
+    }
+}
+
 fn ready(probes: u16) -> bool {
     let Ok(mut stream) = TcpStream::connect(("127.0.0.1", probes)) else {
         return false;
@@ -70,11 +139,25 @@ impl LocalExtension {
     /// Builds the project found at or above `start`, writes development certificates into a
     /// temporary directory, starts the binary on free loopback ports and waits until it is ready.
     pub fn start(start: &Path, timeout: Duration) -> anyhow::Result<Self> {
-        let root = find_root(start)?;
-        let name = Metadata::read(&root)?.name;
-        let binary = build(&root, &name)?;
-        let dir =
-            std::env::temp_dir().join(format!("capi-ext-local-{}-{}", name, std::process::id()));
+        Self::start_building_in(start, timeout, None)
+    }
+
+    /// [`start`](Self::start), building into `target_dir`: another checkout of the same project
+    /// (a git worktree) reuses the dependencies already built there.
+    pub fn start_building_in(
+        start: &Path,
+        timeout: Duration,
+        target_dir: Option<&Path>,
+    ) -> anyhow::Result<Self> {
+        let (root, name) = project(start)?;
+        let binary = build(&root, &name, target_dir)?;
+        static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "capi-ext-local-{}-{}-{}",
+            name,
+            std::process::id(),
+            STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
         std::fs::create_dir_all(&dir)?;
         let certs = DevCerts::generate(&[]).map_err(|e| anyhow!("generating certificates: {e}"))?;
         for (file, pem) in [

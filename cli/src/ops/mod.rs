@@ -2,6 +2,7 @@
 
 pub mod call;
 pub mod certs;
+pub mod diff;
 pub mod examples;
 pub mod files;
 pub mod generate;
@@ -11,3 +12,4 @@ pub mod project;
 pub mod render;
 pub mod scaffold;
 pub mod source;
+pub mod worktree;

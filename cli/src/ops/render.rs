@@ -4,6 +4,7 @@
 use crate::ops::call::{Target, post_async};
 use crate::ops::files::{unified_diff, write_atomic};
 use anyhow::{Context, bail};
+use capi_ext::hooks::v1alpha1::Settings;
 use capi_ext_render::{Caller, Exchange, Input, Rendered};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -77,15 +78,23 @@ pub fn load(files: &Files) -> anyhow::Result<Input> {
         }
     }
     if let Some(path) = &files.extension_config {
-        let config = only(path, "ExtensionConfig")?;
-        if let Some(settings) = config.pointer("/spec/settings").and_then(Value::as_object) {
-            input.settings = settings
-                .iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect();
-        }
+        input.settings = settings(&only(path, "ExtensionConfig")?);
     }
     Ok(input)
+}
+
+/// An ExtensionConfig's `spec.settings`, which CAPI sends with each call.
+pub fn settings(extension_config: &Value) -> Settings {
+    extension_config
+        .pointer("/spec/settings")
+        .and_then(Value::as_object)
+        .map(|settings| {
+            settings
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Calls a running extension over HTTPS, as CAPI does.

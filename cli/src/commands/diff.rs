@@ -1,0 +1,103 @@
+//! `capi-ext diff`: what a new version of the extension does to every Cluster, before it ships.
+
+use crate::ops::diff::{Report, Version, read_cases, render_version};
+use crate::ops::files::status_line;
+use crate::ops::local;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Render each Cluster with two versions of the extension and say what CAPI would do with the
+/// difference: nothing, metadata patched in place, a template rotated and a MachineDeployment or
+/// the control plane rolled out, a control plane field propagated in place, an infrastructure
+/// cluster updated. Exit 0: no Machine would be replaced (or --allow-rollout); 1: Machines would
+/// (or may) be replaced, or a Cluster that rendered no longer does; 2: bad input, a failed build
+/// or an unreachable extension.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The version deployed today: a git revision of the project (built in a temporary
+    /// worktree) or the https:// URL of a running extension (with --base-ca).
+    #[arg(long, value_name = "REV|URL", default_value = "HEAD")]
+    base: String,
+    /// The CA of a running base extension.
+    #[arg(long, value_name = "FILE")]
+    base_ca: Option<PathBuf>,
+    /// The new version: a git revision or an https:// URL (with --head-ca); the project as it
+    /// is on disk when not given.
+    #[arg(long, value_name = "REV|URL")]
+    head: Option<String>,
+    /// The CA of a running head extension.
+    #[arg(long, value_name = "FILE")]
+    head_ca: Option<PathBuf>,
+    /// The project (or a folder in it).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    project: PathBuf,
+    /// The Clusters to render: every Cluster in the YAML files of DIR and its subfolders, each
+    /// with the ClusterClass, templates and ExtensionConfig of its folder (`rendered.yaml`, the
+    /// render output, is skipped). Default: the project's render/.
+    #[arg(long, value_name = "DIR")]
+    cases: Option<PathBuf>,
+    /// Print JSON instead of the report.
+    #[arg(long)]
+    json: bool,
+    /// Exit 0 even when Machines would be replaced (the rollout is intended).
+    #[arg(long)]
+    allow_rollout: bool,
+    /// Seconds to wait for each call.
+    #[arg(long, default_value_t = 10)]
+    timeout: u64,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match compare(&args) {
+        Ok(report) => {
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report.json())?);
+            } else {
+                print!("{}", report.human());
+            }
+            let code = report.exit_code(args.allow_rollout);
+            if code == 1 {
+                eprintln!(
+                    "error: the head version would replace Machines or break Clusters (report above); if a rollout is intended, say so with --allow-rollout"
+                );
+            }
+            Ok(ExitCode::from(code))
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+fn compare(args: &Args) -> anyhow::Result<Report> {
+    let base = Version::parse(
+        "base",
+        Some(&args.base),
+        args.base_ca.clone(),
+        Version::Tree,
+    )?;
+    let head = Version::parse(
+        "head",
+        args.head.as_deref(),
+        args.head_ca.clone(),
+        Version::Tree,
+    )?;
+    let needs_project = !matches!(
+        (&base, &head),
+        (Version::Url { .. }, Version::Url { .. })
+    );
+    let project = if needs_project || args.cases.is_none() {
+        local::project(&args.project)?.0
+    } else {
+        args.project.clone()
+    };
+    let cases = read_cases(&args.cases.clone().unwrap_or_else(|| project.join("render")))?;
+    let status = |verb: &str, what: &str| eprintln!("{}", status_line(verb, what));
+    let timeout = Duration::from_secs(args.timeout);
+    let before = render_version(&base, &project, &cases, timeout, &status)?;
+    let after = render_version(&head, &project, &cases, timeout, &status)?;
+    Ok(Report::new(&cases, before, after))
+}
