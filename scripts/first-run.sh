@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A new user's first ten minutes, outside this repository, in a temporary HOME: install the CLI
 # from this checkout as the README says, `capi-ext init` a project, build it, test it, run it,
-# `capi-ext verify` it as CAPI would, then run the steps of its scaffolded CI workflow.
+# `capi-ext verify` it as CAPI would, run the steps of its scaffolded CI workflow, then commit it
+# and `capi-ext diff` a change against that commit.
 # Builds are cached under target/first-run (the CLI in release, as `cargo install` builds it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,4 +64,15 @@ grep -E '^\s+- run: ' .github/workflows/ci.yaml | sed -E 's/^\s+- run: //' | whi
   echo "   \$ $command" >&2
   bash -c "$command" < /dev/null
 done
+
+step "capi-ext diff: nothing changed, then a new worker patch rolls out the MachineDeployment"
+git init -q . && git add -A
+git -c user.name=first-run -c user.email=first-run@example.com commit -qm "v1"
+capi-ext diff > diff.log 2>&1 || { cat diff.log >&2; exit 1; }
+grep -q "): unchanged" diff.log || { cat diff.log >&2; exit 1; }
+capi-ext create patch worker-label --target machine-deployments
+code=0
+capi-ext diff > diff.log 2>&1 || code=$?
+[ "$code" = 1 ] || { cat diff.log >&2; echo "capi-ext diff exited $code, not 1 (a rollout)" >&2; exit 1; }
+grep -q "Machines roll out: MachineDeployment md-0" diff.log || { cat diff.log >&2; exit 1; }
 step "first run: passed"

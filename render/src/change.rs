@@ -81,7 +81,9 @@ impl fmt::Display for Role {
             Role::MachineDeploymentInfrastructureTemplate(md) => {
                 write!(f, "MachineDeployment {md}'s infrastructure template")
             }
-            Role::MachinePoolBootstrapConfig(mp) => write!(f, "MachinePool {mp}'s bootstrap config"),
+            Role::MachinePoolBootstrapConfig(mp) => {
+                write!(f, "MachinePool {mp}'s bootstrap config")
+            }
             Role::MachinePoolInfrastructure(mp) => {
                 write!(f, "MachinePool {mp}'s infrastructure machine pool")
             }
@@ -197,11 +199,11 @@ impl ObjectChange {
         }
         Some(match &self.role {
             Role::InfrastructureCluster => "the infrastructure cluster".into(),
-            Role::ControlPlane | Role::ControlPlaneMachineTemplate => {
-                "the control plane".into()
-            }
+            Role::ControlPlane | Role::ControlPlaneMachineTemplate => "the control plane".into(),
             Role::MachineDeploymentBootstrapTemplate(md)
-            | Role::MachineDeploymentInfrastructureTemplate(md) => format!("MachineDeployment {md}"),
+            | Role::MachineDeploymentInfrastructureTemplate(md) => {
+                format!("MachineDeployment {md}")
+            }
             Role::MachinePoolBootstrapConfig(mp) | Role::MachinePoolInfrastructure(mp) => {
                 format!("MachinePool {mp}")
             }
@@ -404,7 +406,12 @@ fn kubeadm_control_plane(spec: &[&str], before: &Option<Value>, after: &Option<V
         // matchesMachineSpec: the version.
         ["version", ..] => Effect::ControlPlaneRollout,
         // PrepareKubeadmConfigsForDiff clears these before comparing.
-        ["kubeadmConfigSpec", "clusterConfiguration", "dns" | "controlPlaneEndpoint", ..]
+        [
+            "kubeadmConfigSpec",
+            "clusterConfiguration",
+            "dns" | "controlPlaneEndpoint",
+            ..,
+        ]
         | ["kubeadmConfigSpec", "joinConfiguration", "discovery", ..]
         | [
             "kubeadmConfigSpec",
@@ -522,7 +529,10 @@ mod tests {
             ),
             Effect::ControlPlaneRollout
         );
-        assert_eq!(changed("/version", json!("v1.35.0")), Effect::ControlPlaneRollout);
+        assert_eq!(
+            changed("/version", json!("v1.35.0")),
+            Effect::ControlPlaneRollout
+        );
         assert_eq!(
             changed(
                 "/kubeadmConfigSpec/clusterConfiguration/dns",
@@ -557,9 +567,9 @@ mod tests {
         );
         assert_eq!(changes[0].rollout(), Rollout::ProviderDecides);
         assert!(
-            changes[0]
-                .consequence()
-                .contains("whether GenericControlPlane replaces its Machines is up to its provider")
+            changes[0].consequence().contains(
+                "whether GenericControlPlane replaces its Machines is up to its provider"
+            )
         );
         let changes = pair(
             Role::MachinePoolBootstrapConfig("mp-0".into()),

@@ -2,8 +2,8 @@
 //! templates looked up, and the objects they become (names, labels, annotations), as in
 //! `exp/topology/desiredstate`.
 
-use super::change::Role;
 use super::RenderError;
+use super::change::Role;
 use super::object::{get, map_value, merge_maps, set, string, string_map};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

@@ -85,10 +85,7 @@ fn compare(args: &Args) -> anyhow::Result<Report> {
         args.head_ca.clone(),
         Version::Tree,
     )?;
-    let needs_project = !matches!(
-        (&base, &head),
-        (Version::Url { .. }, Version::Url { .. })
-    );
+    let needs_project = !matches!((&base, &head), (Version::Url { .. }, Version::Url { .. }));
     let project = if needs_project || args.cases.is_none() {
         local::project(&args.project)?.0
     } else {

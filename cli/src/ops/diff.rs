@@ -124,7 +124,11 @@ pub fn read_cases(dir: &Path) -> anyhow::Result<Vec<Case>> {
                     "{}: Cluster {label} names ClusterClass {class_namespace}/{class_name}, which is not in {} (ClusterClasses there: {}); put it next to the Cluster",
                     file.display(),
                     directory.display(),
-                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
                 );
             };
             cases.push(Case {
@@ -239,7 +243,10 @@ fn start(
             url.clone(),
         )),
         Version::Tree => {
-            status("Building", &format!("the working tree ({})", project.display()));
+            status(
+                "Building",
+                &format!("the working tree ({})", project.display()),
+            );
             let local = LocalExtension::start(project, timeout)?;
             Ok((
                 Running {
@@ -415,7 +422,11 @@ impl Report {
     /// The report for people: per Cluster what changes, why and what CAPI does, then a summary.
     pub fn human(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "Comparing {} (base) with {} (head)", self.base, self.head);
+        let _ = writeln!(
+            out,
+            "Comparing {} (base) with {} (head)",
+            self.base, self.head
+        );
         for cluster in &self.clusters {
             let at = format!("Cluster {} ({})", cluster.cluster, cluster.file.display());
             match &cluster.outcome {
@@ -441,9 +452,12 @@ impl Report {
                     let rolls = cluster.rolls_out();
                     let _ = writeln!(
                         out,
-                        "\n{at}: {} object{} change; {}",
-                        changes.len(),
-                        if changes.len() == 1 { "" } else { "s" },
+                        "\n{at}: {}; {}",
+                        if changes.len() == 1 {
+                            "1 object changes".to_string()
+                        } else {
+                            format!("{} objects change", changes.len())
+                        },
                         match cluster.rollout() {
                             Rollout::No => "no Machine is replaced".to_string(),
                             Rollout::Yes => format!("Machines roll out: {}", rolls.join(", ")),
@@ -471,7 +485,8 @@ impl Report {
                 }
             }
         }
-        let count = |f: &dyn Fn(&ClusterDiff) -> bool| self.clusters.iter().filter(|c| f(c)).count();
+        let count =
+            |f: &dyn Fn(&ClusterDiff) -> bool| self.clusters.iter().filter(|c| f(c)).count();
         let changed = count(&|c| matches!(c.outcome, Outcome::Changed(_)));
         let breaks = count(&|c| matches!(c.outcome, Outcome::Breaks(_)));
         let rolling: Vec<String> = self
@@ -489,7 +504,11 @@ impl Report {
             out,
             "\nSummary: {}: {changed} changed, {breaks} broken; Machines {} in {}{}",
             plural(self.clusters.len(), "Cluster"),
-            if may { "replaced (or maybe)" } else { "replaced" },
+            if may {
+                "replaced (or maybe)"
+            } else {
+                "replaced"
+            },
             plural(rolling.len(), "Cluster"),
             if rolling.is_empty() {
                 String::new()
@@ -577,7 +596,11 @@ fn field_lines(path: &str, before: Option<&Value>, after: Option<&Value>) -> Str
                 similar::ChangeTag::Delete => '-',
                 similar::ChangeTag::Insert => '+',
             };
-            let _ = writeln!(out, "      {sign} {}", change.value().trim_end_matches('\n'));
+            let _ = writeln!(
+                out,
+                "      {sign} {}",
+                change.value().trim_end_matches('\n')
+            );
         }
         return out;
     }

@@ -109,7 +109,11 @@ pub fn project(start: &Path) -> anyhow::Result<(PathBuf, String)> {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|t| t["kind"].as_array().is_some_and(|k| k.iter().any(|k| k == "bin")))
+        .filter(|t| {
+            t["kind"]
+                .as_array()
+                .is_some_and(|k| k.iter().any(|k| k == "bin"))
+        })
         .filter_map(|t| t["name"].as_str())
         .collect();
     match binaries.as_slice() {

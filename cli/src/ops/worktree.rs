@@ -97,12 +97,10 @@ impl Worktree {
 
 impl Drop for Worktree {
     fn drop(&mut self) {
-        let removed = self.dir.to_str().map(|dir| {
-            git(
-                &self.repository,
-                &["worktree", "remove", "--force", dir],
-            )
-        });
+        let removed = self
+            .dir
+            .to_str()
+            .map(|dir| git(&self.repository, &["worktree", "remove", "--force", dir]));
         if !matches!(removed, Some(Ok(_))) {
             let _ = std::fs::remove_dir_all(&self.dir);
             let _ = git(&self.repository, &["worktree", "prune"]);
