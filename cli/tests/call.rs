@@ -219,3 +219,60 @@ fn explains_tls_and_transport_failures() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+static ATTEMPTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+#[test]
+fn verify_names_what_would_make_capi_churn() {
+    let (dir, certs) = setup("verify-churn");
+    let extension = Extension::builder()
+        .handler(Registration::new(
+            BeforeClusterCreate,
+            "counting",
+            |_: BeforeClusterCreateRequest| async {
+                let n = ATTEMPTS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                BeforeClusterCreateResponse::success()
+                    .retry_after(5)
+                    .with_message(format!("attempt {n}"))
+            },
+        ))
+        .handler(Registration::new(
+            BeforeClusterDelete,
+            "stamped",
+            |_: BeforeClusterDeleteRequest| async {
+                BeforeClusterDeleteResponse::success()
+                    .retry_after(5)
+                    .with_message("held since 2026-11-30T10:00:00Z")
+            },
+        ))
+        .handler(Registration::new(
+            GeneratePatches,
+            "first-only",
+            |req: GeneratePatchesRequest| async move {
+                let first = req.items[0].uid.clone();
+                GeneratePatchesResponse::success()
+                    .patch(first, Patch::json().add("/spec/template/spec/first", true))
+            },
+        ))
+        .handler(Registration::new(
+            ValidateTopology,
+            "steady",
+            |_: ValidateTopologyRequest| async { ValidateTopologyResponse::success() },
+        ))
+        .build()
+        .unwrap();
+    let url = support::serve(&dir, (&certs.cert_pem, &certs.key_pem), extension);
+    let ca = dir.join("ca.crt");
+    let verify = cli(&["verify", "--url", &url, "--ca", ca.to_str().unwrap()]);
+    assert_eq!(verify.status.code(), Some(2), "{}", text(&verify));
+    let out = text(&verify);
+    for expected in [
+        "counting (BeforeClusterCreate): accepted, but CAPI would churn: not deterministic: the same request changed /message from \"attempt 0\" to \"attempt 1\"",
+        "stamped (BeforeClusterDelete): accepted, but CAPI would churn: the message holds a timestamp (`2026-11-30T10:00`)",
+        "first-only (GeneratePatches): accepted, but CAPI would churn: not deterministic: with the items in reverse order the patch of item",
+        "steady (ValidateTopology): accepted, Success",
+    ] {
+        assert!(out.contains(expected), "{expected}\n{out}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

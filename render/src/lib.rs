@@ -55,6 +55,7 @@ mod apply;
 pub mod change;
 mod cluster_variables;
 mod desired;
+pub mod determinism;
 pub mod go_template;
 mod inline;
 mod object;
@@ -275,6 +276,24 @@ pub enum RenderError {
     /// Cluster's conditions).
     #[error("{} `{}` (patch {}) is not deterministic: {} changed {} from {} to {}", .0.hook, .0.handler, .0.patch, .0.what, .0.field, .0.first, .0.second)]
     Nondeterministic(Box<Nondeterminism>),
+    /// The extension's message holds something that changes from call to call (a time, a
+    /// UUID): CAPI writes messages into the Cluster's conditions, so it would rewrite them on
+    /// every reconcile.
+    #[error(
+        "{hook} `{handler}` (patch {patch}) answered a message with {what} in it (`{part}`): CAPI writes extension messages into the Cluster's conditions, so one that changes on every call rewrites them on every reconcile; leave times and random parts out of messages (log them instead)"
+    )]
+    VolatileMessage {
+        /// The hook.
+        hook: &'static str,
+        /// The handler.
+        handler: String,
+        /// The ClusterClass patch.
+        patch: String,
+        /// What it looks like (`a timestamp`, `a UUID`…).
+        what: &'static str,
+        /// The part of the message.
+        part: String,
+    },
     /// A returned patch cannot be applied (CAPI fails the reconcile the same way).
     #[error("patch {patch}: cannot apply the patch for item {uid} ({kind}): {message}")]
     Patch {
@@ -349,34 +368,6 @@ fn patches(class: &Value, extension_settings: &Settings) -> Vec<Patch> {
         .unwrap_or_default()
 }
 
-/// The first place two JSON values differ: its pointer (`/items/0/patch`) and both values.
-fn first_difference(a: &Value, b: &Value, at: &str) -> Option<(String, String, String)> {
-    match (a, b) {
-        _ if a == b => None,
-        (Value::Object(x), Value::Object(y)) => x
-            .keys()
-            .chain(y.keys().filter(|k| !x.contains_key(*k)))
-            .find_map(|k| {
-                let null = Value::Null;
-                first_difference(
-                    x.get(k).unwrap_or(&null),
-                    y.get(k).unwrap_or(&null),
-                    &format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
-                )
-            }),
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
-            .iter()
-            .zip(y)
-            .enumerate()
-            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{at}/{i}"))),
-        _ => Some((
-            if at.is_empty() { "/".into() } else { at.into() },
-            a.to_string(),
-            b.to_string(),
-        )),
-    }
-}
-
 /// GeneratePatches must not depend on the order of the items (CAPI builds them from maps):
 /// the items sent in reverse order must get the same patch per uid.
 async fn check_item_order<C: Caller>(
@@ -385,12 +376,13 @@ async fn check_item_order<C: Caller>(
     request: &GeneratePatchesRequest,
     first: &GeneratePatchesResponse,
 ) -> Result<(), RenderError> {
-    if request.items.len() < 2 || first.status == ResponseStatus::Failure {
+    let Some(reversed) = determinism::reversed(request) else {
+        return Ok(());
+    };
+    if first.status == ResponseStatus::Failure {
         return Ok(());
     }
     let handler = handler_of(&patch.generate).to_string();
-    let mut reversed = request.clone();
-    reversed.items.reverse();
     let body = serde_json::to_vec(&reversed).unwrap_or_default();
     let answer = caller
         .call(&GeneratePatches::info().path(&handler), body)
@@ -408,39 +400,18 @@ async fn check_item_order<C: Caller>(
             patch: patch.name.clone(),
             message: format!("the response is not a GeneratePatchesResponse CAPI can read: {e}"),
         })?;
-    let by_uid = |r: &GeneratePatchesResponse| -> std::collections::BTreeMap<String, Value> {
-        r.items
-            .iter()
-            .map(|i| {
-                (
-                    i.uid.clone(),
-                    serde_json::to_value(&i.patch).unwrap_or_default(),
-                )
-            })
-            .collect()
-    };
-    let (a, b) = (by_uid(first), by_uid(&second));
-    for uid in a.keys().chain(b.keys()) {
-        let null = Value::Null;
-        let (p, q) = (a.get(uid).unwrap_or(&null), b.get(uid).unwrap_or(&null));
-        if p != q {
-            let decode = |v: &Value| {
-                serde_json::from_value::<capi_ext::hooks::v1alpha1::Patch>(v.clone())
-                    .map(|p| String::from_utf8_lossy(&p.document()).into_owned())
-                    .unwrap_or_else(|_| "no patch".into())
-            };
-            return Err(RenderError::Nondeterministic(Box::new(Nondeterminism {
-                hook: "GeneratePatches",
-                handler,
-                patch: patch.name.clone(),
-                what: "the items in reverse order",
-                field: format!("the patch of item {uid}"),
-                first: decode(p),
-                second: decode(q),
-            })));
-        }
+    match determinism::item_patch_difference(first, &second) {
+        Some(difference) => Err(RenderError::Nondeterministic(Box::new(Nondeterminism {
+            hook: "GeneratePatches",
+            handler,
+            patch: patch.name.clone(),
+            what: "the items in reverse order",
+            field: difference.field,
+            first: difference.first,
+            second: difference.second,
+        }))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The handler name in `<handler>.<extension config>`.
@@ -477,15 +448,15 @@ async fn exchange<H: Hook, C: Caller>(
         serde_json::from_slice(&answer).unwrap_or_default(),
         serde_json::from_slice(&again).unwrap_or_default(),
     );
-    if let Some((field, a, b)) = first_difference(&first, &second, "") {
+    if let Some(difference) = determinism::first_difference(&first, &second) {
         return Err(RenderError::Nondeterministic(Box::new(Nondeterminism {
             hook: info.name,
             handler,
             patch: patch.name.clone(),
             what: "the same request",
-            field,
-            first: a,
-            second: b,
+            field: difference.field,
+            first: difference.first,
+            second: difference.second,
         })));
     }
     let response: H::Response = serde_json::from_slice(&answer).map_err(|e| {
@@ -501,6 +472,15 @@ async fn exchange<H: Hook, C: Caller>(
         request: serde_json::to_value(request).unwrap_or_default(),
         response: serde_json::from_slice(&answer).unwrap_or_default(),
     });
+    if let Some((what, part)) = determinism::volatile_part(response.message()) {
+        return Err(RenderError::VolatileMessage {
+            hook: info.name,
+            handler,
+            patch: patch.name.clone(),
+            what,
+            part: part.to_string(),
+        });
+    }
     if response.status() == ResponseStatus::Failure {
         return Err(RenderError::Failure {
             hook: info.name,

@@ -98,3 +98,23 @@ async fn deterministic_extensions_render() {
     let rendered = render(&input(), &ext).await.unwrap();
     assert_eq!(rendered.objects.len(), 5);
 }
+
+#[tokio::test]
+async fn a_message_quoting_an_item_uid_is_named() {
+    // The same for the same request, but CAPI sends new random uids on every reconcile.
+    let ext = extension(|req: GeneratePatchesRequest| async move {
+        GeneratePatchesResponse::failure(format!("item {} is not supported", req.items[0].uid))
+    });
+    let err = render(&input(), &ext).await.unwrap_err();
+    let message = err.to_string();
+    assert!(
+        matches!(&err, RenderError::VolatileMessage { what: "a UUID", .. }),
+        "{message}"
+    );
+    assert!(
+        message.starts_with(
+            "GeneratePatches `patches` (patch quickstart) answered a message with a UUID in it (`"
+        ),
+        "{message}"
+    );
+}

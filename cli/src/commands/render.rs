@@ -117,7 +117,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let code = match e {
                 RenderError::Variables(_)
                 | RenderError::Failure { .. }
-                | RenderError::Nondeterministic(_) => 1,
+                | RenderError::Nondeterministic(_)
+                | RenderError::VolatileMessage { .. } => 1,
                 _ => 2,
             };
             return Ok(ExitCode::from(code));

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 /// Call Discovery and check it as CAPI does (names, duplicates, timeouts, failure policies,
 /// hooks the target CAPI knows), then call every advertised handler with its example request
-/// and report, per handler, what CAPI would reject. Exit 0 only when CAPI accepts everything.
+/// and report, per handler, what CAPI would reject, and what would make it churn: a different
+/// answer to the same request, GeneratePatches patches that depend on the order of the items, a
+/// message with a time or random part. Exit 0 only when CAPI accepts everything.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -57,7 +59,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             Ok(a) => {
                 let v = call::judge(hook, &request, &a, args.capi_version);
-                if v.problems.is_empty() {
+                let churn = if v.problems.is_empty() {
+                    call::churn_problems(&target, hook, &hook.path(&h.name), &request, &a)
+                } else {
+                    Vec::new()
+                };
+                if !churn.is_empty() {
+                    failed = true;
+                    format!("accepted, but CAPI would churn: {}", churn.join("; "))
+                } else if v.problems.is_empty() {
                     let status = v.status.map_or("?", |s| s.as_str());
                     let warn = if v.warnings.is_empty() {
                         String::new()

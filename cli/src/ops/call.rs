@@ -269,6 +269,68 @@ fn typed<R: HookResponse>(body: &[u8], verdict: &mut Verdict) -> Option<R> {
     }
 }
 
+/// What would make CAPI churn although it accepts each answer: the same request answered
+/// differently (asked again here), GeneratePatches patches that depend on the order of the items
+/// (asked again in reverse order), a message with a time or random part in it. Each problem
+/// names the field.
+pub fn churn_problems(
+    target: &Target,
+    hook: &HookInfo,
+    path: &str,
+    request: &[u8],
+    first: &Answer,
+) -> Vec<String> {
+    use capi_ext_render::determinism::{
+        first_difference, item_patch_difference, reversed, volatile_part,
+    };
+    let mut problems = Vec::new();
+    let Ok(first_json) = serde_json::from_slice::<Value>(&first.body) else {
+        return problems;
+    };
+    if let Some((what, part)) = first_json["message"].as_str().and_then(volatile_part) {
+        problems.push(format!(
+            "the message holds {what} (`{part}`): CAPI writes extension messages into the Cluster's conditions, so one that changes on every call rewrites them on every reconcile; leave it out of the message (log it instead)"
+        ));
+    }
+    match post(target, path, request.to_vec()) {
+        Ok(again) => {
+            let second: Value = serde_json::from_slice(&again.body).unwrap_or_default();
+            if let Some(d) = first_difference(&first_json, &second) {
+                problems.push(format!(
+                    "not deterministic: the same request changed {} from {} to {} (CAPI calls on every reconcile)",
+                    d.field, d.first, d.second
+                ));
+            }
+        }
+        Err(e) => problems.push(format!("calling again with the same request: {e:#}")),
+    }
+    let generate = || -> Option<(hooks::GeneratePatchesRequest, hooks::GeneratePatchesResponse)> {
+        Some((
+            serde_json::from_slice(request).ok()?,
+            serde_json::from_slice(&first.body).ok()?,
+        ))
+    };
+    if hook.name == "GeneratePatches"
+        && let Some((request, response)) = generate()
+        && let Some(reversed) = reversed(&request)
+    {
+        let second = post(
+            target,
+            path,
+            serde_json::to_vec(&reversed).unwrap_or_default(),
+        )
+        .ok()
+        .and_then(|a| serde_json::from_slice(&a.body).ok());
+        if let Some(d) = second.and_then(|second| item_patch_difference(&response, &second)) {
+            problems.push(format!(
+                "not deterministic: with the items in reverse order {} changed from {} to {} (CAPI builds the items from maps, in no fixed order)",
+                d.field, d.first, d.second
+            ));
+        }
+    }
+    problems
+}
+
 /// Judges an answer to `request` the way CAPI's runtime client would.
 pub fn judge(
     hook: &HookInfo,
