@@ -203,7 +203,7 @@ func run(o options, work string, ps *processes) error {
 	s := &scenarios{minor: minor, kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
 		extLog: ext.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
 		lifecycleRecorded: recorded{lifecycleRecord}, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
-		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt}
+		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin}
 	// Why a scenario does not apply to an older release, by scenario.
 	skips := map[string]string{}
 	if minor < 14 {
@@ -228,6 +228,7 @@ func run(o options, work string, ps *processes) error {
 		{"render: capi-ext builds the GeneratePatches request the manager sends (control plane, its machines, a MachineDeployment, a MachinePool)", s.renderMatchesManager},
 		{"Upgrade v1.34.0 → v1.35.0: the six lifecycle hooks in CAPI's order, each held once and guarding its step", s.upgrade},
 		{"Chained upgrade v1.35.0 → v1.37.0: GenerateUpgradePlan's steps followed by the control plane and the workers, hooks per step", s.chainedUpgrade},
+		{"diff: capi-ext diff predicts what the manager does with each new version of an extension (nothing, template metadata, the infrastructure cluster, the control plane, a MachineDeployment rollout)", s.diffPredictsCAPI},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
 		{"CAPI's runtime SDK metrics count the calls, all answered with HTTP 200", s.capiMetrics},
 		{"Transport: every call of the manager reached the extension itself, over HTTP/2, with HTTP 200", s.transport},

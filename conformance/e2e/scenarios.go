@@ -59,6 +59,7 @@ type scenarios struct {
 	ps                *processes
 	work              string
 	capiExt           string
+	conformanceBin    string // capi-ext-conformance: the lifecycle and topology extensions
 }
 
 func (s *scenarios) discovery(ctx context.Context) error {

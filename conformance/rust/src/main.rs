@@ -11,9 +11,13 @@
 //!   Success, and GeneratePatches adding one label patch per item.
 //! - `capi-ext-conformance lifecycle-extension [--target 1.N] [server flags]`: the upgrade hooks and
 //!   GenerateUpgradePlan for the end-to-end run (see [`lifecycle`]).
+//! - `capi-ext-conformance topology-extension --variant NAME [server flags]`: one of the
+//!   successive versions of a topology extension the end-to-end proof of `capi-ext diff`
+//!   deploys (see [`versions`]).
 
 mod lifecycle;
 mod typed_view;
+mod versions;
 
 use capi_ext::hooks::v1alpha1::*;
 use serde::de::DeserializeOwned;
@@ -124,6 +128,11 @@ fn bench_server() -> std::process::ExitCode {
 /// Serves `extension` with the server's flags (everything after the mode), for the Cluster API
 /// release named by `--target` (default 1.14).
 fn serve(extension: capi_ext::ExtensionBuilder) -> std::process::ExitCode {
+    serve_args(extension, std::env::args().collect())
+}
+
+/// [`serve`] with these arguments (the program's, mode included).
+fn serve_args(extension: capi_ext::ExtensionBuilder, args: Vec<String>) -> std::process::ExitCode {
     use clap::Parser;
     #[derive(Parser)]
     struct Cli {
@@ -133,7 +142,7 @@ fn serve(extension: capi_ext::ExtensionBuilder) -> std::process::ExitCode {
         #[command(flatten)]
         server: capi_ext::ServerOptions,
     }
-    let cli = Cli::parse_from(std::env::args().skip(1));
+    let cli = Cli::parse_from(args.into_iter().skip(1));
     capi_ext::Server::run_with(extension.target(cli.target), cli.server)
 }
 
@@ -144,6 +153,25 @@ fn main() -> std::process::ExitCode {
     }
     if mode == "lifecycle-extension" {
         return serve(lifecycle::extension());
+    }
+    if mode == "topology-extension" {
+        let mut args: Vec<String> = std::env::args().collect();
+        let Some(at) = args.iter().position(|a| a == "--variant") else {
+            eprintln!(
+                "topology-extension needs --variant NAME (one of {:?})",
+                versions::VARIANTS
+            );
+            return std::process::ExitCode::from(2);
+        };
+        let variant = args.get(at + 1).cloned().unwrap_or_default();
+        args.drain(at..(at + 2).min(args.len()));
+        return match versions::extension(&variant) {
+            Ok(extension) => serve_args(extension, args),
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::ExitCode::from(2)
+            }
+        };
     }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -182,7 +210,7 @@ fn main() -> std::process::ExitCode {
         }
         other => {
             eprintln!(
-                "usage: capi-ext-conformance roundtrip|responses|bench-server|lifecycle-extension (got `{other}`)"
+                "usage: capi-ext-conformance roundtrip|responses|bench-server|lifecycle-extension|topology-extension (got `{other}`)"
             );
             return std::process::ExitCode::from(2);
         }

@@ -1,0 +1,419 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// The proof of `capi-ext diff` by the real manager: one topology extension deployed in
+// successive versions behind one ExtensionConfig (capi-ext-conformance topology-extension
+// --variant, each adding one class of change), a Cluster of its own, and before each deployment
+// `capi-ext diff` between the running version and the next; after it, what CAPI did, read from
+// the API server, must be exactly what diff predicted, object by object.
+
+const (
+	diffClusterName = "d1"
+	versionsExt     = "versions"
+	deployedAnn     = "e2e.capi-ext.io/deployed"
+)
+
+// diffSteps are the versions after the first, each with the change it must make CAPI do:
+// the role of the object that changes and how (what diff calls the effect), or nothing.
+var diffSteps = []struct {
+	variant string
+	want    map[string]string
+	rollout bool
+}{
+	{"rebuilt", map[string]string{}, false},
+	{"labels", map[string]string{"MachineDeployment md-0's infrastructure template": "metadata-in-place"}, false},
+	{"infrastructure", map[string]string{"the infrastructure cluster": "in-place"}, false},
+	{"control-plane", map[string]string{"the control plane": "in-place"}, false},
+	{"rollout", map[string]string{"MachineDeployment md-0's infrastructure template": "template-rotated"}, true},
+}
+
+// versionProcess is one running version of the topology extension.
+type versionProcess struct {
+	proc *process
+	port int
+}
+
+func (s *scenarios) startVersion(variant string, port int) (*versionProcess, error) {
+	probes := freePort()
+	p := s.ps.start(fmt.Sprintf("topology-%s-%d", variant, port), s.conformanceBin, "topology-extension", "--variant", variant,
+		"--target=1."+fmt.Sprint(s.minor), "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", port),
+		"--webhook-cert-dir="+s.extCertDir, "--metrics-bind-address=0",
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json")
+	if err := waitHTTP(httpClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, p); err != nil {
+		return nil, err
+	}
+	return &versionProcess{proc: p, port: port}, nil
+}
+
+// stop stops one process by its PID and waits for it.
+func (v *versionProcess) stop() {
+	_ = syscall.Kill(v.proc.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-v.proc.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-v.proc.cmd.Process.Pid, syscall.SIGKILL)
+		<-v.proc.done
+	}
+}
+
+func (v *versionProcess) url() string { return fmt.Sprintf("https://127.0.0.1:%d", v.port) }
+
+// diffState is what the scenario reads of the Cluster's objects: each object's labels,
+// annotations and spec, the MachineDeployment's template references, its MachineSets.
+type diffState struct {
+	objects     map[string]map[string]any // by diff's role name
+	refs        map[string]string         // role → the name the holder references
+	machineSets int
+}
+
+func content(u *unstructured.Unstructured) map[string]any {
+	spec, _, _ := unstructured.NestedFieldCopy(u.Object, "spec")
+	return map[string]any{"labels": u.GetLabels(), "annotations": u.GetAnnotations(), "spec": spec}
+}
+
+func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
+	st := diffState{objects: map[string]map[string]any{}, refs: map[string]string{}}
+	c, err := s.kube.get(ctx, clusterV, "Cluster", ns, diffClusterName)
+	if err != nil {
+		return st, err
+	}
+	infraName, _, _ := unstructured.NestedString(c.Object, "spec", "infrastructureRef", "name")
+	cpName, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
+	mds, err := s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{
+		"cluster.x-k8s.io/cluster-name": diffClusterName, "topology.cluster.x-k8s.io/deployment-name": "md-0"})
+	if err != nil {
+		return st, err
+	}
+	if infraName == "" || cpName == "" || len(mds) != 1 {
+		return st, fmt.Errorf("Cluster %s: infrastructure %q, control plane %q, %d MachineDeployments md-0", diffClusterName, infraName, cpName, len(mds))
+	}
+	md := mds[0]
+	mdInfra, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
+	mdBootstrap, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "bootstrap", "configRef", "name")
+	cpMachine := ""
+	for _, o := range []struct{ role, apiVersion, kind, name string }{
+		{"the infrastructure cluster", infraV, "GenericInfrastructureCluster", infraName},
+		{"the control plane", cpV, "GenericControlPlane", cpName},
+		{"MachineDeployment md-0's infrastructure template", infraV, "GenericInfrastructureMachineTemplate", mdInfra},
+		{"MachineDeployment md-0's bootstrap template", bootstrapV, "GenericBootstrapConfigTemplate", mdBootstrap},
+	} {
+		u, err := s.kube.get(ctx, o.apiVersion, o.kind, ns, o.name)
+		if err != nil {
+			return st, fmt.Errorf("%s: %w", o.role, err)
+		}
+		st.objects[o.role] = content(u)
+		st.refs[o.role] = o.name
+		if o.kind == "GenericControlPlane" {
+			cpMachine, _, _ = unstructured.NestedString(u.Object, "spec", "machineTemplate", "spec", "infrastructureRef", "name")
+		}
+	}
+	if cpMachine != "" {
+		u, err := s.kube.get(ctx, infraV, "GenericInfrastructureMachineTemplate", ns, cpMachine)
+		if err != nil {
+			return st, err
+		}
+		st.objects["the control plane's infrastructure machine template"] = content(u)
+		st.refs["the control plane's infrastructure machine template"] = cpMachine
+	}
+	sets, err := s.kube.list(ctx, clusterV, "MachineSet", ns, map[string]string{"cluster.x-k8s.io/deployment-name": md.GetName()})
+	if err != nil {
+		return st, err
+	}
+	st.machineSets = len(sets)
+	return st, nil
+}
+
+// observed is what CAPI did between two snapshots, in diff's words: per role the effect.
+func observed(before, after diffState) map[string]string {
+	out := map[string]string{}
+	for role, b := range before.objects {
+		a := after.objects[role]
+		switch {
+		case before.refs[role] != after.refs[role]:
+			out[role] = "template-rotated"
+		case !reflect.DeepEqual(b["spec"], a["spec"]):
+			out[role] = "in-place"
+		case !reflect.DeepEqual(b["labels"], a["labels"]) || !reflect.DeepEqual(b["annotations"], a["annotations"]):
+			out[role] = "metadata-in-place"
+		}
+	}
+	return out
+}
+
+// writeDiffCases writes what diff needs, as stored in the API server: the Cluster, its
+// ClusterClass and templates, and the current ControlPlane and MachineDeployment (for names).
+func (s *scenarios) writeDiffCases(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	c, err := s.kube.get(ctx, clusterV, "Cluster", ns, diffClusterName)
+	if err != nil {
+		return err
+	}
+	cpName, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
+	mds, err := s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{"cluster.x-k8s.io/cluster-name": diffClusterName})
+	if err != nil {
+		return err
+	}
+	objects := []*unstructured.Unstructured{c}
+	for _, o := range []struct{ apiVersion, kind, name string }{
+		{clusterV, "ClusterClass", "diff-class"},
+		{infraV, "GenericInfrastructureClusterTemplate", "e2e-infra"},
+		{cpV, "GenericControlPlaneTemplate", "e2e-cp"},
+		{infraV, "GenericInfrastructureMachineTemplate", "e2e-cp-machine"},
+		{infraV, "GenericInfrastructureMachineTemplate", "e2e-worker-machine"},
+		{bootstrapV, "GenericBootstrapConfigTemplate", "e2e-worker-bootstrap"},
+		{cpV, "GenericControlPlane", cpName},
+	} {
+		u, err := s.kube.get(ctx, o.apiVersion, o.kind, ns, o.name)
+		if err != nil {
+			return err
+		}
+		objects = append(objects, u)
+	}
+	for i := range mds {
+		objects = append(objects, &mds[i])
+	}
+	for i, u := range objects {
+		data, _ := json.MarshalIndent(u.Object, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d-%s.json", i, strings.ToLower(u.GetKind()))), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diffPrediction is what `capi-ext diff --json` said about the Cluster.
+type diffPrediction struct {
+	effects map[string]string // role → effect, as CAPI sees it ("provider-decides" is CAPI's in-place patch)
+	rollout string
+	report  string
+}
+
+func (s *scenarios) predict(ctx context.Context, base, head *versionProcess, dir string) (diffPrediction, error) {
+	p := diffPrediction{effects: map[string]string{}}
+	caFile := filepath.Join(s.work, "diff-ca.crt")
+	if err := os.WriteFile(caFile, s.pki.caPEM, 0o644); err != nil {
+		return p, err
+	}
+	cmd := exec.CommandContext(ctx, s.capiExt, "diff", "--base", base.url(), "--base-ca", caFile, "--head", head.url(), "--head-ca", caFile,
+		"--cases", dir, "--json", "--allow-rollout")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return p, fmt.Errorf("capi-ext diff failed: %v\n%s%s", err, out, stderr.String())
+	}
+	p.report = string(out)
+	var report struct {
+		Clusters []struct {
+			Cluster, Outcome, Rollout string
+			Objects                   []struct{ Role, Effect string }
+		}
+	}
+	if err := json.Unmarshal(out, &report); err != nil {
+		return p, fmt.Errorf("capi-ext diff --json: %w\n%s", err, out)
+	}
+	if len(report.Clusters) != 1 || report.Clusters[0].Cluster != ns+"/"+diffClusterName {
+		return p, fmt.Errorf("capi-ext diff reported %d Clusters, not %s/%s alone:\n%s", len(report.Clusters), ns, diffClusterName, out)
+	}
+	cluster := report.Clusters[0]
+	if cluster.Outcome != "changed" && cluster.Outcome != "unchanged" {
+		return p, fmt.Errorf("capi-ext diff: the Cluster %s:\n%s", cluster.Outcome, out)
+	}
+	p.rollout = cluster.Rollout
+	for _, o := range cluster.Objects {
+		effect := o.Effect
+		if effect == "provider-decides" {
+			effect = "in-place"
+		}
+		p.effects[o.Role] = effect
+	}
+	return p, nil
+}
+
+func describe(m map[string]string) string {
+	if len(m) == 0 {
+		return "nothing"
+	}
+	var parts []string
+	for k, v := range m {
+		parts = append(parts, k+": "+v)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
+}
+
+// settle waits until the manager has called the new version and the objects have stopped
+// changing (the same snapshot three times, two seconds apart), then returns that snapshot.
+func (s *scenarios) settle(ctx context.Context, deployed *versionProcess) (diffState, error) {
+	if err := eventually(timeoutLg, "the manager calls the new version", func() (bool, string) {
+		n := 0
+		for _, a := range answers(deployed.proc.log) {
+			if a.Span.Hook == "GeneratePatches" && a.Code == 200 {
+				n++
+			}
+		}
+		return n > 0, fmt.Sprintf("%d GeneratePatches calls answered", n)
+	}); err != nil {
+		return diffState{}, err
+	}
+	var last diffState
+	same := 0
+	deadline := time.Now().Add(timeoutLg)
+	for time.Now().Before(deadline) {
+		time.Sleep(2 * time.Second)
+		st, err := s.diffSnapshot(ctx)
+		if err != nil {
+			return st, err
+		}
+		if reflect.DeepEqual(st, last) {
+			same++
+		} else {
+			same = 0
+		}
+		last = st
+		if same == 2 {
+			return st, nil
+		}
+	}
+	return last, fmt.Errorf("the Cluster's objects kept changing for %s after the deployment", timeoutLg)
+}
+
+func (s *scenarios) diffPredictsCAPI(ctx context.Context) error {
+	portA := freePort()
+	deployed, err := s.startVersion("v1", portA)
+	if err != nil {
+		return err
+	}
+	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
+kind: ExtensionConfig
+metadata: {name: %[2]s}
+spec:
+  clientConfig: {url: %[3]q, caBundle: %[4]s}
+  namespaceSelector: {}
+---
+apiVersion: %[5]s
+kind: ClusterClass
+metadata: {name: diff-class, namespace: %[6]s}
+spec:
+  infrastructure:
+    templateRef: {apiVersion: %[7]s, kind: GenericInfrastructureClusterTemplate, name: e2e-infra}
+  controlPlane:
+    templateRef: {apiVersion: %[8]s, kind: GenericControlPlaneTemplate, name: e2e-cp}
+    machineInfrastructure:
+      templateRef: {apiVersion: %[7]s, kind: GenericInfrastructureMachineTemplate, name: e2e-cp-machine}
+  workers:
+    machineDeployments:
+    - class: default-worker
+      bootstrap:
+        templateRef: {apiVersion: %[9]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
+      infrastructure:
+        templateRef: {apiVersion: %[7]s, kind: GenericInfrastructureMachineTemplate, name: e2e-worker-machine}
+  patches:
+  - name: versions
+    external: {generatePatchesExtension: patches.%[2]s}
+---
+apiVersion: %[5]s
+kind: Cluster
+metadata: {name: %[10]s, namespace: %[6]s, annotations: {%[11]q: "true"}}
+spec:
+  clusterNetwork: {pods: {cidrBlocks: [192.168.0.0/16]}}
+  topology:
+    classRef: {name: diff-class}
+    version: v1.34.0
+    controlPlane: {replicas: 1}
+    workers:
+      machineDeployments:
+      - {class: default-worker, name: md-0, replicas: 1}
+`, runtimeV, versionsExt, deployed.url(), s.caB64, clusterV, ns, infraV, cpV, bootstrapV, diffClusterName, approved)); err != nil {
+		return err
+	}
+	// Play the control plane provider: initialized at the Cluster's version, so CAPI creates
+	// the MachineDeployment.
+	if err := eventually(timeoutLg, "Cluster d1's control plane created", func() (bool, string) {
+		c, err := s.kube.get(ctx, clusterV, "Cluster", ns, diffClusterName)
+		if err != nil {
+			return false, err.Error()
+		}
+		cpName, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
+		if cpName == "" {
+			return false, "no controlPlaneRef yet"
+		}
+		err = s.kube.mergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true)
+		return err == nil, fmt.Sprint(err)
+	}); err != nil {
+		return err
+	}
+	var state diffState
+	if err := eventually(timeoutLg, "MachineDeployment md-0 and its MachineSet created with v1", func() (bool, string) {
+		st, err := s.diffSnapshot(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		state = st
+		return st.machineSets == 1, fmt.Sprintf("%d MachineSets", st.machineSets)
+	}); err != nil {
+		return err
+	}
+	if state, err = s.settle(ctx, deployed); err != nil {
+		return err
+	}
+	for i, step := range diffSteps {
+		dir := filepath.Join(s.work, "diff", step.variant)
+		if err := s.writeDiffCases(ctx, dir); err != nil {
+			return err
+		}
+		head, err := s.startVersion(step.variant, freePort())
+		if err != nil {
+			return err
+		}
+		prediction, err := s.predict(ctx, deployed, head, dir)
+		head.stop()
+		if err != nil {
+			return err
+		}
+		// Deploy: the next version takes the place of the running one, same URL.
+		deployed.stop()
+		if deployed, err = s.startVersion(step.variant, portA); err != nil {
+			return err
+		}
+		if err := s.kube.mergePatch(ctx, clusterV, "Cluster", ns, diffClusterName,
+			fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, step.variant), false); err != nil {
+			return err
+		}
+		after, err := s.settle(ctx, deployed)
+		if err != nil {
+			return err
+		}
+		did := observed(state, after)
+		rolled := after.machineSets > state.machineSets
+		fmt.Printf("  %d. %s: diff predicted %s (rollout: %s); CAPI did %s (MachineSets %d → %d)\n", i+1, step.variant,
+			describe(prediction.effects), prediction.rollout, describe(did), state.machineSets, after.machineSets)
+		if !reflect.DeepEqual(did, step.want) || rolled != step.rollout {
+			return fmt.Errorf("deploying %s: CAPI did %s (new MachineSet: %v), the scenario expects %s (new MachineSet: %v)",
+				step.variant, describe(did), rolled, describe(step.want), step.rollout)
+		}
+		if !reflect.DeepEqual(prediction.effects, did) || (prediction.rollout == "yes") != rolled {
+			return fmt.Errorf("deploying %s: capi-ext diff predicted %s (rollout %s), CAPI did %s (new MachineSet: %v); diff's report:\n%s",
+				step.variant, describe(prediction.effects), prediction.rollout, describe(did), rolled, prediction.report)
+		}
+		state = after
+	}
+	return nil
+}

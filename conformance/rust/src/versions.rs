@@ -1,0 +1,126 @@
+//! Successive versions of one topology extension (`capi-ext-conformance topology-extension
+//! --variant NAME`), for the end-to-end proof of `capi-ext diff`: the harness deploys each in
+//! turn behind the same ExtensionConfig, asks `capi-ext diff` what the next one will do, deploys
+//! it and reads from the API server what CAPI did. Each version keeps the changes of the ones
+//! before it and adds one class of change:
+//!
+//! | variant | adds | what CAPI does |
+//! |---|---|---|
+//! | `v1` | `arch: amd64` on MachineDeployment machines, `region: eu-west-1` on the infrastructure cluster | |
+//! | `rebuilt` | nothing (a new build of the same code) | nothing |
+//! | `labels` | a label on the MachineDeployment's infrastructure template itself | patched in place, no rotation |
+//! | `infrastructure` | `region: us-east-1` | the infrastructure cluster patched in place |
+//! | `control-plane` | `tuning: fast` on the control plane | the control plane patched in place |
+//! | `rollout` | `arch: arm64` | the template rotated, a new MachineSet |
+
+use capi_ext::hooks::v1alpha1::*;
+use capi_ext::patches::{NamedPatch, PatchContext, PatchError, PatchSet, Selector, Template};
+use capi_ext::{ExtensionBuilder, Registration};
+use serde_json::Value;
+
+/// The versions, oldest first.
+pub const VARIANTS: [&str; 6] = [
+    "v1",
+    "rebuilt",
+    "labels",
+    "infrastructure",
+    "control-plane",
+    "rollout",
+];
+
+/// The label `labels` puts on the MachineDeployment's infrastructure template.
+pub const LABEL: &str = "e2e.capi-ext.io/variant";
+
+/// Whether `variant` includes the change `since` introduced.
+fn has(variant: usize, since: &str) -> bool {
+    VARIANTS
+        .iter()
+        .position(|v| *v == since)
+        .is_some_and(|i| variant >= i)
+}
+
+/// The patches of the version at index `variant` of [`VARIANTS`].
+pub fn patch_set(variant: usize) -> PatchSet<Value> {
+    let arch = if has(variant, "rollout") {
+        "arm64"
+    } else {
+        "amd64"
+    };
+    let region = if has(variant, "infrastructure") {
+        "us-east-1"
+    } else {
+        "eu-west-1"
+    };
+    let mut set = PatchSet::new()
+        .patch(NamedPatch::new(
+            "arch",
+            Selector::machine_deployments(["*"]).infrastructure(),
+            move |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
+                t.set("/spec/template/spec/arch", arch)?;
+                Ok(())
+            },
+        ))
+        .patch(NamedPatch::new(
+            "region",
+            Selector::infrastructure_cluster(),
+            move |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
+                t.set("/spec/template/spec/region", region)?;
+                Ok(())
+            },
+        ));
+    if has(variant, "labels") {
+        set = set.patch(NamedPatch::new(
+            "label",
+            Selector::machine_deployments(["*"]).infrastructure(),
+            |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
+                t.label(LABEL, "labels")?;
+                Ok(())
+            },
+        ));
+    }
+    if has(variant, "control-plane") {
+        set = set.patch(NamedPatch::new(
+            "tuning",
+            Selector::control_plane().control_plane_template(),
+            |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
+                t.set("/spec/template/spec/tuning", "fast")?;
+                Ok(())
+            },
+        ));
+    }
+    set
+}
+
+/// The extension of one version: GeneratePatches (`patches`) only.
+pub fn extension(variant: &str) -> Result<ExtensionBuilder, String> {
+    let index = VARIANTS
+        .iter()
+        .position(|v| *v == variant)
+        .ok_or_else(|| format!("unknown variant `{variant}` (one of {VARIANTS:?})"))?;
+    let set = patch_set(index);
+    Ok(capi_ext::Extension::builder().handler(Registration::new(
+        GeneratePatches,
+        "patches",
+        move |req: GeneratePatchesRequest| {
+            let response = set.generate(&req);
+            async move { response }
+        },
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_version_builds_and_keeps_the_changes_before_it() {
+        for (i, variant) in VARIANTS.iter().enumerate() {
+            assert!(extension(variant).unwrap().build().is_ok(), "{variant}");
+            let set = patch_set(i);
+            let names: Vec<&str> = set.names().collect();
+            assert_eq!(names.contains(&"label"), i >= 2, "{variant}");
+            assert_eq!(names.contains(&"tuning"), i >= 4, "{variant}");
+        }
+        assert!(extension("v9").is_err());
+    }
+}
