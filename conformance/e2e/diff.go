@@ -212,7 +212,7 @@ func (s *scenarios) predict(ctx context.Context, base, head *versionProcess, dir
 		return p, err
 	}
 	cmd := exec.CommandContext(ctx, s.capiExt, "diff", "--base", base.url(), "--base-ca", caFile, "--head", head.url(), "--head-ca", caFile,
-		"--cases", dir, "--json", "--allow-rollout")
+		"--cases", dir, "--json", "--allow-rollout", "--capi-version", fmt.Sprintf("1.%d", s.minor))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -401,13 +401,19 @@ spec:
 		if err != nil {
 			return err
 		}
+		want := step.want
+		if step.variant == "labels" && s.minor < 14 {
+			// Before v1.14 CAPI copies only spec.template.spec of a patched template: the label
+			// is dropped, and diff (told the release) predicts nothing.
+			want = map[string]string{}
+		}
 		did := observed(state, after)
 		rolled := after.machineSets > state.machineSets
 		fmt.Printf("  %d. %s: diff predicted %s (rollout: %s); CAPI did %s (MachineSets %d → %d)\n", i+1, step.variant,
 			describe(prediction.effects), prediction.rollout, describe(did), state.machineSets, after.machineSets)
-		if !reflect.DeepEqual(did, step.want) || rolled != step.rollout {
+		if !reflect.DeepEqual(did, want) || rolled != step.rollout {
 			return fmt.Errorf("deploying %s: CAPI did %s (new MachineSet: %v), the scenario expects %s (new MachineSet: %v)",
-				step.variant, describe(did), rolled, describe(step.want), step.rollout)
+				step.variant, describe(did), rolled, describe(want), step.rollout)
 		}
 		if !reflect.DeepEqual(prediction.effects, did) || (prediction.rollout == "yes") != rolled {
 			return fmt.Errorf("deploying %s: capi-ext diff predicted %s (rollout %s), CAPI did %s (new MachineSet: %v); diff's report:\n%s",

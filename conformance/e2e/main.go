@@ -206,10 +206,10 @@ func run(o options, work string, ps *processes) error {
 		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin}
 	// Why a scenario does not apply to an older release, by scenario.
 	skips := map[string]string{}
-	if minor < 14 {
-		// Found on v1.13: CAPI drops a patch's spec.template.metadata on a MachineDeployment's
-		// infrastructure machine template, which v1.14 keeps; before v1.13 hooks embed v1beta1.
-		skips["render"] = "render plays v1.14's topology engine (v1.13 drops spec.template.metadata patched onto templates; before v1.13 hooks embed v1beta1 objects)"
+	if minor < 13 {
+		// render builds v1beta2 requests; before v1.13 hooks embed v1beta1 objects. (Before
+		// v1.14 CAPI drops the metadata patched onto templates: render --capi-version models it.)
+		skips["render"] = "render builds the v1beta2 requests of v1.13+ (before v1.13 hooks embed v1beta1 objects)"
 	}
 	for _, sc := range []struct {
 		name string

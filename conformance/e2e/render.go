@@ -112,7 +112,8 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 		filepath.Join(dir, "worker-machine.json"), filepath.Join(dir, "worker-bootstrap.json"),
 		filepath.Join(dir, "controlplane.json"), filepath.Join(dir, "machinedeployment.json"),
 		filepath.Join(dir, "pool.json"), filepath.Join(dir, "machinepool.json"),
-		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json")
+		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json",
+		"--capi-version", fmt.Sprintf("1.%d", s.minor))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -163,6 +164,27 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 	if err := s.renderedNamesMatch(ctx, dir, out, managerSent); err != nil {
 		return false, err
 	}
+	// The same render from the live objects: render --kubeconfig reads the Cluster, its class,
+	// templates and current objects itself and must print the same objects.
+	live := exec.CommandContext(ctx, s.capiExt, "render", "--extension", s.extURL, "--ca", caFile, "--cert", s.clientCert, "--key", s.clientKey,
+		"--kubeconfig", s.kubeconfig, "--cluster", ns+"/c1", "--write-inputs", filepath.Join(dir, "live"), "--json",
+		"--capi-version", fmt.Sprintf("1.%d", s.minor))
+	var liveErr strings.Builder
+	live.Stderr = &liveErr
+	liveOut, err := live.Output()
+	if err != nil {
+		return false, fmt.Errorf("capi-ext render --kubeconfig failed: %v\n%s", err, liveErr.String())
+	}
+	if string(liveOut) != string(out) {
+		_ = os.WriteFile(filepath.Join(dir, "render-files.json"), out, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "render-live.json"), liveOut, 0o644)
+		return false, fmt.Errorf("render --kubeconfig printed other objects than render from the files (both in %s):\n%s", dir, liveErr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "live", ns+"-c1.yaml")); err != nil {
+		return false, fmt.Errorf("render --kubeconfig --write-inputs: %w", err)
+	}
+	fmt.Printf("  render --kubeconfig %s/c1 (%s) prints the same objects (%d bytes)\n", ns,
+		strings.TrimSpace(strings.Split(liveErr.String(), "\n")[0]), len(liveOut))
 	return false, nil
 }
 
@@ -193,7 +215,8 @@ func (s *scenarios) renderedNamesMatch(ctx context.Context, dir string, existing
 		"--cluster", filepath.Join(dir, "cluster-new.json"), "--clusterclass", filepath.Join(dir, "clusterclass.json"),
 		"--templates", filepath.Join(dir, "infra.json"), filepath.Join(dir, "cp.json"), filepath.Join(dir, "cp-machine.json"),
 		filepath.Join(dir, "worker-machine.json"), filepath.Join(dir, "worker-bootstrap.json"), filepath.Join(dir, "pool.json"),
-		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json")
+		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json",
+		"--capi-version", fmt.Sprintf("1.%d", s.minor))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	created, err := cmd.Output()

@@ -4,6 +4,7 @@
 use super::RenderError;
 use super::desired::{self, Desired, Worker};
 use super::object::{FieldCopy, copy_fields, string};
+use capi_ext::CapiVersion;
 use capi_ext::hooks::v1alpha1::{GeneratePatchesRequest, GeneratePatchesResponse, Patch};
 use serde_json::Value;
 
@@ -137,7 +138,24 @@ const CONTROL_PLANE_PRESERVE: [&[&str]; 17] = [
 ];
 
 /// `updateDesiredState`: the patched templates' specs and metadata into the desired objects.
-pub(super) fn update_desired(request: &GeneratePatchesRequest, desired: &mut Desired) {
+/// Before Cluster API 1.14 only `spec.template.spec` is copied (`patchObject`/`patchTemplate`
+/// in v1.13's `patches/patch.go`): metadata a patch sets on a template is dropped.
+pub(super) fn update_desired(
+    request: &GeneratePatchesRequest,
+    desired: &mut Desired,
+    capi_version: CapiVersion,
+) {
+    let metadata = capi_version >= CapiVersion::new(1, 14);
+    let object_fields = if metadata {
+        &OBJECT_FIELDS[..]
+    } else {
+        &OBJECT_FIELDS[..1]
+    };
+    let template_fields = if metadata {
+        &TEMPLATE_FIELDS[..]
+    } else {
+        &TEMPLATE_FIELDS[2..3]
+    };
     let find = |kind: &str, field: &str, name: Option<&str>| {
         request
             .items
@@ -153,7 +171,7 @@ pub(super) fn update_desired(request: &GeneratePatchesRequest, desired: &mut Des
         copy_fields(
             &mut desired.infrastructure_cluster,
             template,
-            &OBJECT_FIELDS,
+            object_fields,
             &ALWAYS_PRESERVE,
         );
     }
@@ -166,7 +184,7 @@ pub(super) fn update_desired(request: &GeneratePatchesRequest, desired: &mut Des
         copy_fields(
             &mut desired.control_plane,
             template,
-            &OBJECT_FIELDS,
+            object_fields,
             &preserve,
         );
     }
@@ -175,19 +193,15 @@ pub(super) fn update_desired(request: &GeneratePatchesRequest, desired: &mut Des
     if let Some(machine) = desired.control_plane_machine.as_mut()
         && let Some(template) = find(&cp_kind, cp_field, None)
     {
-        copy_fields(machine, template, &TEMPLATE_FIELDS, &ALWAYS_PRESERVE);
+        copy_fields(machine, template, template_fields, &ALWAYS_PRESERVE);
     }
     let workers = [
         (
             "MachineDeployment",
             &mut desired.machine_deployments,
-            &TEMPLATE_FIELDS[..],
+            template_fields,
         ),
-        (
-            "MachinePool",
-            &mut desired.machine_pools,
-            &OBJECT_FIELDS[..],
-        ),
+        ("MachinePool", &mut desired.machine_pools, object_fields),
     ];
     for (kind, list, fields) in workers {
         for Worker {

@@ -114,6 +114,10 @@ pub struct Input {
     pub templates: Vec<Value>,
     /// The ExtensionConfig's `spec.settings` (the ClusterClass patch's settings are laid over them).
     pub settings: Settings,
+    /// The Cluster API release whose topology engine to play (`None`: the newest modelled,
+    /// 1.14). Before 1.14 CAPI sends the templates without the labels and annotations of the
+    /// objects made from them, and drops the metadata patches set on templates.
+    pub capi_version: Option<capi_ext::CapiVersion>,
 }
 
 /// The Kubernetes objects in a multi-document YAML (or JSON) text; empty documents are skipped,
@@ -592,7 +596,12 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     rendered.unpatched = desired.objects();
     rendered.roles = desired.roles();
 
-    let mut request = build_request(&blueprint, &desired);
+    let capi_version = input.capi_version.unwrap_or(capi_ext::CapiVersion::DEFAULT);
+    let mut request = build_request(
+        &blueprint,
+        &desired,
+        capi_version >= capi_ext::CapiVersion::new(1, 14),
+    );
     for patch in &patches {
         let declared: Vec<&str> = rendered
             .definitions
@@ -664,7 +673,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
         .await?;
     }
 
-    update_desired(&request, &mut desired);
+    update_desired(&request, &mut desired, capi_version);
     rendered.objects = desired.objects();
     Ok(rendered)
 }

@@ -39,7 +39,14 @@ fn uid(index: usize) -> String {
 
 /// `createRequest`: one item per template, labels and annotations of the desired object synced
 /// into it, holder references to the objects that will point at it.
-pub(super) fn build_request(blueprint: &Blueprint, desired: &Desired) -> GeneratePatchesRequest {
+/// From Cluster API 1.14 (`sync_metadata`), the labels and annotations computed for each
+/// desired object are synced back into its template first ("so the patch engine can consider
+/// them"); before, the templates are sent as the ClusterClass has them.
+pub(super) fn build_request(
+    blueprint: &Blueprint,
+    desired: &Desired,
+    sync_metadata: bool,
+) -> GeneratePatchesRequest {
     let mut request = GeneratePatchesRequest::new();
     let cluster = &desired.cluster;
     let cluster_name = string(cluster, &["metadata", "name"]);
@@ -53,15 +60,17 @@ pub(super) fn build_request(blueprint: &Blueprint, desired: &Desired) -> Generat
             };
             let labels = [dest, &["labels"]].concat();
             let annotations = [dest, &["annotations"]].concat();
-            copy_fields(
-                &mut object,
-                from,
-                &[
-                    (&["metadata", "labels"], &labels),
-                    (&["metadata", "annotations"], &annotations),
-                ],
-                &[],
-            );
+            if sync_metadata {
+                copy_fields(
+                    &mut object,
+                    from,
+                    &[
+                        (&["metadata", "labels"], &labels),
+                        (&["metadata", "annotations"], &annotations),
+                    ],
+                    &[],
+                );
+            }
             desired::clean_template(&mut object);
             let index = request.items.len();
             request.items.push(GeneratePatchesRequestItem {

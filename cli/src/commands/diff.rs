@@ -43,6 +43,10 @@ pub struct Args {
     /// Exit 0 even when Machines would be replaced (the rollout is intended).
     #[arg(long)]
     allow_rollout: bool,
+    /// The Cluster API release whose topology engine to play (before 1.14 CAPI drops the
+    /// metadata patches set on templates). Default: the project's target, else the newest.
+    #[arg(long, value_name = "VERSION")]
+    capi_version: Option<capi_ext::CapiVersion>,
     /// Seconds to wait for each call.
     #[arg(long, default_value_t = 10)]
     timeout: u64,
@@ -91,7 +95,13 @@ fn compare(args: &Args) -> anyhow::Result<Report> {
     } else {
         args.project.clone()
     };
-    let cases = read_cases(&args.cases.clone().unwrap_or_else(|| project.join("render")))?;
+    let mut cases = read_cases(&args.cases.clone().unwrap_or_else(|| project.join("render")))?;
+    let capi_version = args
+        .capi_version
+        .or_else(|| super::render::project_target(&project));
+    for case in &mut cases {
+        case.input.capi_version = capi_version;
+    }
     let status = |verb: &str, what: &str| eprintln!("{}", status_line(verb, what));
     let timeout = Duration::from_secs(args.timeout);
     let before = render_version(&base, &project, &cases, timeout, &status)?;

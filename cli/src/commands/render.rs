@@ -3,6 +3,7 @@
 
 use crate::ops::call::Connection;
 use crate::ops::files::{status_line, unified_diff, write_atomic};
+use crate::ops::kube::{self, Kube};
 use crate::ops::local::LocalExtension;
 use crate::ops::render::{self, Files, Https};
 use capi_ext_render::RenderError;
@@ -17,19 +18,36 @@ use std::time::Duration;
 /// output differs from the file; 2: bad input or no usable answer.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The Cluster (cluster.x-k8s.io/v1beta2, with spec.topology).
-    #[arg(long)]
-    cluster: PathBuf,
+    /// The Cluster (cluster.x-k8s.io/v1beta2, with spec.topology): a file, or NAMESPACE/NAME
+    /// with --kubeconfig.
+    #[arg(long, value_name = "FILE|NS/NAME")]
+    cluster: String,
     /// The ClusterClass the Cluster names.
-    #[arg(long)]
-    clusterclass: PathBuf,
+    #[arg(
+        long,
+        required_unless_present = "kubeconfig",
+        conflicts_with = "kubeconfig"
+    )]
+    clusterclass: Option<PathBuf>,
     /// The templates the ClusterClass references (any number of files, multi-document YAML);
     /// existing MachineDeployments, MachinePools and the ControlPlane here keep their names.
-    #[arg(long, required = true, num_args = 1..)]
+    #[arg(long, num_args = 1.., required_unless_present = "kubeconfig", conflicts_with = "kubeconfig")]
     templates: Vec<PathBuf>,
     /// The ExtensionConfig, for the settings CAPI sends with each call.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "kubeconfig")]
     extension_config: Option<PathBuf>,
+    /// Read the Cluster NS/NAME, its ClusterClass and templates, its current ControlPlane,
+    /// MachineDeployments and MachinePools and the ExtensionConfig's settings from the
+    /// management cluster of this kubeconfig (read only).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (default: its current context).
+    #[arg(long, requires = "kubeconfig")]
+    context: Option<String>,
+    /// With --kubeconfig: also write the objects read into DIR/<namespace>-<name>.yaml, a case
+    /// for `capi-ext diff --cases` or a file input of render.
+    #[arg(long, value_name = "DIR", requires = "kubeconfig")]
+    write_inputs: Option<PathBuf>,
     /// A running extension (or `--project` to build and start one).
     #[command(flatten)]
     connection: Option<Connection>,
@@ -54,27 +72,78 @@ pub struct Args {
     /// Write every request and response into this directory (replay one with `capi-ext call -f`).
     #[arg(long, value_name = "DIR")]
     write_requests: Option<PathBuf>,
+    /// The Cluster API release whose topology engine to play (before 1.14 CAPI drops the
+    /// metadata patches set on templates). Default: the project's target with --project, else
+    /// the newest.
+    #[arg(long, value_name = "VERSION")]
+    capi_version: Option<capi_ext::CapiVersion>,
     /// Seconds to wait for each call (sent as ?timeout=).
     #[arg(long, default_value_t = 10)]
     timeout: u64,
 }
 
+/// The Cluster API release a capi-ext project targets (its capi-ext.toml), if it is one.
+pub(crate) fn project_target(dir: &std::path::Path) -> Option<capi_ext::CapiVersion> {
+    let root = crate::ops::project::find_root(dir).ok()?;
+    crate::ops::project::Metadata::read(&root).ok()?.capi().ok()
+}
+
+/// The render input: from files, or read from a management cluster.
+fn read_input(args: &Args, timeout: Duration) -> anyhow::Result<capi_ext_render::Input> {
+    let Some(kubeconfig) = &args.kubeconfig else {
+        return render::load(&Files {
+            cluster: PathBuf::from(&args.cluster),
+            cluster_class: args.clusterclass.clone().unwrap_or_default(),
+            templates: args.templates.clone(),
+            extension_config: args.extension_config.clone(),
+        });
+    };
+    let Some((namespace, name)) = args.cluster.split_once('/') else {
+        anyhow::bail!(
+            "--cluster {}: with --kubeconfig, name the Cluster as NAMESPACE/NAME",
+            args.cluster
+        );
+    };
+    let kube = Kube::from_kubeconfig(kubeconfig, args.context.as_deref(), timeout)?;
+    let (input, objects) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(kube::render_input(&kube, namespace, name))?;
+    eprintln!(
+        "{}",
+        status_line(
+            "Read",
+            &format!(
+                "Cluster {namespace}/{name} and {} objects from {}",
+                objects.len() - 1,
+                kubeconfig.display()
+            )
+        )
+    );
+    if let Some(dir) = &args.write_inputs {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(format!("{namespace}-{name}.yaml"));
+        write_atomic(&path, &render::yaml_stream(&objects)?)?;
+        eprintln!("{}", status_line("Wrote", &path.display().to_string()));
+    }
+    Ok(input)
+}
+
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let files = Files {
-        cluster: args.cluster,
-        cluster_class: args.clusterclass,
-        templates: args.templates,
-        extension_config: args.extension_config,
-    };
-    let input = match render::load(&files) {
-        Ok(input) => input,
+    let timeout = Duration::from_secs(args.timeout);
+    let input = match read_input(&args, timeout) {
+        Ok(mut input) => {
+            input.capi_version = args
+                .capi_version
+                .or_else(|| args.project.as_deref().and_then(project_target));
+            input
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             return Ok(ExitCode::from(2));
         }
     };
-    let timeout = Duration::from_secs(args.timeout);
     // Kept alive until the render is done; dropping it stops the extension.
     let mut local = None;
     let target = match (args.connection, &args.project) {

@@ -133,6 +133,19 @@ pub fn post(target: &Target, path: &str, body: Vec<u8>) -> anyhow::Result<Answer
 
 /// [`post`] inside a running Tokio runtime.
 pub async fn post_async(target: &Target, path: &str, body: Vec<u8>) -> anyhow::Result<Answer> {
+    let path = format!("{path}?timeout={}s", target.timeout.as_secs());
+    send_async(target, hyper::Method::POST, &path, body, None).await
+}
+
+/// Sends a request to `path_and_query` (below the target's URL), optionally with a bearer
+/// token, and returns the answer; HTTP/2 when the server offers it.
+pub async fn send_async(
+    target: &Target,
+    method: hyper::Method,
+    path_and_query: &str,
+    body: Vec<u8>,
+    token: Option<&str>,
+) -> anyhow::Result<Answer> {
     let rest = target.url.strip_prefix("https://").ok_or_else(|| {
         anyhow!(
             "--url must start with https:// (CAPI only calls https), got `{}`",
@@ -149,13 +162,7 @@ pub async fn post_async(target: &Target, path: &str, body: Vec<u8>) -> anyhow::R
         _ => (authority.trim_matches(['[', ']']).to_string(), 443),
     };
     let config = Arc::new(tls_config(target)?);
-    let full_path = format!(
-        "/{}{}?timeout={}s",
-        prefix.trim_matches('/'),
-        path,
-        target.timeout.as_secs()
-    )
-    .replace("//", "/");
+    let full_path = format!("/{}{}", prefix.trim_matches('/'), path_and_query).replace("//", "/");
     let started = Instant::now();
     let exchange = async {
         let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
@@ -173,8 +180,13 @@ pub async fn post_async(target: &Target, path: &str, body: Vec<u8>) -> anyhow::R
                 )
             })?;
         let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-        let request = hyper::Request::post(format!("https://{authority}{full_path}"))
-            .body(Full::new(Bytes::from(body)))?;
+        let mut request = hyper::Request::builder()
+            .method(method)
+            .uri(format!("https://{authority}{full_path}"));
+        if let Some(token) = token {
+            request = request.header(hyper::header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let request = request.body(Full::new(Bytes::from(body)))?;
         let io = TokioIo::new(tls);
         let response = if h2 {
             let (mut send, conn) =

@@ -139,6 +139,7 @@ pub fn read_cases(dir: &Path) -> anyhow::Result<Vec<Case>> {
                     cluster_class: (*class).clone(),
                     templates: templates.clone(),
                     settings: extension_settings.clone(),
+                    capi_version: None,
                 },
             });
         }

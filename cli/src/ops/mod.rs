@@ -6,6 +6,7 @@ pub mod diff;
 pub mod examples;
 pub mod files;
 pub mod generate;
+pub mod kube;
 pub mod local;
 pub mod patches;
 pub mod project;

@@ -190,3 +190,26 @@ async fn defaults_fill_an_absent_variable() {
         "registry.k8s.io"
     );
 }
+
+#[tokio::test]
+async fn before_capi_1_14_metadata_patched_onto_templates_is_dropped() {
+    const LABEL: &str = capi_ext_example_quickstart::CLASS_LABEL;
+    let label = |rendered: &Rendered| {
+        rendered.objects[4]["spec"]["template"]["metadata"]["labels"][LABEL].clone()
+    };
+    let rendered = run(&input()).await.unwrap();
+    assert_eq!(label(&rendered), "default-worker");
+    let mut old = input();
+    old.capi_version = Some(capi_ext::CapiVersion::new(1, 13));
+    let rendered = run(&old).await.unwrap();
+    assert_eq!(
+        label(&rendered),
+        Value::Null,
+        "v1.13 keeps only spec.template.spec"
+    );
+    // The spec the patches set still lands.
+    assert_eq!(
+        rendered.objects[1]["spec"]["imageRepository"],
+        "registry.example.com/k8s"
+    );
+}
