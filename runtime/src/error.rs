@@ -48,6 +48,28 @@ pub enum RequestError {
         /// The read timeout.
         seconds: u64,
     },
+    /// The request alone needs more of the memory budget than there is.
+    #[error(
+        "this request needs {} MiB of the server's memory budget of {} MiB (a request is charged three times its body); raise --max-in-flight-body-bytes or the container's memory limit",
+        .needed >> 20, .budget >> 20
+    )]
+    OverBudget {
+        /// What the request is charged, in bytes.
+        needed: usize,
+        /// The whole budget, in bytes.
+        budget: usize,
+    },
+    /// The memory budget stayed full while the request waited.
+    #[error(
+        "the server's memory budget for requests in flight ({} MiB) stayed full for {seconds}s; CAPI calls again",
+        .budget >> 20
+    )]
+    Busy {
+        /// The whole budget, in bytes.
+        budget: usize,
+        /// How long the request waited.
+        seconds: u64,
+    },
     /// The handler's response could not be encoded.
     #[error("unable to marshal response: {0}")]
     Internal(String),
@@ -60,7 +82,10 @@ impl RequestError {
             RequestError::NotFound { .. } => StatusCode::NOT_FOUND,
             RequestError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             RequestError::BadRequest { .. } => StatusCode::BAD_REQUEST,
-            RequestError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            RequestError::PayloadTooLarge { .. } | RequestError::OverBudget { .. } => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
+            RequestError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             RequestError::Timeout { .. } => StatusCode::REQUEST_TIMEOUT,
             RequestError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

@@ -44,7 +44,7 @@ pub struct Args {
     /// The kubeconfig context (default: its current context).
     #[arg(long, requires = "kubeconfig")]
     context: Option<String>,
-    /// With --kubeconfig: also write the objects read into DIR/<namespace>-<name>.yaml, a case
+    /// With --kubeconfig: also write the objects read into DIR/NAMESPACE-NAME.yaml, a case
     /// for `capi-ext diff --cases` or a file input of render.
     #[arg(long, value_name = "DIR", requires = "kubeconfig")]
     write_inputs: Option<PathBuf>,

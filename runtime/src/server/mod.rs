@@ -11,6 +11,7 @@
 //! - metrics and probes on separate plain-HTTP listeners; SIGTERM drains in-flight requests.
 
 mod admin;
+mod budget;
 mod connection;
 mod logging;
 mod metrics;
@@ -66,6 +67,7 @@ struct Shared {
     extension: Extension,
     options: ServerOptions,
     metrics: Arc<Metrics>,
+    budget: budget::Budget,
 }
 
 /// A server whose listeners are bound; call [`BoundServer::serve`] to start answering.
@@ -121,6 +123,25 @@ impl Server {
                 }
             }
         }
+        let (budget_bytes, why) = budget::choose(
+            options.max_in_flight_body_bytes,
+            budget::cgroup_memory_limit(),
+        );
+        tracing::info!(
+            budget_mib = budget_bytes >> 20,
+            source = %why,
+            "memory budget of requests in flight"
+        );
+        let largest = options
+            .max_request_body_bytes
+            .saturating_mul(budget::CHARGE_FACTOR);
+        if largest > budget_bytes {
+            tracing::warn!(
+                budget_mib = budget_bytes >> 20,
+                largest_request_mib = largest >> 20,
+                "the memory budget is smaller than one request of --max-request-body-bytes (charged three times its body): such requests are refused; lower --max-request-body-bytes or raise the memory limit"
+            );
+        }
         let admin_state = Arc::new(AdminState {
             metrics: metrics.clone(),
             ready: false.into(),
@@ -130,6 +151,7 @@ impl Server {
                 extension,
                 options,
                 metrics,
+                budget: budget::Budget::new(budget_bytes),
             }),
             listener,
             acceptor,
@@ -383,8 +405,13 @@ fn json_response(status: StatusCode, body: Vec<u8>) -> Response<Full<Bytes>> {
         .expect("valid response")
 }
 
-/// Reads a POST body within the size limit and the read timeout.
-async fn read_body(options: &ServerOptions, req: Request<Incoming>) -> Result<Bytes, RequestError> {
+/// Reads a POST body within the size limit and the read timeout, once the memory budget has
+/// room for it; the charge is kept until the request is answered.
+async fn read_body(
+    options: &ServerOptions,
+    budget: &budget::Budget,
+    req: Request<Incoming>,
+) -> Result<(Bytes, budget::Charge), RequestError> {
     if req.method() != http::Method::POST {
         return Err(RequestError::MethodNotAllowed {
             method: req.method().to_string(),
@@ -399,13 +426,20 @@ async fn read_body(options: &ServerOptions, req: Request<Incoming>) -> Result<By
     if declared.is_some_and(|len| len > limit as u64) {
         return Err(RequestError::PayloadTooLarge { limit });
     }
+    // Without a Content-Length (rare: CAPI's client sends one) the largest body is charged.
+    let charge = budget
+        .charge(
+            declared.map_or(limit, |len| len as usize),
+            options.body_read_timeout,
+        )
+        .await?;
     let collected = tokio::time::timeout(
         options.body_read_timeout,
         Limited::new(req.into_body(), limit).collect(),
     )
     .await;
     match collected {
-        Ok(Ok(body)) => Ok(body.to_bytes()),
+        Ok(Ok(body)) => Ok((body.to_bytes(), charge)),
         Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
             Err(RequestError::PayloadTooLarge { limit })
         }
@@ -437,8 +471,8 @@ async fn handle(
     let version = req.version();
     let span = tracing::info_span!("request", hook = tracing::field::Empty, handler = tracing::field::Empty, cluster = tracing::field::Empty, %path);
     let reply = async {
-        match read_body(options, req).await {
-            Ok(body) => {
+        match read_body(options, &shared.budget, req).await {
+            Ok((body, _charge)) => {
                 let reply = shared
                     .extension
                     .dispatch(&path, query.as_deref(), &body)

@@ -116,6 +116,12 @@ pub struct ServerOptions {
     #[arg(long, env = "CAPI_EXT_MAX_REQUEST_BODY_BYTES", default_value_t = 20 << 20)]
     pub max_request_body_bytes: usize,
 
+    /// Memory budget of requests in flight, in bytes: each request is charged three times its
+    /// body until it is answered; one that does not fit waits (up to the body read timeout).
+    /// Default: half the container's memory limit (cgroup), else 512 MiB; the log says which.
+    #[arg(long, env = "CAPI_EXT_MAX_IN_FLIGHT_BODY_BYTES")]
+    pub max_in_flight_body_bytes: Option<usize>,
+
     /// Time allowed for a TLS handshake.
     #[arg(long, env = "CAPI_EXT_TLS_HANDSHAKE_TIMEOUT", value_parser = duration, default_value = "10s")]
     pub tls_handshake_timeout: Duration,
