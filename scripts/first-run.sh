@@ -75,4 +75,16 @@ code=0
 capi-ext diff > diff.log 2>&1 || code=$?
 [ "$code" = 1 ] || { cat diff.log >&2; echo "capi-ext diff exited $code, not 1 (a rollout)" >&2; exit 1; }
 grep -q "Machines roll out: MachineDeployment md-0" diff.log || { cat diff.log >&2; exit 1; }
+
+step "a new version of the GeneratePatches handler leaves today's ClusterClasses untouched"
+git add -A && git -c user.name=first-run -c user.email=first-run@example.com commit -qm "worker label"
+capi-ext create hook GeneratePatches --next-version-of generate-patches
+capi-ext diff > diff.log 2>&1 || { cat diff.log >&2; exit 1; }
+grep -q "render/generate-patches/cluster.yaml): unchanged" diff.log || { cat diff.log >&2; exit 1; }
+grep -q "render/cluster.yaml): new" diff.log || { cat diff.log >&2; exit 1; }
+git add -A && git -c user.name=first-run -c user.email=first-run@example.com commit -qm "generate-patches-v2"
+capi-ext create patch v2-region --handler generate-patches-v2 --target infrastructure-cluster
+capi-ext diff > diff.log 2>&1 || { cat diff.log >&2; exit 1; }
+grep -q "render/generate-patches/cluster.yaml): unchanged" diff.log || { cat diff.log >&2; exit 1; }
+grep -q "render/cluster.yaml): 1 object changes; no Machine is replaced" diff.log || { cat diff.log >&2; exit 1; }
 step "first run: passed"

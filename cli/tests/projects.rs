@@ -78,6 +78,13 @@ fn cases() -> Vec<(&'static str, Vec<Vec<&'static str>>)> {
                     "--target",
                     "machine-deployments",
                 ],
+                vec![
+                    "create",
+                    "hook",
+                    "GeneratePatches",
+                    "--next-version-of",
+                    "generate-patches",
+                ],
             ],
         ),
     ]
@@ -357,6 +364,42 @@ fn create_patch_says_what_is_wrong() {
     let (ok, err) = run(&["create", "patch", "image-repository"]);
     assert!(
         !ok && err.contains("src/patches/image_repository.rs already exists"),
+        "{err}"
+    );
+    // Versions of the handler: only of a GeneratePatches handler that exists.
+    let (ok, err) = run(&[
+        "create",
+        "hook",
+        "ValidateTopology",
+        "--next-version-of",
+        "generate-patches",
+    ]);
+    assert!(
+        !ok && err.contains("the hook must be GeneratePatches"),
+        "{err}"
+    );
+    let (ok, err) = run(&[
+        "create",
+        "hook",
+        "GeneratePatches",
+        "--next-version-of",
+        "nope",
+    ]);
+    assert!(
+        !ok && err.contains("--next-version-of nope: no GeneratePatches handler of that name (the project has generate-patches)"),
+        "{err}"
+    );
+    let (ok, err) = run(&[
+        "create",
+        "hook",
+        "GeneratePatches",
+        "--next-version-of",
+        "generate-patches",
+        "--dry-run",
+    ]);
+    assert!(
+        ok && err.contains("src/hooks/generate_patches_v2.rs")
+            && err.contains("render/generate-patches/clusterclass.yaml"),
         "{err}"
     );
     let (ok, err) = run(&["create", "patch", "labels", "--handler", "nope"]);

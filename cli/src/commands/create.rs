@@ -48,6 +48,11 @@ pub struct HookArgs {
     /// What CAPI does when the call fails at the transport level.
     #[arg(long, value_parser = ["Fail", "Ignore"])]
     failure_policy: Option<String>,
+    /// Make a new version of this GeneratePatches handler (NAME-vN, a copy of it) that new
+    /// ClusterClasses call, leaving it unchanged for the ClusterClasses that call it today; its
+    /// render case is kept in render/NAME/ for `capi-ext diff`.
+    #[arg(long, value_name = "NAME")]
+    next_version_of: Option<String>,
     /// The project (default: the current directory or its nearest parent with capi-ext.toml).
     #[arg(long, default_value = ".")]
     project: PathBuf,
@@ -70,6 +75,7 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
             name: args.name,
             timeout: args.timeout,
             failure_policy: args.failure_policy,
+            next_version_of: args.next_version_of,
         },
     )?;
     super::report(&files::apply(&root, &changes, args.dry_run, false)?);

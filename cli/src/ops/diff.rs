@@ -323,6 +323,9 @@ pub enum Outcome {
     Breaks(String),
     /// It did not render with the base and does with the head.
     Fixed(String),
+    /// The base does not serve a handler its ClusterClass calls (HTTP 404), the head does: a
+    /// new handler (a new version of one), which no running Cluster calls yet.
+    New(String),
     /// It renders with neither: the case itself is wrong.
     Fails(String),
 }
@@ -393,6 +396,11 @@ impl Report {
                         }
                     }
                     (Ok(_), Err(e)) => Outcome::Breaks(e.to_string()),
+                    (Err(e @ RenderError::Call { .. }), Ok(_))
+                        if e.to_string().contains("HTTP 404") =>
+                    {
+                        Outcome::New(e.to_string())
+                    }
                     (Err(e), Ok(_)) => Outcome::Fixed(e.to_string()),
                     (Err(_), Err(e)) => Outcome::Fails(e.to_string()),
                 },
@@ -448,6 +456,12 @@ impl Report {
                 }
                 Outcome::Fails(e) => {
                     let _ = writeln!(out, "\n{at}: renders with neither version:\n  {e}");
+                }
+                Outcome::New(e) => {
+                    let _ = writeln!(
+                        out,
+                        "\n{at}: new: its ClusterClass calls a handler only the head serves, so no Cluster runs it yet (the base answered: {e})"
+                    );
                 }
                 Outcome::Changed(changes) => {
                     let rolls = cluster.rolls_out();
@@ -554,6 +568,7 @@ impl Report {
                     ),
                     Outcome::Breaks(e) => ("breaks", Some(e), Vec::new()),
                     Outcome::Fixed(e) => ("fixed", Some(e), Vec::new()),
+                    Outcome::New(e) => ("new", Some(e), Vec::new()),
                     Outcome::Fails(e) => ("fails", Some(e), Vec::new()),
                 };
                 json!({

@@ -267,7 +267,14 @@ pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileCh
                 .join(", ")
         ),
     };
-    let generate_patches = first_of(&handlers, "GeneratePatches");
+    // The newest version of the GeneratePatches handler (`create hook --next-version-of`).
+    let generate_patches = super::versions::newest(
+        handlers
+            .iter()
+            .filter(|h| h.hook == "GeneratePatches")
+            .map(|h| h.name.as_str()),
+    )
+    .map(str::to_string);
     let validate_topology = first_of(&handlers, "ValidateTopology");
     let discover_variables = first_of(&handlers, "DiscoverVariables");
     let context = json!({

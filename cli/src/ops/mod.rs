@@ -13,4 +13,5 @@ pub mod project;
 pub mod render;
 pub mod scaffold;
 pub mod source;
+pub mod versions;
 pub mod worktree;

@@ -5,6 +5,7 @@ use super::files::{FileChange, Owner};
 use super::generate;
 use super::patches;
 use super::project::{self, HandlerEntry, Metadata, VARIABLES_HANDLER};
+use super::versions;
 use anyhow::{Context, anyhow, bail};
 use capi_ext_codegen::naming;
 use capi_ext_codegen::version::CapiVersion;
@@ -27,6 +28,8 @@ pub struct HookRequest {
     pub timeout: Option<i64>,
     /// `Fail` or `Ignore`.
     pub failure_policy: Option<String>,
+    /// The GeneratePatches handler this one is the next version of (see [`versions`]).
+    pub next_version_of: Option<String>,
 }
 
 /// What `init` makes.
@@ -367,7 +370,27 @@ fn edit(root: &Path, rel: &str, marker: &str, lines: &[String]) -> anyhow::Resul
 pub fn create_hook(root: &Path, request: &HookRequest) -> anyhow::Result<Vec<FileChange>> {
     let mut meta = Metadata::read(root)?;
     let patches_exist = root.join(patches::DIR).join("mod.rs").exists();
-    let added = validate_handler(&meta, request, patches_exist)?;
+    let mut previous = None;
+    let mut request = request.clone();
+    if let Some(of) = &request.next_version_of {
+        if project::hook_for(&request.hook, meta.capi()?)?.name != "GeneratePatches" {
+            bail!(
+                "--next-version-of makes a new version of a GeneratePatches handler; the hook must be GeneratePatches"
+            );
+        }
+        let (entry, name) = versions::next_name(&meta, of)?;
+        request.name.get_or_insert(name);
+        previous = Some(entry.clone());
+    }
+    let request = &request;
+    let mut added = validate_handler(&meta, request, patches_exist)?;
+    let mut kept_render = Vec::new();
+    if let (Some(previous), Some(file)) = (&previous, added.file.as_mut()) {
+        let path = format!("src/hooks/{}.rs", previous.module);
+        file.content =
+            versions::copy_handler(&read_user_file(root, &path)?, previous, &added.entry.name);
+        kept_render = versions::keep_render_case(root, &previous.name)?;
+    }
     let new_patches = added.entry.hook == "GeneratePatches" && !patches_exist;
     let mut out = Vec::new();
     if let Some(file) = &added.file
@@ -445,6 +468,7 @@ pub fn create_hook(root: &Path, request: &HookRequest) -> anyhow::Result<Vec<Fil
     }
     out.push(main);
     out.extend(added.file);
+    out.extend(kept_render);
     out.push(FileChange {
         path: project::METADATA_FILE.into(),
         content: meta.render()?,

@@ -12,6 +12,7 @@ fn main() -> std::process::ExitCode {
         .register::<hooks::validate_topology::validate_topology>()
         .register::<hooks::before_cluster_delete::before_cluster_delete>()
         .register::<hooks::cp_ready::cp_ready>()
+        .register::<hooks::generate_patches_v2::generate_patches_v2>()
         // capi-ext:register (`capi-ext create hook` adds handlers above this line)
         ;
     capi_ext::Server::run(extension)
