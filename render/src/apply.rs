@@ -137,6 +137,44 @@ const CONTROL_PLANE_PRESERVE: [&[&str]; 17] = [
     &["spec", "rolloutAfter"],
 ];
 
+/// Metadata the patches set on templates (their own labels and annotations, or
+/// `spec.template.metadata`) that a Cluster API release before 1.14 drops, one sentence each.
+pub(super) fn dropped_metadata(
+    sent: &GeneratePatchesRequest,
+    patched: &GeneratePatchesRequest,
+    capi_version: CapiVersion,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (before, after) in sent.items.iter().zip(&patched.items) {
+        let changed: Vec<&str> = [
+            ("metadata.labels", &["metadata", "labels"][..]),
+            ("metadata.annotations", &["metadata", "annotations"][..]),
+            (
+                "spec.template.metadata",
+                &["spec", "template", "metadata"][..],
+            ),
+        ]
+        .into_iter()
+        .filter(|(_, path)| {
+            super::object::get(&before.object, path) != super::object::get(&after.object, path)
+        })
+        .map(|(name, _)| name)
+        .collect();
+        if !changed.is_empty() {
+            out.push(format!(
+                "the patches set {} of {} {} (held by {} {} at {}); Cluster API {capi_version} copies only spec.template.spec of a patched template, so it drops them (1.14 keeps them)",
+                changed.join(" and "),
+                string(&after.object, &["kind"]),
+                string(&after.object, &["metadata", "name"]),
+                after.holder_reference.kind,
+                after.holder_reference.name,
+                after.holder_reference.field_path,
+            ));
+        }
+    }
+    out
+}
+
 /// `updateDesiredState`: the patched templates' specs and metadata into the desired objects.
 /// Before Cluster API 1.14 only `spec.template.spec` is copied (`patchObject`/`patchTemplate`
 /// in v1.13's `patches/patch.go`): metadata a patch sets on a template is dropped.

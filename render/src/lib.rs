@@ -223,6 +223,9 @@ pub struct Rendered {
     pub definitions: Vec<Definition>,
     /// Every request sent and response received, in order.
     pub exchanges: Vec<Exchange>,
+    /// What the user should know although CAPI accepts it: metadata the patches set on a
+    /// template that the targeted Cluster API release drops (before 1.14).
+    pub warnings: Vec<String>,
 }
 
 impl Rendered {
@@ -602,6 +605,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
         &desired,
         capi_version >= capi_ext::CapiVersion::new(1, 14),
     );
+    let sent = request.clone();
     for patch in &patches {
         let declared: Vec<&str> = rendered
             .definitions
@@ -673,6 +677,9 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
         .await?;
     }
 
+    if capi_version < capi_ext::CapiVersion::new(1, 14) {
+        rendered.warnings = apply::dropped_metadata(&sent, &request, capi_version);
+    }
     update_desired(&request, &mut desired, capi_version);
     rendered.objects = desired.objects();
     Ok(rendered)

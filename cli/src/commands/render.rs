@@ -193,6 +193,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(code));
         }
     };
+    for warning in &rendered.warnings {
+        eprintln!("warning: {warning}");
+    }
     for exchange in &rendered.exchanges {
         eprintln!(
             "{}",
