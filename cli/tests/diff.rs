@@ -19,12 +19,15 @@ struct Version {
     arch: &'static str,
     region: &'static str,
     refuse: bool,
+    /// A label on the MachineDeployment's infrastructure template itself.
+    label: bool,
 }
 
 const V1: Version = Version {
     arch: "amd64",
     region: "eu-west-1",
     refuse: false,
+    label: false,
 };
 
 fn extension(v: Version) -> Extension {
@@ -40,7 +43,12 @@ fn extension(v: Version) -> Extension {
                         Some("GenericInfrastructureMachineTemplate")
                             if item.holder_reference.kind == "MachineDeployment" =>
                         {
-                            Patch::json().add("/spec/template/spec/arch", v.arch)
+                            let patch = Patch::json().add("/spec/template/spec/arch", v.arch);
+                            if v.label {
+                                patch.add("/metadata/labels", serde_json::json!({"tier": "gold"}))
+                            } else {
+                                patch
+                            }
                         }
                         Some("GenericInfrastructureClusterTemplate") => {
                             Patch::json().add("/spec/template/spec/region", v.region)
@@ -222,5 +230,28 @@ fn bad_input_exits_2_and_says_what_to_do() {
         text(&out).contains("no capi-ext project or Cargo package"),
         "{}",
         text(&out)
+    );
+}
+
+#[test]
+fn a_template_label_is_in_place_on_1_14_and_dropped_with_a_warning_before() {
+    let labelled = Version { label: true, ..V1 };
+    let out = diff(V1, labelled, &["--capi-version", "1.14"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report = stdout(&out);
+    assert!(
+        report
+            .contains("labels/annotations only: CAPI patches it in place, no Machine is replaced")
+            && report.contains(r#"metadata.labels.tier: (absent) → "gold""#),
+        "{report}"
+    );
+    let out = diff(V1, labelled, &["--capi-version", "1.13"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report = stdout(&out);
+    assert!(
+        report.contains("): unchanged")
+            && report.contains("warning: Cluster default/demo: the patches set metadata.labels of GenericInfrastructureMachineTemplate")
+            && report.contains("Cluster API 1.13 copies only spec.template.spec"),
+        "{report}"
     );
 }

@@ -339,6 +339,8 @@ pub struct ClusterDiff {
     pub file: PathBuf,
     /// What happens to it.
     pub outcome: Outcome,
+    /// What the head's render warns about (metadata the targeted CAPI drops).
+    pub warnings: Vec<String>,
 }
 
 impl ClusterDiff {
@@ -386,6 +388,10 @@ impl Report {
             .map(|((case, before), after)| ClusterDiff {
                 cluster: case.cluster.clone(),
                 file: case.file.clone(),
+                warnings: after
+                    .as_ref()
+                    .map(|r| r.warnings.clone())
+                    .unwrap_or_default(),
                 outcome: match (before, after) {
                     (Ok(before), Ok(after)) => {
                         let changes = compare(&before, &after);
@@ -438,6 +444,9 @@ impl Report {
         );
         for cluster in &self.clusters {
             let at = format!("Cluster {} ({})", cluster.cluster, cluster.file.display());
+            for warning in &cluster.warnings {
+                let _ = writeln!(out, "\nwarning: Cluster {}: {warning}", cluster.cluster);
+            }
             match &cluster.outcome {
                 Outcome::Unchanged => {
                     let _ = writeln!(out, "\n{at}: unchanged");
@@ -578,6 +587,7 @@ impl Report {
                     "rollout": cluster.rollout().name(),
                     "rollsOut": cluster.rolls_out(),
                     "error": error,
+                    "warnings": cluster.warnings,
                     "objects": objects,
                 })
             })
