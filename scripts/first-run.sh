@@ -87,4 +87,8 @@ capi-ext create patch v2-region --handler generate-patches-v2 --target infrastru
 capi-ext diff > diff.log 2>&1 || { cat diff.log >&2; exit 1; }
 grep -q "render/generate-patches/cluster.yaml): unchanged" diff.log || { cat diff.log >&2; exit 1; }
 grep -q "render/cluster.yaml): 1 object changes; no Machine is replaced" diff.log || { cat diff.log >&2; exit 1; }
+step "capi-ext diff between two revisions (both built in worktrees)"
+capi-ext diff --base HEAD~1 --head HEAD > diff.log 2>&1 || { cat diff.log >&2; exit 1; }
+grep -q "render/generate-patches/cluster.yaml): unchanged" diff.log || { cat diff.log >&2; exit 1; }
+grep -q "render/cluster.yaml): new" diff.log || { cat diff.log >&2; exit 1; }
 step "first run: passed"

@@ -104,7 +104,7 @@ fn compare(args: &Args) -> anyhow::Result<Report> {
     }
     let status = |verb: &str, what: &str| eprintln!("{}", status_line(verb, what));
     let timeout = Duration::from_secs(args.timeout);
-    let before = render_version(&base, &project, &cases, timeout, &status)?;
-    let after = render_version(&head, &project, &cases, timeout, &status)?;
+    let before = render_version(&base, "base", &project, &cases, timeout, &status)?;
+    let after = render_version(&head, "head", &project, &cases, timeout, &status)?;
     Ok(Report::new(&cases, before, after))
 }

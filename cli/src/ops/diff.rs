@@ -225,6 +225,7 @@ struct Running {
 
 fn start(
     version: &Version,
+    side: &str,
     project: &Path,
     timeout: Duration,
     status: &dyn Fn(&str, &str),
@@ -262,10 +263,10 @@ fn start(
             let worktree = Worktree::add(project, revision)?;
             let name = format!("{revision} ({})", &worktree.commit[..12]);
             status("Building", &name);
-            // A target directory of its own next to the project's, kept between runs: cargo
-            // gives the same project in another checkout the same artifact names, so sharing
-            // the project's would mix the two builds; dependencies are built there once.
-            let target_dir = target_directory(project)?.join("capi-ext-diff");
+            // A target directory per side next to the project's, kept between runs: cargo gives
+            // the same project in another checkout the same artifact names, so sharing one
+            // would mix the builds of two checkouts; dependencies are built there once.
+            let target_dir = target_directory(project)?.join("capi-ext-diff").join(side);
             let local =
                 LocalExtension::start_building_in(&worktree.project, timeout, Some(&target_dir))?;
             Ok((
@@ -280,16 +281,18 @@ fn start(
     }
 }
 
-/// Builds or reaches `version` of the extension and renders every case through it. Errors (a
-/// failed build, an unreachable extension) mean there is nothing to compare.
+/// Builds or reaches `version` of the extension (`side`: `base` or `head`, each revision built
+/// in a target directory of its own) and renders every case through it. Errors (a failed
+/// build, an unreachable extension) mean there is nothing to compare.
 pub fn render_version(
     version: &Version,
+    side: &str,
     project: &Path,
     cases: &[Case],
     timeout: Duration,
     status: &dyn Fn(&str, &str),
 ) -> anyhow::Result<Renders> {
-    let (running, name) = start(version, project, timeout, status)?;
+    let (running, name) = start(version, side, project, timeout, status)?;
     let caller = Https(running.target.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
