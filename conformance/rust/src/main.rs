@@ -14,7 +14,11 @@
 //! - `capi-ext-conformance topology-extension --variant NAME [server flags]`: one of the
 //!   successive versions of a topology extension the end-to-end proof of `capi-ext diff`
 //!   deploys (see [`versions`]).
+//! - `capi-ext-conformance differential-extension [server flags]`: the extension CAPI's
+//!   desired-state generator and `capi-ext render` both call in the differential test (see
+//!   [`differential`]).
 
+mod differential;
 mod lifecycle;
 mod typed_view;
 mod versions;
@@ -151,6 +155,9 @@ fn main() -> std::process::ExitCode {
     if mode == "bench-server" {
         return bench_server();
     }
+    if mode == "differential-extension" {
+        return serve(differential::extension());
+    }
     if mode == "lifecycle-extension" {
         return serve(lifecycle::extension());
     }
@@ -210,7 +217,7 @@ fn main() -> std::process::ExitCode {
         }
         other => {
             eprintln!(
-                "usage: capi-ext-conformance roundtrip|responses|bench-server|lifecycle-extension|topology-extension (got `{other}`)"
+                "usage: capi-ext-conformance roundtrip|responses|bench-server|lifecycle-extension|topology-extension|differential-extension (got `{other}`)"
             );
             return std::process::ExitCode::from(2);
         }

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/cluster-api/exp/topology/scope"
+	"sigs.k8s.io/yaml"
+)
+
+// render runs `capi-ext render` on the case's files and returns its objects by key.
+func render(opts options, dir string) (map[string]map[string]any, error) {
+	cmd := exec.Command(opts.capiExt, "render",
+		"--cluster", filepath.Join(dir, "cluster.yaml"),
+		"--clusterclass", filepath.Join(dir, "clusterclass.yaml"),
+		"--templates", filepath.Join(dir, "templates.yaml"),
+		"--extension-config", filepath.Join(dir, "extensionconfig.yaml"),
+		"--url", opts.url, "--ca", opts.caFile,
+		"--capi-version", opts.capiVersion, "--json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	_ = os.WriteFile(filepath.Join(dir, "render.stderr"), stderr.Bytes(), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "render.json"), stdout.Bytes(), 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("%v: %s", err, lastLines(stderr.String(), 6))
+	}
+	var list struct {
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &list); err != nil {
+		return nil, fmt.Errorf("render printed no JSON list: %v", err)
+	}
+	out := map[string]map[string]any{}
+	for _, item := range list.Items {
+		out[objectKey(item)] = item
+	}
+	return out, nil
+}
+
+func lastLines(text string, n int) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// objectKey names an object by what it is, not by its (random) name: its kind and the
+// MachineDeployment or MachinePool topology it belongs to.
+func objectKey(o map[string]any) string {
+	labels, _, _ := unstructured.NestedStringMap(o, "metadata", "labels")
+	key := fmt.Sprint(o["kind"])
+	if md := labels["topology.cluster.x-k8s.io/deployment-name"]; md != "" {
+		key += " of MachineDeployment topology " + md
+	}
+	if mp := labels["topology.cluster.x-k8s.io/pool-name"]; mp != "" {
+		key += " of MachinePool topology " + mp
+	}
+	return key
+}
+
+// compareObjects lists every difference between CAPI's objects and render's, by object and
+// field path. Both go through JSON first so numbers compare alike.
+func compareObjects(want, got map[string]map[string]any) []string {
+	var diffs []string
+	keys := map[string]bool{}
+	for k := range want {
+		keys[k] = true
+	}
+	for k := range got {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		w, inWant := want[k]
+		g, inGot := got[k]
+		switch {
+		case !inGot:
+			diffs = append(diffs, fmt.Sprintf("%s: CAPI computes it, render does not", k))
+		case !inWant:
+			diffs = append(diffs, fmt.Sprintf("%s: render computes it, CAPI does not", k))
+		default:
+			diffs = append(diffs, compareValues(k, "", normalize(w), normalize(g))...)
+		}
+	}
+	return diffs
+}
+
+func normalize(v any) any {
+	b, err := json.Marshal(v)
+	must(err)
+	var out any
+	must(json.Unmarshal(b, &out))
+	return out
+}
+
+func compareValues(object, path string, want, got any) []string {
+	at := func() string {
+		if path == "" {
+			return object
+		}
+		return object + " " + path
+	}
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s: CAPI %s, render %s", at(), show(want), show(got))}
+		}
+		keys := map[string]bool{}
+		for k := range w {
+			keys[k] = true
+		}
+		for k := range g {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		var diffs []string
+		for _, k := range sorted {
+			wv, inW := w[k]
+			gv, inG := g[k]
+			p := path + "." + k
+			switch {
+			case !inG:
+				diffs = append(diffs, fmt.Sprintf("%s %s: CAPI %s, render has no such field", object, p, show(wv)))
+			case !inW:
+				diffs = append(diffs, fmt.Sprintf("%s %s: render %s, CAPI has no such field", object, p, show(gv)))
+			default:
+				diffs = append(diffs, compareValues(object, p, wv, gv)...)
+			}
+		}
+		return diffs
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return []string{fmt.Sprintf("%s: CAPI %s, render %s", at(), show(want), show(got))}
+		}
+		var diffs []string
+		for i := range w {
+			diffs = append(diffs, compareValues(object, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])...)
+		}
+		return diffs
+	case string:
+		if g, ok := got.(string); ok && sameModuloRandom(w, g) {
+			return nil
+		}
+	default:
+		if fmt.Sprint(want) == fmt.Sprint(got) && fmt.Sprintf("%T", want) == fmt.Sprintf("%T", got) {
+			return nil
+		}
+	}
+	return []string{fmt.Sprintf("%s: CAPI %s, render %s", at(), show(want), show(got))}
+}
+
+func show(v any) string {
+	b, _ := json.Marshal(v)
+	s := string(b)
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// randomAlphabet is the alphabet of the five random characters CAPI appends to generated
+// names (k8s.io/apimachinery/pkg/util/rand.String); render derives its own from the name.
+const randomAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+// sameModuloRandom: the strings are equal, or differ only inside five-character runs of the
+// random alphabet in both (a generated name's random part, wherever a naming template or a
+// patch that copied it put it).
+func sameModuloRandom(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if len(a) != len(b) {
+		return false
+	}
+	covered := make([]bool, len(a))
+	for j := 0; j+5 <= len(a); j++ {
+		if strings.Trim(a[j:j+5], randomAlphabet) == "" && strings.Trim(b[j:j+5], randomAlphabet) == "" {
+			for k := j; k < j+5; k++ {
+				covered[k] = true
+			}
+		}
+	}
+	for i := range a {
+		if a[i] != b[i] && !covered[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func unstructuredOf(o map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: normalize(o).(map[string]any)}
+}
+
+// convert decodes a generated object into a typed one, refusing unknown fields so the
+// generator cannot drift from CAPI's types unnoticed.
+func convert(o map[string]any, into any) error {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(into)
+}
+
+// writeFailure keeps what both sides computed next to the inputs.
+func writeFailure(dir string, r result, capiErr, renderErr error, state *scope.ClusterState) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "case %s\n", r.name)
+	if capiErr != nil {
+		fmt.Fprintf(&b, "CAPI: %v\n", capiErr)
+	}
+	if renderErr != nil {
+		fmt.Fprintf(&b, "render: %v\n", renderErr)
+	}
+	for _, d := range r.differences {
+		fmt.Fprintln(&b, d)
+	}
+	_ = os.WriteFile(filepath.Join(dir, "differences.txt"), []byte(b.String()), 0o644)
+	if state != nil {
+		objects := capiObjects(state)
+		keys := make([]string, 0, len(objects))
+		for k := range objects {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var docs []string
+		for _, k := range keys {
+			y, err := yaml.Marshal(objects[k])
+			if err == nil {
+				docs = append(docs, "# "+k+"\n"+string(y))
+			}
+		}
+		_ = os.WriteFile(filepath.Join(dir, "capi.yaml"), []byte(strings.Join(docs, "---\n")), 0o644)
+	}
+}

@@ -1,0 +1,332 @@
+// Command differential is the differential test of `capi-ext render`: for generated
+// topologies, Cluster API's own code (the ClusterClass reconciler's variable discovery, the
+// Cluster webhook's defaulting and validation, the topology reconciler's blueprint and current
+// state, and the desired-state generator with its patch engine, calling the extension through
+// CAPI's runtime client) and `capi-ext render` compute the objects of a new Cluster, and every
+// difference fails with the case, the object and the field path.
+//
+// It is built inside a copy of the Cluster API module (conformance/scripts/differential.sh),
+// since the runtime client and the steps of the reconcilers are internal to it. No API
+// server: a controller-runtime fake client holds the objects, as in CAPI's own unit tests.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
+	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	"sigs.k8s.io/cluster-api/core/reconcilers/clusterclass"
+	topologycluster "sigs.k8s.io/cluster-api/core/reconcilers/topology/cluster"
+	coreadmission "sigs.k8s.io/cluster-api/core/webhooks/admission"
+	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
+	"sigs.k8s.io/cluster-api/exp/topology/desiredstate"
+	"sigs.k8s.io/cluster-api/exp/topology/scope"
+	"sigs.k8s.io/cluster-api/feature"
+	internalruntimeclient "sigs.k8s.io/cluster-api/internal/runtime/client"
+	runtimeregistry "sigs.k8s.io/cluster-api/internal/runtime/registry"
+	"sigs.k8s.io/cluster-api/util/cache"
+	"sigs.k8s.io/cluster-api/util/test/builder"
+)
+
+var scheme = runtime.NewScheme()
+
+func init() {
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = clusterv1.AddToScheme(scheme)
+	_ = runtimev1.AddToScheme(scheme)
+	_ = apiextensionsv1.AddToScheme(scheme)
+}
+
+type options struct {
+	capiExt, url, caFile, work, capiVersion string
+	ca                                      []byte
+}
+
+func main() {
+	capiExt := flag.String("capi-ext", "", "the capi-ext CLI")
+	url := flag.String("url", "", "the differential extension's URL (capi-ext-conformance differential-extension)")
+	caFile := flag.String("ca", "", "the CA of its serving certificate")
+	n := flag.Int("n", 200, "topologies per seed")
+	seed := flag.Int64("seed", 1, "the fixed seed")
+	randomSeed := flag.Int64("random-seed", 0, "a second seed, new each run (0: none)")
+	work := flag.String("work", "", "directory the cases are written to (each failing one is kept)")
+	capiVersion := flag.String("capi-version", "", "the Cluster API release this is built from (render plays its engine)")
+	parallel := flag.Int("parallel", 2, "cases computed at once")
+	flag.Parse()
+	if *capiExt == "" || *url == "" || *caFile == "" || *work == "" || *capiVersion == "" {
+		fmt.Fprintln(os.Stderr, "usage: differential -capi-ext BIN -url URL -ca FILE -work DIR -capi-version V [-n N] [-seed S] [-random-seed S]")
+		os.Exit(2)
+	}
+	ca, err := os.ReadFile(*caFile)
+	must(err)
+	// CAPI logs through controller-runtime and klog; the test reports what matters itself.
+	ctrl.SetLogger(logr.Discard())
+	klog.SetLogger(logr.Discard())
+	must(feature.MutableGates.Set("RuntimeSDK=true,ClusterTopology=true"))
+	opts := options{capiExt: *capiExt, url: *url, caFile: *caFile, work: *work, capiVersion: *capiVersion, ca: ca}
+
+	seeds := []int64{*seed}
+	if *randomSeed != 0 {
+		seeds = append(seeds, *randomSeed)
+	}
+	start := time.Now()
+	var results []result
+	for _, s := range seeds {
+		fmt.Printf("seed %d: %d topologies\n", s, *n)
+		results = append(results, runSeed(opts, s, *n, *parallel)...)
+	}
+	report(results, time.Since(start))
+}
+
+// result is the outcome of one case.
+type result struct {
+	name        string
+	dir         string
+	outcome     string // "equal", "both-failed", "mismatch"
+	differences []string
+	objects     int
+}
+
+func runSeed(opts options, seed int64, n, parallel int) []result {
+	results := make([]result, n)
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			rc := newRuntimeClient(ctx, opts)
+			for i := range jobs {
+				// Each case has a generator of its own, so the cases do not depend on the
+				// order the workers take them in.
+				tc := generate(rand.New(rand.NewSource(seed*1_000_003+int64(i))), fmt.Sprintf("s%d-%03d", seed, i))
+				results[i] = runCase(ctx, opts, rc, tc)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return results
+}
+
+// runtimeClientWithConfig is CAPI's runtime client with the extension discovered once; each
+// case registers it again with the case's ExtensionConfig settings.
+type runtimeClientWithConfig struct {
+	client     runtimeclient.Client
+	discovered *runtimev1.ExtensionConfig
+}
+
+func newRuntimeClient(ctx context.Context, opts options) runtimeClientWithConfig {
+	catalog := runtimecatalog.New()
+	must(runtimehooksv1.AddToCatalog(catalog))
+	registry := runtimeregistry.New()
+	must(registry.WarmUp(&runtimev1.ExtensionConfigList{}))
+	namespaces := fake.NewClientBuilder().WithScheme(scheme).
+		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}).Build()
+	rc, _, err := internalruntimeclient.New(ctx, internalruntimeclient.Options{Catalog: catalog, Registry: registry, Client: namespaces})
+	must(err)
+	config := &runtimev1.ExtensionConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: extensionName},
+		Spec: runtimev1.ExtensionConfigSpec{
+			ClientConfig: runtimev1.ClientConfig{URL: opts.url, CABundle: opts.ca},
+		},
+	}
+	must((&coreadmission.ExtensionConfig{}).Default(ctx, config))
+	discovered, err := rc.Discover(ctx, config)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "CAPI's runtime client could not discover the extension at %s: %v\n", opts.url, err)
+		os.Exit(2)
+	}
+	return runtimeClientWithConfig{client: rc, discovered: discovered}
+}
+
+// capiState computes the case with Cluster API's code: the ClusterClass reconciled (its
+// variables discovered), the Cluster defaulted and validated by the webhook, then the
+// topology reconciler's steps up to the desired state.
+func capiState(ctx context.Context, rc runtimeClientWithConfig, tc *testCase) (*scope.ClusterState, error) {
+	config := rc.discovered.DeepCopy()
+	config.Spec.Settings = tc.settings
+	if err := rc.client.Register(config); err != nil {
+		return nil, err
+	}
+	var objects []client.Object
+	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{
+		builder.GenericInfrastructureClusterTemplateCRD, builder.GenericInfrastructureClusterCRD,
+		builder.GenericControlPlaneTemplateCRD, builder.GenericControlPlaneCRD,
+		builder.GenericInfrastructureMachineTemplateCRD, builder.GenericInfrastructureMachineCRD,
+		builder.GenericBootstrapConfigTemplateCRD, builder.GenericBootstrapConfigCRD,
+		builder.GenericInfrastructureMachinePoolTemplateCRD, builder.GenericInfrastructureMachinePoolCRD,
+	} {
+		objects = append(objects, crd.DeepCopy())
+	}
+	objects = append(objects, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})
+	for _, t := range tc.templates {
+		objects = append(objects, unstructuredOf(t))
+	}
+	clusterClass := &clusterv1.ClusterClass{}
+	must(convert(tc.clusterClass, clusterClass))
+	objects = append(objects, clusterClass)
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).
+		WithStatusSubresource(&clusterv1.ClusterClass{}, &clusterv1.Cluster{}).Build()
+
+	// The ClusterClass controller: references, DiscoverVariables, status.variables.
+	reconciler := clusterclass.CapiExtReconciler(ctx, c, rc.client)
+	if _, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(clusterClass)}); err != nil {
+		return nil, fmt.Errorf("ClusterClass reconcile: %w", err)
+	}
+
+	// The Cluster as the API server stores it: through the defaulting webhook.
+	cluster := &clusterv1.Cluster{}
+	must(convert(tc.cluster, cluster))
+	if err := (&coreadmission.Cluster{Client: c}).Default(ctx, cluster); err != nil {
+		return nil, fmt.Errorf("Cluster webhook: %w", err)
+	}
+	if err := c.Create(ctx, cluster); err != nil {
+		return nil, err
+	}
+
+	generator, err := desiredstate.NewGenerator(c,
+		clustercache.NewFakeClusterCache(c, client.ObjectKeyFromObject(cluster)),
+		rc.client,
+		cache.New[cache.HookEntry](ctx, cache.HookCacheDefaultTTL),
+		cache.New[desiredstate.GenerateUpgradePlanCacheEntry](ctx, 10*time.Minute))
+	must(err)
+	return topologycluster.CapiExtDesiredState(ctx, c, generator, cluster)
+}
+
+// capiObjects lists the desired objects render also computes, keyed alike.
+func capiObjects(state *scope.ClusterState) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	add := func(o interface{ UnstructuredContent() map[string]any }) {
+		if o == nil {
+			return
+		}
+		content := o.UnstructuredContent()
+		if content == nil {
+			return
+		}
+		out[objectKey(content)] = content
+	}
+	if state.InfrastructureCluster != nil {
+		add(state.InfrastructureCluster)
+	}
+	if state.ControlPlane != nil {
+		if state.ControlPlane.Object != nil {
+			add(state.ControlPlane.Object)
+		}
+		if state.ControlPlane.InfrastructureMachineTemplate != nil {
+			add(state.ControlPlane.InfrastructureMachineTemplate)
+		}
+	}
+	for _, md := range state.MachineDeployments {
+		add(md.BootstrapTemplate)
+		add(md.InfrastructureMachineTemplate)
+	}
+	for _, mp := range state.MachinePools {
+		add(mp.BootstrapObject)
+		add(mp.InfrastructureMachinePoolObject)
+	}
+	return out
+}
+
+func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *testCase) result {
+	dir := filepath.Join(opts.work, tc.name)
+	must(tc.write(dir))
+	r := result{name: tc.name, dir: dir}
+	state, capiErr := capiState(ctx, rc, tc)
+	rendered, renderErr := render(opts, dir)
+	switch {
+	case capiErr != nil && renderErr != nil:
+		r.outcome = "both-failed"
+	case capiErr != nil:
+		r.outcome = "mismatch"
+		r.differences = []string{fmt.Sprintf("CAPI failed but render succeeded: %v", capiErr)}
+	case renderErr != nil:
+		r.outcome = "mismatch"
+		r.differences = []string{fmt.Sprintf("render failed but CAPI succeeded: %v", renderErr)}
+	default:
+		want := capiObjects(state)
+		r.objects = len(want)
+		r.differences = compareObjects(want, rendered)
+		r.outcome = "equal"
+		if len(r.differences) > 0 {
+			r.outcome = "mismatch"
+		}
+	}
+	if r.outcome == "mismatch" {
+		writeFailure(dir, r, capiErr, renderErr, state)
+	} else {
+		_ = os.RemoveAll(dir)
+	}
+	return r
+}
+
+func report(results []result, took time.Duration) {
+	counts := map[string]int{}
+	objects := 0
+	var failed []result
+	for _, r := range results {
+		counts[r.outcome]++
+		objects += r.objects
+		if r.outcome == "mismatch" {
+			failed = append(failed, r)
+		}
+	}
+	sort.Slice(failed, func(i, j int) bool { return failed[i].name < failed[j].name })
+	for i, r := range failed {
+		if i == 10 {
+			fmt.Printf("... and %d more mismatching cases\n", len(failed)-10)
+			break
+		}
+		fmt.Printf("MISMATCH %s (inputs and both outputs in %s):\n  %s\n", r.name, r.dir, strings.Join(limit(r.differences, 8), "\n  "))
+	}
+	fmt.Printf("%d topologies in %.1fs: %d computed identically (%d objects), %d refused by both, %d mismatches\n",
+		len(results), took.Seconds(), counts["equal"], objects, counts["both-failed"], counts["mismatch"])
+	if len(failed) > 0 {
+		os.Exit(1)
+	}
+	if counts["equal"] < len(results)*3/4 {
+		fmt.Printf("too few topologies rendered (%d of %d): the generator makes too many invalid cases to prove anything\n", counts["equal"], len(results))
+		os.Exit(1)
+	}
+}
+
+func limit(lines []string, n int) []string {
+	if len(lines) <= n {
+		return lines
+	}
+	return append(lines[:n:n], fmt.Sprintf("... %d more", len(lines)-n))
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}

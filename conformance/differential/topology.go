@@ -1,0 +1,609 @@
+package main
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	namespace     = "default"
+	extensionName = "diff"
+	infraGroup    = "infrastructure.cluster.x-k8s.io/v1beta2"
+	cpGroup       = "controlplane.cluster.x-k8s.io/v1beta2"
+	bootGroup     = "bootstrap.cluster.x-k8s.io/v1beta2"
+)
+
+type obj = map[string]any
+
+// testCase is one generated topology: a new Cluster, its ClusterClass, the templates and the
+// ExtensionConfig's settings.
+type testCase struct {
+	name         string
+	cluster      obj
+	clusterClass obj
+	templates    []obj
+	settings     map[string]string
+}
+
+func (tc *testCase) write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	extensionConfig := obj{
+		"apiVersion": "runtime.cluster.x-k8s.io/v1beta2", "kind": "ExtensionConfig",
+		"metadata": obj{"name": extensionName},
+		"spec":     obj{"clientConfig": obj{"url": "https://127.0.0.1"}, "settings": tc.settings},
+	}
+	files := map[string][]obj{
+		"cluster.yaml":         {tc.cluster},
+		"clusterclass.yaml":    {tc.clusterClass},
+		"templates.yaml":       tc.templates,
+		"extensionconfig.yaml": {extensionConfig},
+	}
+	for file, objects := range files {
+		var docs []string
+		for _, o := range objects {
+			b, err := yaml.Marshal(o)
+			if err != nil {
+				return err
+			}
+			docs = append(docs, string(b))
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gen draws one topology. The draws favour valid topologies (most cases must render) and put
+// a few invalid ones in (a bad variable value, a missing variable), which both sides must refuse.
+type gen struct {
+	r *rand.Rand
+	// The user variables defined (inline and discovered), by name: their kind.
+	variables map[string]string
+	// The class names.
+	mdClasses, mpClasses []string
+	// Whether the Cluster sets the control plane's replicas, and per MD/MP topology.
+	cpReplicas bool
+	templates  []obj
+}
+
+func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
+
+func (g *gen) pick(options ...string) string { return options[g.r.Intn(len(options))] }
+
+func generate(r *rand.Rand, name string) *testCase {
+	g := &gen{r: r, variables: map[string]string{}}
+	className := "cc-" + name
+	clusterName := "c-" + name
+	if g.chance(0.1) {
+		// Long enough that CAPI's generated names pass 63 characters and are cut.
+		clusterName = "a-cluster-with-a-rather-long-name-for-testing-" + name
+	}
+
+	// Templates, one per reference; some classes share one.
+	infra := g.template(infraGroup, "GenericInfrastructureClusterTemplate", className+"-infra")
+	cp := g.template(cpGroup, "GenericControlPlaneTemplate", className+"-cp")
+	spec := obj{
+		"infrastructure": obj{"templateRef": ref(infra)},
+		"controlPlane":   obj{"templateRef": ref(cp)},
+	}
+	cpClass := spec["controlPlane"].(obj)
+	if g.chance(0.8) {
+		cpMachine := g.template(infraGroup, "GenericInfrastructureMachineTemplate", className+"-cp-machine")
+		cpClass["machineInfrastructure"] = obj{"templateRef": ref(cpMachine)}
+	}
+	if m := g.metadata("cc-cp"); m != nil {
+		cpClass["metadata"] = m
+	}
+	if g.chance(0.4) {
+		cpClass["naming"] = obj{"template": g.pick("{{ .cluster.name }}-cp-{{ .random }}", "cp-{{ .random }}-{{ .cluster.name }}")}
+	}
+	if g.chance(0.4) {
+		spec["infrastructure"].(obj)["naming"] = obj{"template": "{{ .cluster.name }}-infra-{{ .random }}"}
+	}
+	workers := obj{}
+	var sharedBootstrap obj
+	for i := 0; i < 1+g.r.Intn(3); i++ {
+		class := fmt.Sprintf("md-class-%d", i)
+		g.mdClasses = append(g.mdClasses, class)
+		bootstrap := sharedBootstrap
+		if bootstrap == nil || g.chance(0.6) {
+			bootstrap = g.template(bootGroup, "GenericBootstrapConfigTemplate", className+"-"+class+"-bootstrap")
+			sharedBootstrap = bootstrap
+		}
+		machine := g.template(infraGroup, "GenericInfrastructureMachineTemplate", className+"-"+class+"-machine")
+		mdClass := obj{"class": class, "bootstrap": obj{"templateRef": ref(bootstrap)}, "infrastructure": obj{"templateRef": ref(machine)}}
+		if m := g.metadata("cc-md"); m != nil {
+			mdClass["metadata"] = m
+		}
+		if g.chance(0.4) {
+			mdClass["naming"] = obj{"template": g.pick("{{ .cluster.name }}-{{ .machineDeployment.topologyName }}-{{ .random }}", "{{ .machineDeployment.topologyName }}-{{ .random }}")}
+		}
+		workers["machineDeployments"] = append(list(workers["machineDeployments"]), mdClass)
+	}
+	for i := 0; i < g.r.Intn(3); i++ {
+		class := fmt.Sprintf("mp-class-%d", i)
+		g.mpClasses = append(g.mpClasses, class)
+		bootstrap := g.template(bootGroup, "GenericBootstrapConfigTemplate", className+"-"+class+"-bootstrap")
+		pool := g.template(infraGroup, "GenericInfrastructureMachinePoolTemplate", className+"-"+class+"-pool")
+		mpClass := obj{"class": class, "bootstrap": obj{"templateRef": ref(bootstrap)}, "infrastructure": obj{"templateRef": ref(pool)}}
+		if m := g.metadata("cc-mp"); m != nil {
+			mpClass["metadata"] = m
+		}
+		if g.chance(0.4) {
+			mpClass["naming"] = obj{"template": "{{ .cluster.name }}-{{ .machinePool.topologyName }}-{{ .random }}"}
+		}
+		workers["machinePools"] = append(list(workers["machinePools"]), mpClass)
+	}
+	spec["workers"] = workers
+
+	spec["variables"] = g.inlineVariables()
+	g.cpReplicas = g.chance(0.6)
+	var patches []any
+	external := 0
+	for i := 0; i < 5; i++ {
+		if g.chance(0.45) {
+			external++
+			patches = append(patches, g.externalPatch(external))
+		}
+		if g.chance(0.55) {
+			patches = append(patches, g.inlinePatch(i))
+		}
+	}
+	if len(patches) > 0 {
+		spec["patches"] = patches
+	}
+	settings := map[string]string{"owner": "extensionconfig"}
+	if g.chance(0.3) {
+		settings["key"] = "fromExtensionConfig"
+	}
+	clusterClass := obj{
+		"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
+		"metadata": obj{"name": className, "namespace": namespace},
+		"spec":     spec,
+	}
+	return &testCase{name: name, cluster: g.cluster(clusterName, className), clusterClass: clusterClass, templates: g.templates, settings: settings}
+}
+
+func ref(template obj) obj {
+	return obj{"apiVersion": template["apiVersion"], "kind": template["kind"], "name": template["metadata"].(obj)["name"]}
+}
+
+func list(v any) []any {
+	if l, ok := v.([]any); ok {
+		return l
+	}
+	return nil
+}
+
+func (g *gen) template(apiVersion, kind, name string) obj {
+	spec := obj{"base": "base-" + name, "nested": obj{"a": obj{"b": float64(g.r.Intn(5))}}}
+	if g.chance(0.7) {
+		spec["removable"] = "yes"
+	}
+	if g.chance(0.5) {
+		spec["items"] = []any{"one", "two"}
+	}
+	template := obj{"spec": spec}
+	if m := g.metadata("tpl"); m != nil {
+		template["metadata"] = m
+	}
+	t := obj{
+		"apiVersion": apiVersion, "kind": kind,
+		"metadata": obj{"name": name, "namespace": namespace},
+		"spec":     obj{"template": template},
+	}
+	if g.chance(0.3) {
+		t["metadata"].(obj)["labels"] = obj{"template-owner": "platform"}
+	}
+	g.templates = append(g.templates, t)
+	return t
+}
+
+// metadata draws labels and annotations (or nothing).
+func (g *gen) metadata(prefix string) obj {
+	if g.chance(0.5) {
+		return nil
+	}
+	m := obj{}
+	if g.chance(0.7) {
+		m["labels"] = obj{prefix + "-label": g.pick("a", "b", "c")}
+	}
+	if g.chance(0.5) {
+		m["annotations"] = obj{prefix + "-annotation": g.pick("x", "y z")}
+	}
+	return m
+}
+
+// inlineVariables defines some of a fixed set of variables in the ClusterClass.
+func (g *gen) inlineVariables() []any {
+	all := []struct {
+		name, kind string
+		schema     obj
+	}{
+		{"size", "enum", obj{"type": "string", "enum": []any{"small", "medium", "large"}, "default": "medium"}},
+		{"cpu", "int", obj{"type": "integer", "minimum": 1, "maximum": 64, "default": 2}},
+		{"ha", "bool", obj{"type": "boolean", "default": false}},
+		{"tags", "array", obj{"type": "array", "items": obj{"type": "string"}, "maxItems": 4, "default": []any{"a", "b"}}},
+		{"net", "object", obj{"type": "object", "default": obj{},
+			"properties": obj{
+				"cidr": obj{"type": "string", "default": "10.0.0.0/16"},
+				"mtu":  obj{"type": "integer", "default": 1500},
+			},
+			"x-kubernetes-validations": []any{obj{"rule": "self.mtu >= 1280", "message": "mtu must be at least 1280"}},
+		}},
+	}
+	var out []any
+	for _, v := range all {
+		if !g.chance(0.75) {
+			continue
+		}
+		g.variables[v.name] = v.kind
+		definition := obj{"name": v.name, "required": false, "schema": obj{"openAPIV3Schema": v.schema}}
+		if g.chance(0.05) {
+			definition["required"] = true
+		}
+		out = append(out, definition)
+	}
+	return out
+}
+
+func (g *gen) externalPatch(n int) obj {
+	prefix := fmt.Sprintf("p%d", n)
+	settings := obj{"prefix": prefix}
+	if g.chance(0.6) {
+		settings["key"] = fmt.Sprintf("e%d", n)
+	}
+	if g.chance(0.4) {
+		settings["patchType"] = "merge"
+	}
+	external := obj{"generatePatchesExtension": "echo." + extensionName, "settings": settings}
+	if g.chance(0.85) {
+		external["discoverVariablesExtension"] = "variables." + extensionName
+		g.variables[prefix+"Region"] = "region"
+		g.variables[prefix+"Replicas"] = "replicas"
+		g.variables[prefix+"Proxy"] = "proxy"
+	}
+	if g.chance(0.5) {
+		external["validateTopologyExtension"] = "validate." + extensionName
+	}
+	p := obj{"name": fmt.Sprintf("external-%d", n), "external": external}
+	if g.chance(0.2) {
+		p["enabledIf"] = g.enabledIf()
+	}
+	return p
+}
+
+// targets are what an inline patch's selector picks: the templates of one role.
+var targets = []string{"infrastructureCluster", "controlPlane", "controlPlaneMachine", "mdBootstrap", "mdMachine", "mpBootstrap", "mpPool"}
+
+func (g *gen) inlinePatch(i int) obj {
+	var definitions []any
+	for d := 0; d < 1+g.r.Intn(2); d++ {
+		target := targets[g.r.Intn(len(targets))]
+		var jsonPatches []any
+		for j := 0; j < 1+g.r.Intn(3); j++ {
+			jsonPatches = append(jsonPatches, g.jsonPatch(target, fmt.Sprintf("inline%d_%d_%d", i, d, j)))
+		}
+		definitions = append(definitions, obj{"selector": g.selector(target), "jsonPatches": jsonPatches})
+	}
+	p := obj{"name": fmt.Sprintf("inline-%d", i), "definitions": definitions}
+	if g.chance(0.3) {
+		p["enabledIf"] = g.enabledIf()
+	}
+	return p
+}
+
+func (g *gen) classNames(classes []string) []any {
+	switch {
+	case g.chance(0.3) || len(classes) == 0:
+		return []any{"*"}
+	case g.chance(0.3):
+		return []any{strings.SplitN(classes[0], "-class-", 2)[0] + "-class-*"}
+	default:
+		var names []any
+		for _, c := range classes {
+			if g.chance(0.6) {
+				names = append(names, c)
+			}
+		}
+		if len(names) == 0 {
+			names = []any{classes[0]}
+		}
+		return names
+	}
+}
+
+func (g *gen) selector(target string) obj {
+	switch target {
+	case "infrastructureCluster":
+		return obj{"apiVersion": infraGroup, "kind": "GenericInfrastructureClusterTemplate", "matchResources": obj{"infrastructureCluster": true}}
+	case "controlPlane":
+		return obj{"apiVersion": cpGroup, "kind": "GenericControlPlaneTemplate", "matchResources": obj{"controlPlane": true}}
+	case "controlPlaneMachine":
+		return obj{"apiVersion": infraGroup, "kind": "GenericInfrastructureMachineTemplate", "matchResources": obj{"controlPlane": true}}
+	case "mdBootstrap":
+		return obj{"apiVersion": bootGroup, "kind": "GenericBootstrapConfigTemplate", "matchResources": obj{"machineDeploymentClass": obj{"names": g.classNames(g.mdClasses)}}}
+	case "mdMachine":
+		return obj{"apiVersion": infraGroup, "kind": "GenericInfrastructureMachineTemplate", "matchResources": obj{"machineDeploymentClass": obj{"names": g.classNames(g.mdClasses)}}}
+	case "mpBootstrap":
+		return obj{"apiVersion": bootGroup, "kind": "GenericBootstrapConfigTemplate", "matchResources": obj{"machinePoolClass": obj{"names": g.classNames(g.mpClasses)}}}
+	default:
+		return obj{"apiVersion": infraGroup, "kind": "GenericInfrastructureMachinePoolTemplate", "matchResources": obj{"machinePoolClass": obj{"names": g.classNames(g.mpClasses)}}}
+	}
+}
+
+// variablePaths lists the variable paths that exist for templates of a target.
+func (g *gen) variablePaths(target string) []string {
+	paths := []string{"builtin.cluster.name", "builtin.cluster.namespace", "builtin.cluster.topology.version", "builtin.cluster.topology.class"}
+	for name, kind := range g.variables {
+		switch kind {
+		case "object":
+			paths = append(paths, name, name+".cidr", name+".mtu")
+		case "proxy":
+			paths = append(paths, name, name+".http", name+".enabled")
+		default:
+			paths = append(paths, name)
+		}
+	}
+	switch target {
+	case "controlPlane", "controlPlaneMachine":
+		paths = append(paths, "builtin.controlPlane.version", "builtin.controlPlane.name")
+		if g.cpReplicas {
+			paths = append(paths, "builtin.controlPlane.replicas")
+		}
+		if target == "controlPlaneMachine" {
+			paths = append(paths, "builtin.controlPlane.machineTemplate.infrastructureRef.name")
+		}
+	case "mdBootstrap", "mdMachine":
+		paths = append(paths, "builtin.machineDeployment.class", "builtin.machineDeployment.topologyName", "builtin.machineDeployment.version", "builtin.machineDeployment.name")
+		if target == "mdBootstrap" {
+			paths = append(paths, "builtin.machineDeployment.bootstrap.configRef.name")
+		} else {
+			paths = append(paths, "builtin.machineDeployment.infrastructureRef.name")
+		}
+	case "mpBootstrap", "mpPool":
+		paths = append(paths, "builtin.machinePool.class", "builtin.machinePool.topologyName", "builtin.machinePool.version", "builtin.machinePool.name")
+	}
+	// Map iteration order is random; sort so a seed always draws the same.
+	sortStrings(paths)
+	return paths
+}
+
+func (g *gen) jsonPatch(target, field string) obj {
+	switch {
+	case g.chance(0.1):
+		return obj{"op": "replace", "path": "/spec/template/spec/base", "value": "replaced-" + field}
+	case g.chance(0.08):
+		// Fails where the template has no such field; both sides must then refuse.
+		return obj{"op": "remove", "path": "/spec/template/spec/removable"}
+	case g.chance(0.08):
+		return obj{"op": "add", "path": "/spec/template/spec/nested/a/c", "value": []any{"x", float64(1), true}}
+	case g.chance(0.08):
+		return obj{"op": "add", "path": "/spec/template/metadata/labels/" + strings.ToLower(strings.ReplaceAll(field, "_", "-")),
+			"valueFrom": obj{"variable": "builtin.cluster.name"}}
+	}
+	path := "/spec/template/spec/" + field
+	switch g.r.Intn(3) {
+	case 0:
+		values := []any{"text", float64(42), true, obj{"k": "v", "n": obj{"m": float64(1)}}, []any{"a", float64(2)}}
+		return obj{"op": "add", "path": path, "value": values[g.r.Intn(len(values))]}
+	case 1:
+		paths := g.variablePaths(target)
+		variable := paths[g.r.Intn(len(paths))]
+		if g.chance(0.03) {
+			variable = "notAVariable"
+		}
+		return obj{"op": "add", "path": path, "valueFrom": obj{"variable": variable}}
+	default:
+		return obj{"op": "add", "path": path, "valueFrom": obj{"template": g.valueTemplate(target)}}
+	}
+}
+
+// valueTemplate draws a Go template of the kind ClusterClass authors write.
+func (g *gen) valueTemplate(target string) string {
+	options := []string{
+		"{{ .builtin.cluster.name }}-suffix",
+		"{{ .builtin.cluster.topology.version | quote }}",
+		"name: {{ .builtin.cluster.name }}\nversion: {{ .builtin.cluster.topology.version }}",
+		"- {{ .builtin.cluster.namespace }}\n- {{ .builtin.cluster.topology.class }}",
+		`{{ default "fallback" .notAVariable }}`,
+		`{{ printf "%s/%s" .builtin.cluster.namespace .builtin.cluster.name }}`,
+		`{{ upper .builtin.cluster.name }}`,
+		`{{ replace "-" "_" .builtin.cluster.name }}`,
+		`{{ if hasPrefix "v1.3" .builtin.cluster.topology.version }}new{{ else }}old{{ end }}`,
+	}
+	if _, ok := g.variables["size"]; ok {
+		options = append(options, "{{ .size }}", `{{ if eq .size "large" }}big{{ else }}small{{ end }}`, `{{ upper .size | quote }}`)
+	}
+	if _, ok := g.variables["cpu"]; ok {
+		options = append(options, "{{ .cpu }}", "cores: {{ .cpu }}", `{{ if gt .cpu 8.0 }}many{{ else }}few{{ end }}`)
+	}
+	if _, ok := g.variables["ha"]; ok {
+		options = append(options, "{{ if .ha }}3{{ else }}1{{ end }}", `{{ ternary "ha" "single" .ha }}`)
+	}
+	if _, ok := g.variables["tags"]; ok {
+		options = append(options, `{{ join "," .tags }}`, "{{ range .tags }}- {{ . }}\n{{ end }}", "{{ len .tags }}")
+	}
+	if _, ok := g.variables["net"]; ok {
+		options = append(options, "cidr: {{ .net.cidr }}\nmtu: {{ .net.mtu }}", `{{ .net.cidr | quote }}`)
+	}
+	for name, kind := range g.variables {
+		if kind == "region" {
+			options = append(options, "{{ ."+name+" }}", `{{ with .`+name+`Proxy }}{{ .http }}{{ end }}`)
+		}
+	}
+	switch target {
+	case "controlPlane", "controlPlaneMachine":
+		options = append(options, "{{ .builtin.controlPlane.name }}", "cp-{{ .builtin.controlPlane.version }}")
+	case "mdBootstrap", "mdMachine":
+		options = append(options, "{{ .builtin.machineDeployment.class }}-{{ .builtin.machineDeployment.topologyName }}")
+	case "mpBootstrap", "mpPool":
+		options = append(options, "{{ .builtin.machinePool.class }}/{{ .builtin.machinePool.topologyName }}")
+	}
+	sortStrings(options)
+	return options[g.r.Intn(len(options))]
+}
+
+func (g *gen) enabledIf() string {
+	options := []string{"true", "false", `{{ ne .builtin.cluster.topology.version "v1.33.0" }}`}
+	if _, ok := g.variables["ha"]; ok {
+		options = append(options, "{{ .ha }}")
+	}
+	if _, ok := g.variables["size"]; ok {
+		options = append(options, `{{ eq .size "large" }}`, `{{ if ne .size "small" }}true{{ end }}`)
+	}
+	return options[g.r.Intn(len(options))]
+}
+
+// value draws a value for a variable of this kind; `invalid` breaks its schema.
+func (g *gen) value(kind string, invalid bool) any {
+	switch kind {
+	case "enum":
+		if invalid {
+			return "huge"
+		}
+		return g.pick("small", "medium", "large")
+	case "int":
+		if invalid {
+			return float64(100)
+		}
+		return float64(1 + g.r.Intn(16))
+	case "bool":
+		return g.chance(0.5)
+	case "array":
+		var tags []any
+		for i := 0; i < g.r.Intn(4); i++ {
+			tags = append(tags, g.pick("web", "db", "gpu"))
+		}
+		if invalid {
+			tags = []any{"1", "2", "3", "4", "5"}
+		}
+		if tags == nil {
+			return []any{}
+		}
+		return tags
+	case "object":
+		if invalid {
+			return obj{"mtu": float64(1000)}
+		}
+		return []obj{{}, {"mtu": float64(9000)}, {"cidr": "10.1.0.0/16"}}[g.r.Intn(3)]
+	case "region":
+		if invalid {
+			return "a-region-name-longer-than-twenty"
+		}
+		if g.chance(0.05) {
+			return "forbidden"
+		}
+		return g.pick("eu-1", "us-2")
+	case "replicas":
+		if invalid {
+			return float64(0)
+		}
+		return float64(1 + g.r.Intn(9))
+	default: // proxy
+		return []obj{{}, {"http": "http://other:8080"}, {"noProxy": []any{"a", "b"}}, {"enabled": false}}[g.r.Intn(4)]
+	}
+}
+
+func (g *gen) clusterVariables() []any {
+	names := make([]string, 0, len(g.variables))
+	for name := range g.variables {
+		names = append(names, name)
+	}
+	sortStrings(names)
+	var out []any
+	for _, name := range names {
+		if g.chance(0.5) {
+			out = append(out, obj{"name": name, "value": g.value(g.variables[name], g.chance(0.02))})
+		}
+	}
+	return out
+}
+
+func (g *gen) overrides() obj {
+	if !g.chance(0.3) || len(g.variables) == 0 {
+		return nil
+	}
+	variables := g.clusterVariables()
+	if len(variables) == 0 {
+		return nil
+	}
+	return obj{"overrides": variables}
+}
+
+func (g *gen) cluster(name, className string) obj {
+	topology := obj{
+		"classRef": obj{"name": className},
+		"version":  g.pick("v1.33.0", "v1.34.2", "v1.35.1"),
+	}
+	controlPlane := obj{}
+	if g.cpReplicas {
+		controlPlane["replicas"] = float64(1 + 2*g.r.Intn(2))
+	}
+	if m := g.metadata("topo-cp"); m != nil {
+		controlPlane["metadata"] = m
+	}
+	if o := g.overrides(); o != nil {
+		controlPlane["variables"] = o
+	}
+	if len(controlPlane) > 0 {
+		topology["controlPlane"] = controlPlane
+	}
+	workers := obj{}
+	for i := 0; i < g.r.Intn(4); i++ {
+		md := obj{"class": g.mdClasses[g.r.Intn(len(g.mdClasses))], "name": fmt.Sprintf("md-%d", i)}
+		if g.chance(0.6) {
+			md["replicas"] = float64(g.r.Intn(4))
+		}
+		if m := g.metadata("topo-md"); m != nil {
+			md["metadata"] = m
+		}
+		if o := g.overrides(); o != nil {
+			md["variables"] = o
+		}
+		workers["machineDeployments"] = append(list(workers["machineDeployments"]), md)
+	}
+	for i := 0; len(g.mpClasses) > 0 && i < g.r.Intn(3); i++ {
+		mp := obj{"class": g.mpClasses[g.r.Intn(len(g.mpClasses))], "name": fmt.Sprintf("mp-%d", i)}
+		if g.chance(0.6) {
+			mp["replicas"] = float64(g.r.Intn(4))
+		}
+		if m := g.metadata("topo-mp"); m != nil {
+			mp["metadata"] = m
+		}
+		workers["machinePools"] = append(list(workers["machinePools"]), mp)
+	}
+	if len(workers) > 0 {
+		topology["workers"] = workers
+	}
+	if variables := g.clusterVariables(); len(variables) > 0 {
+		topology["variables"] = variables
+	}
+	metadata := obj{"name": name, "namespace": namespace, "uid": "5d1b2c8e-0000-4000-8000-" + fmt.Sprintf("%012d", g.r.Intn(1_000_000))}
+	if m := g.metadata("cluster"); m != nil {
+		for k, v := range m {
+			metadata[k] = v
+		}
+	}
+	spec := obj{"topology": topology}
+	if g.chance(0.5) {
+		network := obj{"pods": obj{"cidrBlocks": []any{"192.168.0.0/16"}}}
+		if g.chance(0.5) {
+			network["services"] = obj{"cidrBlocks": []any{"10.128.0.0/12"}}
+			network["serviceDomain"] = "cluster.local"
+		}
+		spec["clusterNetwork"] = network
+	}
+	return obj{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "metadata": metadata, "spec": spec}
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,138 @@
+//! The extension of the differential test (`capi-ext-conformance differential-extension`):
+//! CAPI's own desired-state generator and `capi-ext render` both call it for the same generated
+//! topologies (see `conformance/differential`), so it answers in a way that makes every input
+//! the two engines send visible in the objects they compute:
+//!
+//! - `variables` (DiscoverVariables): three variables named after the `prefix` setting, with
+//!   defaults at several depths, so the definitions, their source and the defaulting show.
+//! - `echo` (GeneratePatches): writes into each item, under the `key` setting, the global and
+//!   item variables, the holder reference, the settings and the template as received (which
+//!   holds what the patches before this one did). With `patchType: merge` it sends a JSON merge
+//!   patch that also labels the template.
+//! - `validate` (ValidateTopology): `Failure` when a region variable is `forbidden`.
+//!
+//! Nothing here depends on time, order of calls or randomness: the two engines must get the
+//! same answer for the same request.
+
+use capi_ext::hooks::v1alpha1::*;
+use capi_ext::{ExtensionBuilder, Registration};
+use serde_json::{Value, json};
+
+/// The variable-name prefix a patch's settings choose (`prefix`, default `ext`).
+fn prefix(settings: &Settings) -> &str {
+    settings.get("prefix").map_or("ext", String::as_str)
+}
+
+async fn discover_variables(req: DiscoverVariablesRequest) -> DiscoverVariablesResponse {
+    let p = prefix(&req.settings);
+    let definitions = json!([
+        {"name": format!("{p}Region"), "required": false, "schema": {"openAPIV3Schema": {
+            "type": "string", "default": "eu-1", "maxLength": 20}}},
+        {"name": format!("{p}Replicas"), "required": false, "schema": {"openAPIV3Schema": {
+            "type": "integer", "minimum": 1, "maximum": 9, "default": 3}}},
+        {"name": format!("{p}Proxy"), "required": false, "schema": {"openAPIV3Schema": {
+            "type": "object", "default": {},
+            "properties": {
+                "http": {"type": "string", "default": "http://proxy:3128"},
+                "noProxy": {"type": "array", "items": {"type": "string"}},
+                "enabled": {"type": "boolean", "default": true}
+            }}}}
+    ]);
+    let variables: Vec<ClusterClassVariable> =
+        serde_json::from_value(definitions).expect("the definitions are ClusterClassVariables");
+    variables
+        .into_iter()
+        .fold(DiscoverVariablesResponse::success(), |r, v| r.variable(v))
+}
+
+async fn echo(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
+    let key = req.settings.get("key").map_or("echo", String::as_str);
+    let merge = req.settings.get("patchType").is_some_and(|t| t == "merge");
+    let mut response = GeneratePatchesResponse::success();
+    for item in &req.items {
+        let echo = json!({
+            "global": req.variables,
+            "item": item.variables,
+            "holder": {
+                "apiVersion": item.holder_reference.api_version,
+                "kind": item.holder_reference.kind,
+                "namespace": item.holder_reference.namespace,
+                "name": item.holder_reference.name,
+                "fieldPath": item.holder_reference.field_path,
+            },
+            "settings": req.settings,
+            "received": item.object["spec"]["template"],
+        });
+        let patch = if merge {
+            let label = format!("{}-{}", item.holder_reference.kind, key).to_lowercase();
+            Patch::merge(json!({"spec": {"template": {
+                "metadata": {"labels": {format!("echo.capi-ext.io/{key}"): label}},
+                "spec": {key: echo},
+            }}}))
+        } else {
+            Patch::json().add(format!("/spec/template/spec/{key}"), echo)
+        };
+        response = response.patch(item.uid.clone(), patch);
+    }
+    response
+}
+
+async fn validate(req: ValidateTopologyRequest) -> ValidateTopologyResponse {
+    let forbidden = req.variables.iter().find(|v| {
+        v.name.ends_with("Region") && v.value == Value::String("forbidden".into())
+    });
+    match forbidden {
+        Some(v) => ValidateTopologyResponse::failure(format!("{} is forbidden", v.name)),
+        None => ValidateTopologyResponse::success(),
+    }
+}
+
+/// The differential test's extension.
+pub fn extension() -> ExtensionBuilder {
+    capi_ext::Extension::builder()
+        .handler(Registration::new(
+            DiscoverVariables,
+            "variables",
+            discover_variables,
+        ))
+        .handler(Registration::new(GeneratePatches, "echo", echo))
+        .handler(Registration::new(ValidateTopology, "validate", validate))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn echoes_what_it_received_under_the_key_of_its_settings() {
+        let extension = extension().build().unwrap();
+        let request: GeneratePatchesRequest = serde_json::from_value(json!({
+            "settings": {"key": "e1"},
+            "variables": [{"name": "extRegion", "value": "eu-1"}],
+            "items": [{"uid": "u1", "holderReference": {"kind": "Cluster", "fieldPath": "spec.infrastructureRef"},
+                       "object": {"spec": {"template": {"spec": {"a": 1}}}}}]
+        }))
+        .unwrap();
+        let response = extension
+            .call(GeneratePatches, "echo", &request)
+            .await
+            .unwrap();
+        let patch = String::from_utf8(response.items[0].patch.document()).unwrap();
+        assert!(patch.contains("/spec/template/spec/e1"), "{patch}");
+        assert!(patch.contains(r#""received":{"spec":{"a":1}}"#), "{patch}");
+    }
+
+    #[tokio::test]
+    async fn validate_refuses_a_forbidden_region() {
+        let extension = extension().build().unwrap();
+        let request: ValidateTopologyRequest = serde_json::from_value(
+            json!({"variables": [{"name": "p1Region", "value": "forbidden"}], "items": []}),
+        )
+        .unwrap();
+        let response = extension
+            .call(ValidateTopology, "validate", &request)
+            .await
+            .unwrap();
+        assert_eq!(response.status, ResponseStatus::Failure);
+    }
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The differential test of `capi-ext render`: Cluster API's own code (ClusterClass reconciler,
+# Cluster webhook, topology reconciler, desired-state generator and patch engine, runtime
+# client) and `capi-ext render` compute the objects of generated topologies; any difference
+# fails with the case, the object and the field path. No API server.
+#
+# The program is built inside a copy of the Cluster API module of versions.env's CAPI_VERSION
+# (cached), since what it calls is internal to that module; conformance/differential/capi holds
+# the two files it adds there to reach the reconcilers' steps.
+# DIFFERENTIAL_CASES topologies per seed (default 200): the fixed DIFFERENTIAL_SEED (default 1)
+# and a new DIFFERENTIAL_RANDOM_SEED each run, both printed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+# shellcheck source=../versions.env
+source conformance/versions.env
+cargo build --quiet -p capi-ext-cli -p capi-ext-conformance
+target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+cache=${CAPI_EXT_CACHE:-$HOME/.cache/capi-ext}/differential
+export CGO_ENABLED=0 GOFLAGS=-mod=mod
+module_dir() { go mod download -json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'; }
+
+module="$cache/capi-$CAPI_VERSION"
+if [ ! -f "$module/.capi-ext-ready" ]; then
+  echo "[differential] copying the Cluster API $CAPI_VERSION module" >&2
+  src=$(module_dir "sigs.k8s.io/cluster-api@$CAPI_VERSION")
+  api=$(module_dir "sigs.k8s.io/cluster-api/api@$CAPI_VERSION")
+  rm -rf "$module" "$module.tmp"
+  mkdir -p "$cache"
+  cp -r "$src" "$module.tmp"
+  chmod -R u+w "$module.tmp"
+  # The api module sits next to the root module in the repository, not in the root's zip.
+  (cd "$module.tmp" && go mod edit -replace="sigs.k8s.io/cluster-api/api=$api")
+  touch "$module.tmp/.capi-ext-ready"
+  mv "$module.tmp" "$module"
+fi
+cp -r conformance/differential/capi/. "$module/"
+mkdir -p "$module/capiextdifferential"
+rm -f "$module"/capiextdifferential/*.go
+cp conformance/differential/*.go "$module/capiextdifferential/"
+program="$cache/differential-$CAPI_VERSION"
+(cd "$module" && go build -trimpath -o "$program" ./capiextdifferential)
+
+work=$(mktemp -d)
+pid=
+finish() {
+  status=$?
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  if [ $status -eq 0 ]; then rm -rf "$work"; else echo "[differential] cases and the extension's log kept in $work" >&2; fi
+  exit $status
+}
+trap finish EXIT
+"$target_dir/debug/capi-ext" certs --out "$work/certs" >/dev/null 2>&1
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$target_dir/debug/capi-ext-conformance" differential-extension --webhook-host 127.0.0.1 \
+  --webhook-port "$port" --webhook-cert-dir "$work/certs" --metrics-bind-address 0 \
+  --health-probe-bind-address 0 >"$work/extension.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  curl -sf --cacert "$work/certs/ca.crt" -X POST -H 'Content-Type: application/json' -d '{}' \
+    "https://127.0.0.1:$port/hooks.runtime.cluster.x-k8s.io/v1alpha1/discovery" >/dev/null && break
+  kill -0 "$pid" 2>/dev/null || { cat "$work/extension.log" >&2; exit 1; }
+  sleep 0.1
+done
+random_seed=${DIFFERENTIAL_RANDOM_SEED:-$(( $(date +%s%N) % 1000000000 + 2 ))}
+echo "======== capi-ext render against Cluster API $CAPI_VERSION's desired-state generator (seeds ${DIFFERENTIAL_SEED:-1} and $random_seed)" >&2
+"$program" -capi-ext "$target_dir/debug/capi-ext" -url "https://127.0.0.1:$port" -ca "$work/certs/ca.crt" \
+  -work "$work/cases" -capi-version "$CAPI_VERSION" -n "${DIFFERENTIAL_CASES:-200}" \
+  -seed "${DIFFERENTIAL_SEED:-1}" -random-seed "$random_seed"
