@@ -48,6 +48,7 @@ import (
 	internalruntimeclient "sigs.k8s.io/cluster-api/internal/runtime/client"
 	runtimeregistry "sigs.k8s.io/cluster-api/internal/runtime/registry"
 	"sigs.k8s.io/cluster-api/util/cache"
+	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/test/builder"
 )
 
@@ -75,6 +76,7 @@ func main() {
 	work := flag.String("work", "", "directory the cases are written to (each failing one is kept)")
 	capiVersion := flag.String("capi-version", "", "the Cluster API release this is built from (render plays its engine)")
 	parallel := flag.Int("parallel", 2, "cases computed at once")
+	verbose := flag.Bool("v", false, "also print why both sides refused a case")
 	flag.Parse()
 	if *capiExt == "" || *url == "" || *caFile == "" || *work == "" || *capiVersion == "" {
 		fmt.Fprintln(os.Stderr, "usage: differential -capi-ext BIN -url URL -ca FILE -work DIR -capi-version V [-n N] [-seed S] [-random-seed S]")
@@ -98,7 +100,7 @@ func main() {
 		fmt.Printf("seed %d: %d topologies\n", s, *n)
 		results = append(results, runSeed(opts, s, *n, *parallel)...)
 	}
-	report(results, time.Since(start))
+	report(results, time.Since(start), *verbose)
 }
 
 // result is the outcome of one case.
@@ -108,6 +110,8 @@ type result struct {
 	outcome     string // "equal", "both-failed", "mismatch"
 	differences []string
 	objects     int
+	// Why each side refused, when both did.
+	capiErr, renderErr error
 }
 
 func runSeed(opts options, seed int64, n, parallel int) []result {
@@ -197,9 +201,21 @@ func capiState(ctx context.Context, rc runtimeClientWithConfig, tc *testCase) (*
 		WithStatusSubresource(&clusterv1.ClusterClass{}, &clusterv1.Cluster{}).Build()
 
 	// The ClusterClass controller: references, DiscoverVariables, status.variables.
+	// The first reconcile only sets the Paused condition; the controller runs again on that
+	// update, as here.
 	reconciler := clusterclass.CapiExtReconciler(ctx, c, rc.client)
-	if _, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(clusterClass)}); err != nil {
-		return nil, fmt.Errorf("ClusterClass reconcile: %w", err)
+	reconciled := &clusterv1.ClusterClass{}
+	for i := 0; ; i++ {
+		if _, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(clusterClass)}); err != nil {
+			return nil, fmt.Errorf("ClusterClass reconcile: %w", err)
+		}
+		must(c.Get(ctx, client.ObjectKeyFromObject(clusterClass), reconciled))
+		if conditions.Has(reconciled, clusterv1.ClusterClassVariablesReadyCondition) || i == 2 {
+			break
+		}
+	}
+	if condition := conditions.Get(reconciled, clusterv1.ClusterClassVariablesReadyCondition); condition != nil && condition.Status != metav1.ConditionTrue {
+		return nil, fmt.Errorf("ClusterClass reconcile: %s %s: %s", condition.Type, condition.Reason, condition.Message)
 	}
 
 	// The Cluster as the API server stores it: through the defaulting webhook.
@@ -265,6 +281,11 @@ func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *
 	switch {
 	case capiErr != nil && renderErr != nil:
 		r.outcome = "both-failed"
+		r.capiErr, r.renderErr = capiErr, renderErr
+		if c, g := capiRefusal(capiErr), renderRefusal(renderErr); c != g {
+			r.outcome = "mismatch"
+			r.differences = []string{fmt.Sprintf("both refused, for different reasons: CAPI (%s): %v; render (%s): %v", c, capiErr, g, renderErr)}
+		}
 	case capiErr != nil:
 		r.outcome = "mismatch"
 		r.differences = []string{fmt.Sprintf("CAPI failed but render succeeded: %v", capiErr)}
@@ -288,7 +309,38 @@ func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *
 	return r
 }
 
-func report(results []result, took time.Duration) {
+// capiRefusal and renderRefusal say at which step each side refused a case.
+func capiRefusal(err error) string {
+	text := err.Error()
+	switch {
+	case strings.HasPrefix(text, "ClusterClass reconcile"):
+		return "variable definitions"
+	case strings.HasPrefix(text, "Cluster webhook"):
+		return "variable values"
+	case strings.Contains(text, "validation of patch"):
+		return "ValidateTopology"
+	case strings.Contains(text, "failed to generate patches"), strings.Contains(text, "failed to apply patches for patch"):
+		return "patches"
+	}
+	return "other: " + text
+}
+
+func renderRefusal(err error) string {
+	text := err.Error()
+	switch {
+	case strings.Contains(text, "is defined by both"):
+		return "variable definitions"
+	case strings.Contains(text, "variables are invalid"):
+		return "variable values"
+	case strings.Contains(text, "ValidateTopology"):
+		return "ValidateTopology"
+	case strings.Contains(text, "spec.patches["), strings.Contains(text, "cannot apply the patch"):
+		return "patches"
+	}
+	return "other: " + text
+}
+
+func report(results []result, took time.Duration, verbose bool) {
 	counts := map[string]int{}
 	objects := 0
 	var failed []result
@@ -297,6 +349,9 @@ func report(results []result, took time.Duration) {
 		objects += r.objects
 		if r.outcome == "mismatch" {
 			failed = append(failed, r)
+		}
+		if verbose && r.outcome == "both-failed" {
+			fmt.Printf("refused %s:\n  CAPI:   %v\n  render: %v\n", r.name, r.capiErr, r.renderErr)
 		}
 	}
 	sort.Slice(failed, func(i, j int) bool { return failed[i].name < failed[j].name })

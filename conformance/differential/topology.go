@@ -66,8 +66,10 @@ func (tc *testCase) write(dir string) error {
 // a few invalid ones in (a bad variable value, a missing variable), which both sides must refuse.
 type gen struct {
 	r *rand.Rand
-	// The user variables defined (inline and discovered), by name: their kind.
-	variables map[string]string
+	// The user variables defined inline and discovered from the extension, by name: their
+	// kind. Inline patches see only the inline ones (CAPI gives each patch the variables of
+	// its own definitions).
+	inline, external map[string]string
 	// The class names.
 	mdClasses, mpClasses []string
 	// Whether the Cluster sets the control plane's replicas, and per MD/MP topology.
@@ -80,7 +82,7 @@ func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
 func (g *gen) pick(options ...string) string { return options[g.r.Intn(len(options))] }
 
 func generate(r *rand.Rand, name string) *testCase {
-	g := &gen{r: r, variables: map[string]string{}}
+	g := &gen{r: r, inline: map[string]string{}, external: map[string]string{}}
 	className := "cc-" + name
 	clusterName := "c-" + name
 	if g.chance(0.1) {
@@ -246,7 +248,7 @@ func (g *gen) inlineVariables() []any {
 		if !g.chance(0.75) {
 			continue
 		}
-		g.variables[v.name] = v.kind
+		g.inline[v.name] = v.kind
 		definition := obj{"name": v.name, "required": false, "schema": obj{"openAPIV3Schema": v.schema}}
 		if g.chance(0.05) {
 			definition["required"] = true
@@ -268,9 +270,9 @@ func (g *gen) externalPatch(n int) obj {
 	external := obj{"generatePatchesExtension": "echo." + extensionName, "settings": settings}
 	if g.chance(0.85) {
 		external["discoverVariablesExtension"] = "variables." + extensionName
-		g.variables[prefix+"Region"] = "region"
-		g.variables[prefix+"Replicas"] = "replicas"
-		g.variables[prefix+"Proxy"] = "proxy"
+		g.external[prefix+"Region"] = "region"
+		g.external[prefix+"Replicas"] = "replicas"
+		g.external[prefix+"Proxy"] = "proxy"
 	}
 	if g.chance(0.5) {
 		external["validateTopologyExtension"] = "validate." + extensionName
@@ -344,12 +346,10 @@ func (g *gen) selector(target string) obj {
 // variablePaths lists the variable paths that exist for templates of a target.
 func (g *gen) variablePaths(target string) []string {
 	paths := []string{"builtin.cluster.name", "builtin.cluster.namespace", "builtin.cluster.topology.version", "builtin.cluster.topology.class"}
-	for name, kind := range g.variables {
+	for name, kind := range g.inline {
 		switch kind {
 		case "object":
 			paths = append(paths, name, name+".cidr", name+".mtu")
-		case "proxy":
-			paths = append(paths, name, name+".http", name+".enabled")
 		default:
 			paths = append(paths, name)
 		}
@@ -382,12 +382,12 @@ func (g *gen) jsonPatch(target, field string) obj {
 	switch {
 	case g.chance(0.1):
 		return obj{"op": "replace", "path": "/spec/template/spec/base", "value": "replaced-" + field}
-	case g.chance(0.08):
+	case g.chance(0.03):
 		// Fails where the template has no such field; both sides must then refuse.
 		return obj{"op": "remove", "path": "/spec/template/spec/removable"}
 	case g.chance(0.08):
 		return obj{"op": "add", "path": "/spec/template/spec/nested/a/c", "value": []any{"x", float64(1), true}}
-	case g.chance(0.08):
+	case g.chance(0.03):
 		return obj{"op": "add", "path": "/spec/template/metadata/labels/" + strings.ToLower(strings.ReplaceAll(field, "_", "-")),
 			"valueFrom": obj{"variable": "builtin.cluster.name"}}
 	}
@@ -400,7 +400,8 @@ func (g *gen) jsonPatch(target, field string) obj {
 		paths := g.variablePaths(target)
 		variable := paths[g.r.Intn(len(paths))]
 		if g.chance(0.03) {
-			variable = "notAVariable"
+			// Not there for an inline patch: both sides must refuse.
+			variable = g.pick("notAVariable", "p1Region")
 		}
 		return obj{"op": "add", "path": path, "valueFrom": obj{"variable": variable}}
 	default:
@@ -421,25 +422,23 @@ func (g *gen) valueTemplate(target string) string {
 		`{{ replace "-" "_" .builtin.cluster.name }}`,
 		`{{ if hasPrefix "v1.3" .builtin.cluster.topology.version }}new{{ else }}old{{ end }}`,
 	}
-	if _, ok := g.variables["size"]; ok {
+	if _, ok := g.inline["size"]; ok {
 		options = append(options, "{{ .size }}", `{{ if eq .size "large" }}big{{ else }}small{{ end }}`, `{{ upper .size | quote }}`)
 	}
-	if _, ok := g.variables["cpu"]; ok {
-		options = append(options, "{{ .cpu }}", "cores: {{ .cpu }}", `{{ if gt .cpu 8.0 }}many{{ else }}few{{ end }}`)
+	if _, ok := g.inline["cpu"]; ok {
+		options = append(options, "{{ .cpu }}", "cores: {{ .cpu }}", `{{ if gt .cpu 8.0 }}many{{ else }}few{{ end }}`,
+			`{{ printf "%d-cores" .cpu }}`, `{{ printf "%v" .cpu }}`, `{{ add1 .cpu }}`, `{{ .cpu | toString }}`)
 	}
-	if _, ok := g.variables["ha"]; ok {
+	if _, ok := g.inline["ha"]; ok {
 		options = append(options, "{{ if .ha }}3{{ else }}1{{ end }}", `{{ ternary "ha" "single" .ha }}`)
 	}
-	if _, ok := g.variables["tags"]; ok {
-		options = append(options, `{{ join "," .tags }}`, "{{ range .tags }}- {{ . }}\n{{ end }}", "{{ len .tags }}")
+	if _, ok := g.inline["tags"]; ok {
+		options = append(options, `{{ join "," .tags }}`, "{{ range .tags }}- {{ . }}\n{{ end }}", "{{ len .tags }}",
+			`{{ index .tags 0 }}`, `{{ .tags }}`)
 	}
-	if _, ok := g.variables["net"]; ok {
-		options = append(options, "cidr: {{ .net.cidr }}\nmtu: {{ .net.mtu }}", `{{ .net.cidr | quote }}`)
-	}
-	for name, kind := range g.variables {
-		if kind == "region" {
-			options = append(options, "{{ ."+name+" }}", `{{ with .`+name+`Proxy }}{{ .http }}{{ end }}`)
-		}
+	if _, ok := g.inline["net"]; ok {
+		options = append(options, "cidr: {{ .net.cidr }}\nmtu: {{ .net.mtu }}", `{{ .net.cidr | quote }}`, `{{ .net }}`,
+			`{{ with .net }}{{ .mtu }}{{ end }}`)
 	}
 	switch target {
 	case "controlPlane", "controlPlaneMachine":
@@ -455,10 +454,10 @@ func (g *gen) valueTemplate(target string) string {
 
 func (g *gen) enabledIf() string {
 	options := []string{"true", "false", `{{ ne .builtin.cluster.topology.version "v1.33.0" }}`}
-	if _, ok := g.variables["ha"]; ok {
+	if _, ok := g.inline["ha"]; ok {
 		options = append(options, "{{ .ha }}")
 	}
-	if _, ok := g.variables["size"]; ok {
+	if _, ok := g.inline["size"]; ok {
 		options = append(options, `{{ eq .size "large" }}`, `{{ if ne .size "small" }}true{{ end }}`)
 	}
 	return options[g.r.Intn(len(options))]
@@ -515,22 +514,29 @@ func (g *gen) value(kind string, invalid bool) any {
 }
 
 func (g *gen) clusterVariables() []any {
-	names := make([]string, 0, len(g.variables))
-	for name := range g.variables {
+	kinds := map[string]string{}
+	for name, kind := range g.inline {
+		kinds[name] = kind
+	}
+	for name, kind := range g.external {
+		kinds[name] = kind
+	}
+	names := make([]string, 0, len(kinds))
+	for name := range kinds {
 		names = append(names, name)
 	}
 	sortStrings(names)
 	var out []any
 	for _, name := range names {
 		if g.chance(0.5) {
-			out = append(out, obj{"name": name, "value": g.value(g.variables[name], g.chance(0.02))})
+			out = append(out, obj{"name": name, "value": g.value(kinds[name], g.chance(0.02))})
 		}
 	}
 	return out
 }
 
 func (g *gen) overrides() obj {
-	if !g.chance(0.3) || len(g.variables) == 0 {
+	if !g.chance(0.3) {
 		return nil
 	}
 	variables := g.clusterVariables()

@@ -66,4 +66,4 @@ random_seed=${DIFFERENTIAL_RANDOM_SEED:-$(( $(date +%s%N) % 1000000000 + 2 ))}
 echo "======== capi-ext render against Cluster API $CAPI_VERSION's desired-state generator (seeds ${DIFFERENTIAL_SEED:-1} and $random_seed)" >&2
 "$program" -capi-ext "$target_dir/debug/capi-ext" -url "https://127.0.0.1:$port" -ca "$work/certs/ca.crt" \
   -work "$work/cases" -capi-version "$CAPI_VERSION" -n "${DIFFERENTIAL_CASES:-200}" \
-  -seed "${DIFFERENTIAL_SEED:-1}" -random-seed "$random_seed"
+  -seed "${DIFFERENTIAL_SEED:-1}" -random-seed "$random_seed" "$@"

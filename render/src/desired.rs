@@ -315,13 +315,27 @@ pub(crate) fn builtin_annotations(object: &Value) -> BTreeMap<String, String> {
     clean_annotations(string_map(object, &["metadata", "annotations"]))
 }
 
-/// `external.GenerateTemplate` + `templateToObject`: an object from `spec.template`.
+/// The owner reference CAPI gives the objects it clones for a Cluster
+/// (`ownerrefs.OwnerReferenceTo(s.Current.Cluster, …)` in `exp/topology/desiredstate`).
+fn cluster_owner(cluster: &Value) -> Value {
+    json!([{
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": "Cluster",
+        "name": string(cluster, &["metadata", "name"]),
+        "uid": string(cluster, &["metadata", "uid"]),
+    }])
+}
+
+/// `external.GenerateTemplate` + `templateToObject`: an object from `spec.template`, owned by
+/// the Cluster when CAPI passes it an owner (the MachinePool's objects; not the infrastructure
+/// cluster or the control plane, which other controllers own).
 fn template_to_object(
     template: &Template,
     cluster: &Value,
     name: String,
     labels: BTreeMap<String, String>,
     annotations: BTreeMap<String, String>,
+    owned: bool,
 ) -> Value {
     let mut object = get(&template.object, &["spec", "template"])
         .cloned()
@@ -350,6 +364,13 @@ fn template_to_object(
         map_value(&all_annotations),
     );
     set(&mut object, &["metadata", "labels"], map_value(&all_labels));
+    if owned {
+        set(
+            &mut object,
+            &["metadata", "ownerReferences"],
+            cluster_owner(cluster),
+        );
+    }
     let kind = string(&template.object, &["kind"]);
     let mut ordered = serde_json::Map::new();
     ordered.insert("apiVersion".into(), template.object["apiVersion"].clone());
@@ -365,7 +386,7 @@ fn template_to_object(
     Value::Object(ordered)
 }
 
-/// `templateToTemplate`: a per-cluster copy of a template.
+/// `templateToTemplate`: a per-cluster copy of a template, owned by the Cluster.
 fn template_to_template(
     template: &Template,
     cluster: &Value,
@@ -412,6 +433,11 @@ fn template_to_template(
         &mut copy,
         &["metadata", "namespace"],
         cluster["metadata"]["namespace"].clone(),
+    );
+    set(
+        &mut copy,
+        &["metadata", "ownerReferences"],
+        cluster_owner(cluster),
     );
     copy
 }
@@ -519,6 +545,7 @@ impl Desired {
             infra_name,
             BTreeMap::new(),
             BTreeMap::new(),
+            false,
         );
 
         let current_control_plane = current.iter().find(|o| {
@@ -570,6 +597,7 @@ impl Desired {
             cp_name,
             cp_labels.clone(),
             cp_annotations.clone(),
+            false,
         );
         if let Some(machine) = &control_plane_machine {
             let reference_path: &[&str] = if v1beta1_control_plane(&control_plane) {
@@ -742,6 +770,7 @@ fn workers(
                     simple_name(&prefix, role),
                     BTreeMap::new(),
                     BTreeMap::new(),
+                    true,
                 );
                 let mut labels = string_map(&object, &["metadata", "labels"]);
                 labels.insert(name_label.into(), topology_name.clone());

@@ -36,7 +36,29 @@ pub const FUNCTIONS: &[&str] = &[
     "join",
     "toString",
     "ternary",
+    "add1",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "mod",
+    "max",
+    "min",
 ];
+
+/// sprig's integer arithmetic reads its arguments with `cast.ToInt64`: floats are truncated,
+/// strings parsed (0 when they are not integers), booleans are 0 or 1, nil is 0.
+fn to_int64(value: &Val) -> i64 {
+    match value {
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .unwrap_or_default(),
+        Some(Value::String(s)) => s.trim().parse().unwrap_or_default(),
+        Some(Value::Bool(b)) => i64::from(*b),
+        _ => 0,
+    }
+}
 
 #[derive(Debug, Clone)]
 enum Arg {
@@ -782,6 +804,34 @@ fn call(name: &str, args: Vec<Val>) -> Result<Val, String> {
             };
             string_value(items.join(&text(0)))
         }
+        "add1" => {
+            arity(1)?;
+            Ok(Some(Value::from(to_int64(&args[0]).wrapping_add(1))))
+        }
+        "add" | "mul" | "max" | "min" if !args.is_empty() => {
+            let mut values = args.iter().map(to_int64);
+            let first = values.next().unwrap_or_default();
+            Ok(Some(Value::from(values.fold(first, |a, b| match name {
+                "add" => a.wrapping_add(b),
+                "mul" => a.wrapping_mul(b),
+                "max" => a.max(b),
+                _ => a.min(b),
+            }))))
+        }
+        "sub" | "div" | "mod" => {
+            arity(2)?;
+            let (a, b) = (to_int64(&args[0]), to_int64(&args[1]));
+            if b == 0 && name != "sub" {
+                return Err(format!(
+                    "error calling {name}: runtime error: integer divide by zero"
+                ));
+            }
+            Ok(Some(Value::from(match name {
+                "sub" => a.wrapping_sub(b),
+                "div" => a.wrapping_div(b),
+                _ => a.wrapping_rem(b),
+            })))
+        }
         _ => Err(format!("function `{name}` is not supported by render")),
     }
 }
@@ -836,6 +886,23 @@ mod tests {
             r("{{ .zones }} {{ .builtin.cluster }}").unwrap(),
             "[a b] map[name:c1]"
         );
+    }
+
+    #[test]
+    fn sprig_integer_arithmetic_truncates_floats_like_cast_to_int64() {
+        let data = json!({"cpu": 2.0, "half": 2.5, "text": "7", "word": "x"});
+        let r = |t: &str| render(t, &data);
+        assert_eq!(r("{{ add1 .cpu }}").unwrap(), "3");
+        assert_eq!(r("{{ add .half 1 .text }}").unwrap(), "10");
+        assert_eq!(
+            r("{{ sub .cpu 5 }} {{ mul .half 3 }} {{ div 7 .cpu }} {{ mod 7 .cpu }}").unwrap(),
+            "-3 6 3 1"
+        );
+        assert_eq!(
+            r("{{ max 1 .text .cpu }} {{ min .word 4 }}").unwrap(),
+            "7 0"
+        );
+        assert!(r("{{ div 1 0 }}").unwrap_err().contains("divide by zero"));
     }
 
     /// Each expectation is what Go's text/template printed for the same template and data

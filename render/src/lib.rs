@@ -219,7 +219,8 @@ pub struct Rendered {
     pub roles: Vec<change::Role>,
     /// The Cluster as the webhook would store it (variables defaulted).
     pub cluster: Value,
-    /// Every variable definition, inline and discovered.
+    /// Every variable definition, inline and discovered, by name (as in the ClusterClass's
+    /// `status.variables`).
     pub definitions: Vec<Definition>,
     /// Every request sent and response received, in order.
     pub exchanges: Vec<Exchange>,
@@ -561,7 +562,9 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     let mut rendered = Rendered::default();
 
     // Variables: inline definitions and those each patch's DiscoverVariables returns.
+    // `variables: null` is no variables, as for CAPI's decoder.
     let inline: Vec<ClusterClassVariable> = get(&input.cluster_class, &["spec", "variables"])
+        .filter(|v| !v.is_null())
         .map(|v| serde_json::from_value(v.clone()))
         .transpose()
         .map_err(|e| RenderError::Input(format!("ClusterClass spec.variables: {e}")))?
@@ -591,6 +594,11 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
             }));
     }
     check_definitions(&rendered.definitions)?;
+    // CAPI's ClusterClass status lists them by name, and the webhook appends defaulted values
+    // in that order (`reconcileVariables`, `getAllVariables`).
+    rendered
+        .definitions
+        .sort_by(|a, b| a.variable.name.cmp(&b.variable.name));
     default_and_validate(&mut input.cluster, &rendered.definitions)?;
     rendered.cluster = input.cluster.clone();
 

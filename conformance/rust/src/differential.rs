@@ -78,9 +78,10 @@ async fn echo(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
 }
 
 async fn validate(req: ValidateTopologyRequest) -> ValidateTopologyResponse {
-    let forbidden = req.variables.iter().find(|v| {
-        v.name.ends_with("Region") && v.value == Value::String("forbidden".into())
-    });
+    let forbidden = req
+        .variables
+        .iter()
+        .find(|v| v.name.ends_with("Region") && v.value == Value::String("forbidden".into()));
     match forbidden {
         Some(v) => ValidateTopologyResponse::failure(format!("{} is forbidden", v.name)),
         None => ValidateTopologyResponse::success(),

@@ -1,0 +1,98 @@
+//! What the differential test against CAPI's desired-state generator found render doing
+//! differently (conformance/differential), each kept here as a regression test.
+
+use capi_ext::hooks::v1alpha1::*;
+use capi_ext::{Extension, Registration, Variables};
+use capi_ext_render::{Input, render};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+#[derive(Deserialize, Variables)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct Vars {
+    /// Declared after `imageRepository` but sorts before it.
+    #[schema(default = "eu")]
+    a_region: Option<String>,
+    image_repository: Option<String>,
+}
+
+fn input() -> Input {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/quickstart/render");
+    Input::from_yaml_files(
+        ["cluster.yaml", "clusterclass.yaml", "templates.yaml"].map(|f| format!("{dir}/{f}")),
+    )
+    .unwrap()
+}
+
+/// The quickstart without its inline variables and the inline patches that use them.
+fn external_only() -> Input {
+    let mut input = input();
+    let patches = input.cluster_class["spec"]["patches"].as_array().unwrap();
+    let external: Vec<Value> = patches
+        .iter()
+        .filter(|p| p.get("external").is_some())
+        .cloned()
+        .collect();
+    input.cluster_class["spec"]["patches"] = json!(external);
+    input.cluster_class["spec"]["variables"] = Value::Null;
+    input.cluster["spec"]["topology"]["variables"] = json!([]);
+    input
+}
+
+fn extension() -> Extension {
+    Extension::builder()
+        .variables::<Vars>("variables")
+        .handler(Registration::new(
+            GeneratePatches,
+            "patches",
+            |_: GeneratePatchesRequest| async { GeneratePatchesResponse::success() },
+        ))
+        .handler(Registration::new(
+            ValidateTopology,
+            "validate",
+            |_: ValidateTopologyRequest| async { ValidateTopologyResponse::success() },
+        ))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_null_variables_list_in_the_clusterclass_is_no_variables() {
+    render(&external_only(), &extension()).await.unwrap();
+}
+
+#[tokio::test]
+async fn defaulted_variables_follow_the_values_given_in_the_order_of_the_definitions_names() {
+    let rendered = render(&external_only(), &extension()).await.unwrap();
+    let names: Vec<&str> = rendered
+        .definitions
+        .iter()
+        .map(|d| d.variable.name.as_str())
+        .collect();
+    assert_eq!(names, ["aRegion", "imageRepository"]);
+    assert_eq!(
+        rendered.cluster["spec"]["topology"]["variables"],
+        json!([{"name": "aRegion", "value": "eu"}])
+    );
+}
+
+#[tokio::test]
+async fn templates_cloned_for_the_cluster_are_owned_by_it() {
+    let mut input = input();
+    input.cluster["metadata"]["uid"] = json!("u-1");
+    let rendered = render(&input, &extension()).await.unwrap();
+    let owner = json!([{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster", "name": "demo", "uid": "u-1"}]);
+    for (object, role) in rendered.objects.iter().zip(&rendered.roles) {
+        let kind = object["kind"].as_str().unwrap();
+        let expected = if kind.ends_with("Template") {
+            &owner
+        } else {
+            &Value::Null
+        };
+        assert_eq!(
+            &object["metadata"]["ownerReferences"], expected,
+            "{role:?} {kind}"
+        );
+    }
+}
