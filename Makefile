@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens first-run conformance roundtrip e2e bench bench-compare fmt
+.PHONY: demo test lint unit goldens first-run conformance roundtrip differential e2e bench bench-compare fmt
 
 ## The main job: build and start the example extension with fresh dev certificates, call it.
 demo:
@@ -23,11 +23,15 @@ goldens:
 first-run:
 	./scripts/first-run.sh
 
-## Cluster API judges the wire format: its Go types round-trip our JSON, its real manager calls us.
-conformance: roundtrip e2e
+## Cluster API judges the wire format: its Go types round-trip our JSON, its desired-state
+## generator computes what render computes, its real manager calls us.
+conformance: roundtrip differential e2e
 
 roundtrip:
 	./conformance/scripts/roundtrip.sh
+
+differential:
+	./conformance/scripts/differential.sh
 
 e2e:
 	./conformance/scripts/e2e.sh

@@ -316,14 +316,19 @@ pub(crate) fn builtin_annotations(object: &Value) -> BTreeMap<String, String> {
 }
 
 /// The owner reference CAPI gives the objects it clones for a Cluster
-/// (`ownerrefs.OwnerReferenceTo(s.Current.Cluster, …)` in `exp/topology/desiredstate`).
+/// (`ownerrefs.OwnerReferenceTo(s.Current.Cluster, …)` in `exp/topology/desiredstate`). A
+/// Cluster read from a file may have no uid yet (one stored by the API server always has).
 fn cluster_owner(cluster: &Value) -> Value {
-    json!([{
+    let mut owner = json!({
         "apiVersion": "cluster.x-k8s.io/v1beta2",
         "kind": "Cluster",
         "name": string(cluster, &["metadata", "name"]),
-        "uid": string(cluster, &["metadata", "uid"]),
-    }])
+    });
+    let uid = string(cluster, &["metadata", "uid"]);
+    if !uid.is_empty() {
+        owner["uid"] = json!(uid);
+    }
+    json!([owner])
 }
 
 /// `external.GenerateTemplate` + `templateToObject`: an object from `spec.template`, owned by
