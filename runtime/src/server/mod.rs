@@ -8,7 +8,9 @@
 //!   undecodable bodies;
 //! - connection hygiene (`connection.rs`): a cap on open connections, idle connections closed,
 //!   HTTP/2 keep-alive pings, a maximum connection age with jitter and a graceful GOAWAY;
-//! - metrics and probes on separate plain-HTTP listeners; SIGTERM drains in-flight requests.
+//! - metrics and probes on separate plain-HTTP listeners; SIGTERM drains in-flight requests;
+//! - OpenTelemetry traces over OTLP/HTTP when the standard `OTEL_*` variables name an
+//!   endpoint (`otel/`): a span per hook call, continuing the caller's W3C trace context.
 
 mod admin;
 mod budget;
@@ -16,6 +18,7 @@ mod connection;
 mod logging;
 mod metrics;
 mod options;
+mod otel;
 mod record;
 mod tls;
 
@@ -36,7 +39,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tracing::Instrument;
@@ -68,6 +71,7 @@ struct Shared {
     options: ServerOptions,
     metrics: Arc<Metrics>,
     budget: budget::Budget,
+    tracer: Option<otel::Tracer>,
 }
 
 /// A server whose listeners are bound; call [`BoundServer::serve`] to start answering.
@@ -146,12 +150,22 @@ impl Server {
             metrics: metrics.clone(),
             ready: false.into(),
         });
+        // Telemetry never stops the extension from serving: a configuration it cannot use is
+        // logged and tracing stays off.
+        let tracer = match otel::Config::from_env(|name| std::env::var(name).ok()) {
+            Ok(config) => config.map(otel::Tracer::start),
+            Err(e) => {
+                tracing::warn!(error = %e, "OpenTelemetry tracing stays off");
+                None
+            }
+        };
         Ok(BoundServer {
             shared: Arc::new(Shared {
                 extension,
                 options,
                 metrics,
                 budget: budget::Budget::new(budget_bytes),
+                tracer,
             }),
             listener,
             acceptor,
@@ -393,6 +407,9 @@ impl BoundServer {
         for task in background {
             task.abort();
         }
+        if let Some(tracer) = &shared.tracer {
+            tracer.shutdown(Duration::from_secs(5)).await;
+        }
         tracing::info!("stopped");
     }
 }
@@ -469,6 +486,10 @@ async fn handle(
         .to_string();
     let query = req.uri().query().map(str::to_string);
     let version = req.version();
+    let trace = shared
+        .tracer
+        .as_ref()
+        .map(|_| otel::Tracer::arrived(req.headers()));
     let span = tracing::info_span!("request", hook = tracing::field::Empty, handler = tracing::field::Empty, cluster = tracing::field::Empty, %path);
     let reply = async {
         match read_body(options, &shared.budget, req).await {
@@ -512,6 +533,22 @@ async fn handle(
         status.as_u16(),
         elapsed.as_secs_f64(),
     );
+    if let (Some(tracer), Some(started)) = (&shared.tracer, trace) {
+        tracer.answered(
+            started,
+            otel::Call {
+                hook,
+                handler: &handler,
+                cluster: subject.as_deref(),
+                outcome: outcome_label,
+                status: status.as_u16(),
+                path: &path,
+                http_version: version,
+                error: (!status.is_success() || outcome_label == "Failure")
+                    .then(|| error_message(&body)),
+            },
+        );
+    }
     span.in_scope(|| {
         if status.is_success() {
             tracing::info!(status = outcome_label, code = status.as_u16(), http = ?version, elapsed_ms = elapsed.as_secs_f64() * 1e3, "hook answered");
@@ -520,4 +557,16 @@ async fn handle(
         }
     });
     Ok(json_response(status, body))
+}
+
+/// The `message` of a response body (a Failure's, or an error's), for a span's status.
+fn error_message(body: &[u8]) -> String {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.get("message")
+                .and_then(|m| m.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned())
 }
