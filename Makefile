@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens first-run conformance roundtrip differential e2e bench bench-compare fmt
+.PHONY: demo test lint unit goldens first-run conformance roundtrip differential otel e2e bench bench-compare fmt
 
 ## The main job: build and start the example extension with fresh dev certificates, call it.
 demo:
@@ -25,13 +25,16 @@ first-run:
 
 ## Cluster API judges the wire format: its Go types round-trip our JSON, its desired-state
 ## generator computes what render computes, its real manager calls us.
-conformance: roundtrip differential e2e
+conformance: roundtrip differential otel e2e
 
 roundtrip:
 	./conformance/scripts/roundtrip.sh
 
 differential:
 	./conformance/scripts/differential.sh
+
+otel:
+	./conformance/scripts/otel.sh
 
 e2e:
 	./conformance/scripts/e2e.sh

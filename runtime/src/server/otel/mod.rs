@@ -331,7 +331,7 @@ impl Tracer {
             parent_span_id: started.parent.as_ref().map(|p| p.span_id),
             trace_state: started.parent.map(|p| p.trace_state).unwrap_or_default(),
             name: if call.hook.is_empty() {
-                "unknown hook".into()
+                "unknown".into()
             } else {
                 call.hook.into()
             },
