@@ -343,7 +343,10 @@ impl Tracer {
         let sender = self.sender.lock().expect("not poisoned").clone();
         if let Some(sender) = sender
             && sender.try_send(span).is_err()
-            && self.dropped.fetch_add(1, Ordering::Relaxed).is_multiple_of(1000)
+            && self
+                .dropped
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(1000)
         {
             tracing::warn!(
                 dropped = self.dropped.load(Ordering::Relaxed),
