@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens first-run conformance roundtrip differential otel e2e bench bench-compare fmt
+.PHONY: demo test lint unit goldens first-run conformance roundtrip differential otel e2e fuzz bench bench-compare fmt
 
 ## The main job: build and start the example extension with fresh dev certificates, call it.
 demo:
@@ -12,6 +12,8 @@ test: lint unit goldens first-run
 lint:
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets --all-features -- -D warnings
+	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+	cargo clippy --manifest-path fuzz/Cargo.toml --target-dir target -- -D warnings
 
 unit:
 	cargo test --workspace --all-features
@@ -38,6 +40,10 @@ otel:
 
 e2e:
 	./conformance/scripts/e2e.sh
+
+## Coverage-guided fuzzing (cargo-afl): each target for FUZZ_SECONDS (default 60); exit 1 on a crash.
+fuzz:
+	./scripts/fuzz.sh
 
 ## Benchmarks (not tests): decode → handle → encode of a ~200 KiB GeneratePatches request.
 bench:
