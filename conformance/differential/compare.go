@@ -71,19 +71,7 @@ func objectKey(o map[string]any) string {
 // field path. Both go through JSON first so numbers compare alike.
 func compareObjects(want, got map[string]map[string]any) []string {
 	var diffs []string
-	keys := map[string]bool{}
-	for k := range want {
-		keys[k] = true
-	}
-	for k := range got {
-		keys[k] = true
-	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
+	for _, k := range unionKeys(want, got) {
 		w, inWant := want[k]
 		g, inGot := got[k]
 		switch {
@@ -96,6 +84,22 @@ func compareObjects(want, got map[string]map[string]any) []string {
 		}
 	}
 	return diffs
+}
+
+// unionKeys lists the keys of both maps, sorted.
+func unionKeys[V any](a, b map[string]V) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range []map[string]V{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func normalize(v any) any {
@@ -119,20 +123,8 @@ func compareValues(object, path string, want, got any) []string {
 		if !ok {
 			return []string{fmt.Sprintf("%s: CAPI %s, render %s", at(), show(want), show(got))}
 		}
-		keys := map[string]bool{}
-		for k := range w {
-			keys[k] = true
-		}
-		for k := range g {
-			keys[k] = true
-		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
 		var diffs []string
-		for _, k := range sorted {
+		for _, k := range unionKeys(w, g) {
 			wv, inW := w[k]
 			gv, inG := g[k]
 			p := path + "." + k

@@ -309,35 +309,31 @@ func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *
 	return r
 }
 
-// capiRefusal and renderRefusal say at which step each side refused a case.
-func capiRefusal(err error) string {
-	text := err.Error()
-	switch {
-	case strings.HasPrefix(text, "ClusterClass reconcile"):
-		return "variable definitions"
-	case strings.HasPrefix(text, "Cluster webhook"):
-		return "variable values"
-	case strings.Contains(text, "validation of patch"):
-		return "ValidateTopology"
-	case strings.Contains(text, "failed to generate patches"), strings.Contains(text, "failed to apply patches for patch"):
-		return "patches"
+// refusalSteps says at which step each side refused a case: the step, then what CAPI's error
+// and render's error say at that step.
+var refusalSteps = []struct{ step, capi, render string }{
+	{"variable definitions", "ClusterClass reconcile", "is defined by both"},
+	{"variable values", "Cluster webhook", "variables are invalid"},
+	{"ValidateTopology", "validation of patch", "ValidateTopology"},
+	{"patches", "failed to generate patches", "spec.patches["},
+	{"patches", "failed to apply patches for patch", "cannot apply the patch"},
+}
+
+func refusal(err error, side func(step struct{ step, capi, render string }) string) string {
+	for _, s := range refusalSteps {
+		if strings.Contains(err.Error(), side(s)) {
+			return s.step
+		}
 	}
-	return "other: " + text
+	return "other: " + err.Error()
+}
+
+func capiRefusal(err error) string {
+	return refusal(err, func(s struct{ step, capi, render string }) string { return s.capi })
 }
 
 func renderRefusal(err error) string {
-	text := err.Error()
-	switch {
-	case strings.Contains(text, "is defined by both"):
-		return "variable definitions"
-	case strings.Contains(text, "variables are invalid"):
-		return "variable values"
-	case strings.Contains(text, "ValidateTopology"):
-		return "ValidateTopology"
-	case strings.Contains(text, "spec.patches["), strings.Contains(text, "cannot apply the patch"):
-		return "patches"
-	}
-	return "other: " + text
+	return refusal(err, func(s struct{ step, capi, render string }) string { return s.render })
 }
 
 func report(results []result, took time.Duration, verbose bool) {

@@ -17,12 +17,10 @@ struct Vars {
     image_repository: Option<String>,
 }
 
+mod common;
+
 fn input() -> Input {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/quickstart/render");
-    Input::from_yaml_files(
-        ["cluster.yaml", "clusterclass.yaml", "templates.yaml"].map(|f| format!("{dir}/{f}")),
-    )
-    .unwrap()
+    common::quickstart_input()
 }
 
 /// The quickstart without its inline variables and the inline patches that use them.
