@@ -16,7 +16,8 @@ fn main() {
         };
         let mut template = Template::new(object.clone());
         let _ = template.get(pointer);
-        if template.set(pointer, object.clone()).is_ok() {
+        // What `set` wrote, `get` reads back (`-` appends, so there is nothing at `-` itself).
+        if template.set(pointer, object.clone()).is_ok() && !pointer.ends_with("/-") {
             assert!(
                 template.get(pointer).is_some(),
                 "set then get at {pointer:?}"

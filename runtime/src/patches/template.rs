@@ -231,11 +231,20 @@ impl Template {
     }
 }
 
+/// A list index as RFC 6901 writes it: `0`, or digits without a leading zero (no sign). Rust's
+/// `parse` would also take `01` and `+1`, which a JSON pointer (and so `get`, and CAPI's JSON
+/// patches) does not.
 fn index(token: &str, len: usize, pointer: &str) -> Result<usize, EditError> {
-    token.parse().map_err(|_| EditError {
-        pointer: pointer.into(),
-        reason: format!("`{token}` is not an index into a list of {len}"),
-    })
+    let canonical = token == "0"
+        || (token.starts_with(|c: char| ('1'..='9').contains(&c))
+            && token.bytes().all(|b| b.is_ascii_digit()));
+    canonical
+        .then(|| token.parse().ok())
+        .flatten()
+        .ok_or_else(|| EditError {
+            pointer: pointer.into(),
+            reason: format!("`{token}` is not an index into a list of {len}"),
+        })
 }
 
 fn kind_of(value: &Value) -> &'static str {
@@ -312,6 +321,20 @@ fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<Jso
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/patch_template.rs`): `set` took `01` and `00` as
+    /// list indexes, which `get` (a JSON pointer) does not, so a value set could not be read.
+    #[test]
+    fn list_indexes_are_json_pointer_indexes() {
+        let mut t = Template::new(json!({"list": [1, 2], "0": {}}));
+        for bad in ["/list/01", "/list/00", "/list/+1", "/list/-0"] {
+            let err = t.set(bad, 9).unwrap_err();
+            assert!(err.reason.contains("is not an index"), "{bad}: {err}");
+        }
+        t.set("/list/1", 9).unwrap();
+        assert_eq!(t.get("/list/1"), Some(&json!(9)));
+        assert_eq!(t.object()["list"], json!([1, 9]));
+    }
 
     #[test]
     fn set_creates_parents_and_refuses_scalars() {
