@@ -354,6 +354,10 @@ fn pipeline_from(tokens: &[String], position: &mut usize) -> Result<Pipeline, St
                 if tokens.get(*position).map(String::as_str) != Some(")") {
                     return Err("unclosed `(`".into());
                 }
+                // Found by fuzzing: `()` and `(.a |)` reached evaluation empty.
+                if inner.iter().any(Vec::is_empty) {
+                    return Err("missing value for parenthesized pipeline".into());
+                }
                 *position += 1;
                 Arg::Pipeline(inner)
             }
@@ -502,7 +506,10 @@ fn eval_arg(arg: &Arg, dot: Option<&Value>) -> Result<Val, String> {
 }
 
 fn eval_command(command: &[Arg], dot: Option<&Value>, piped: Option<Val>) -> Result<Val, String> {
-    match &command[0] {
+    let Some(first) = command.first() else {
+        return Err("empty command".into());
+    };
+    match first {
         Arg::Function(name) => {
             let mut args = command[1..]
                 .iter()
@@ -886,6 +893,25 @@ mod tests {
             r("{{ .zones }} {{ .builtin.cluster }}").unwrap(),
             "[a b] map[name:c1]"
         );
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/go_template.rs`): these panicked.
+    #[test]
+    fn empty_parenthesized_pipelines_are_errors() {
+        let data = json!({"a": "x"});
+        for template in [
+            "{{ join() }}",
+            "{{ () }}",
+            "{{ (.a |) }}",
+            "{{ upper (| .a) }}",
+        ] {
+            let err = render(template, &data).unwrap_err();
+            assert!(
+                err.contains("missing value") || err.contains("empty command"),
+                "{template}: {err}"
+            );
+        }
+        assert_eq!(render("{{ (.a) }}", &data).unwrap(), "x");
     }
 
     #[test]
