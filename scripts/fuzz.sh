@@ -77,6 +77,7 @@ for target in $targets; do
   [ "${crashes:-0}" -eq 0 ] || crashed+=("$target: $out/default/crashes")
 done
 if [ ${#crashed[@]} -gt 0 ]; then
-  printf 'crashes found:\n  %s\n' "${crashed[@]}" >&2
+  echo "crashes found:" >&2
+  printf '  %s\n' "${crashed[@]}" >&2
   exit 1
 fi
