@@ -78,7 +78,7 @@ async fn the_request_carries_builtins_and_only_declared_variables() {
         .unwrap()
         .push(serde_json::json!({"name": "undeclared", "value": 1}));
     let err = run(&input).await.unwrap_err().to_string();
-    assert!(err.contains("spec.topology.variables[undeclared]: Invalid value: \"1\": variable is not defined (defined: workerSize, imageRepository)"), "{err}");
+    assert!(err.contains("spec.topology.variables[undeclared]: Invalid value: \"1\": variable is not defined (defined: imageRepository, workerSize)"), "{err}");
 
     let rendered = run(&self::input()).await.unwrap();
     let request = &rendered.exchanges[1].request;
@@ -175,9 +175,10 @@ async fn defaults_fill_an_absent_variable() {
     let rendered = run(&input).await.unwrap();
     assert_eq!(
         rendered.cluster["spec"]["topology"]["variables"],
+        // In the order of the ClusterClass status: by name, as CAPI's webhook appends them.
         serde_json::json!([
-            {"name": "workerSize", "value": "medium"},
-            {"name": "imageRepository", "value": "registry.k8s.io"}
+            {"name": "imageRepository", "value": "registry.k8s.io"},
+            {"name": "workerSize", "value": "medium"}
         ])
     );
     // enabledIf turns the worker-size patch off for the default size.
