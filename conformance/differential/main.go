@@ -52,13 +52,15 @@ import (
 	"sigs.k8s.io/cluster-api/util/test/builder"
 )
 
-var scheme = runtime.NewScheme()
-
-func init() {
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = clusterv1.AddToScheme(scheme)
-	_ = runtimev1.AddToScheme(scheme)
-	_ = apiextensionsv1.AddToScheme(scheme)
+// newScheme is a scheme for one worker: controller-runtime's fake client writes into the scheme
+// it is given while another builds its REST mapper from it, so workers must not share one.
+func newScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	must(clientgoscheme.AddToScheme(scheme))
+	must(clusterv1.AddToScheme(scheme))
+	must(runtimev1.AddToScheme(scheme))
+	must(apiextensionsv1.AddToScheme(scheme))
+	return scheme
 }
 
 type options struct {
@@ -145,9 +147,11 @@ func runSeed(opts options, seed int64, n, parallel int) []result {
 type runtimeClientWithConfig struct {
 	client     runtimeclient.Client
 	discovered *runtimev1.ExtensionConfig
+	scheme     *runtime.Scheme
 }
 
 func newRuntimeClient(ctx context.Context, opts options) runtimeClientWithConfig {
+	scheme := newScheme()
 	catalog := runtimecatalog.New()
 	must(runtimehooksv1.AddToCatalog(catalog))
 	registry := runtimeregistry.New()
@@ -168,7 +172,7 @@ func newRuntimeClient(ctx context.Context, opts options) runtimeClientWithConfig
 		fmt.Fprintf(os.Stderr, "CAPI's runtime client could not discover the extension at %s: %v\n", opts.url, err)
 		os.Exit(2)
 	}
-	return runtimeClientWithConfig{client: rc, discovered: discovered}
+	return runtimeClientWithConfig{client: rc, discovered: discovered, scheme: scheme}
 }
 
 // capiState computes the case with Cluster API's code: the ClusterClass reconciled (its
@@ -197,7 +201,7 @@ func capiState(ctx context.Context, rc runtimeClientWithConfig, tc *testCase) (*
 	clusterClass := &clusterv1.ClusterClass{}
 	must(convert(tc.clusterClass, clusterClass))
 	objects = append(objects, clusterClass)
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).
+	c := fake.NewClientBuilder().WithScheme(rc.scheme).WithObjects(objects...).
 		WithStatusSubresource(&clusterv1.ClusterClass{}, &clusterv1.Cluster{}).Build()
 
 	// The ClusterClass controller: references, DiscoverVariables, status.variables.
