@@ -76,10 +76,11 @@ fn extension(v: Version) -> Extension {
 }
 
 fn diff(base: Version, head: Version, extra: &[&str]) -> std::process::Output {
-    let (dir, certs) = setup(&format!(
-        "diff-{}-{}-{}",
-        head.arch, head.region, head.refuse
-    ));
+    // A folder per call: tests run in parallel, and two sharing one would overwrite each
+    // other's certificates (a test then saw a CA that did not sign its server).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let (dir, certs) = setup(&format!("diff-call-{call}"));
     let cert = (certs.cert_pem.as_str(), certs.key_pem.as_str());
     let base_dir = dir.join("base");
     let head_dir = dir.join("head");
