@@ -55,6 +55,8 @@ fn cases() -> Vec<(&'static str, Vec<Vec<&'static str>>)> {
                     "--hooks",
                     "GeneratePatches,ValidateTopology",
                 ],
+                // Before the hooks below: `create hook` keeps the chart in step.
+                vec!["generate", "helm"],
                 vec![
                     "create",
                     "hook",

@@ -18,13 +18,16 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-type kube struct{ c client.Client }
+type kube struct {
+	c   client.Client
+	cfg *rest.Config // the admin's, for clients of another configuration
+}
 
 func newKube(host, caFile, certFile, keyFile string) *kube {
 	cfg := &rest.Config{Host: host, TLSClientConfig: rest.TLSClientConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}, QPS: 50, Burst: 100}
-	c, err := client.New(cfg, client.Options{})
+	c, err := client.New(rest.CopyConfig(cfg), client.Options{})
 	must(err)
-	return &kube{c: c}
+	return &kube{c: c, cfg: cfg}
 }
 
 func writeKubeconfig(dir string, port int, ca, cert, key string) string {

@@ -30,8 +30,8 @@ func must(err error) {
 }
 
 type options struct {
-	etcd, apiserver, capi, assets, extension, capiExt, conformanceBin, capiVersion string
-	keep                                                                           bool
+	etcd, apiserver, capi, assets, extension, capiExt, conformanceBin, capiVersion, kustomize, helm, clusterctl, certManagerCRDs string
+	keep                                                                                                                         bool
 }
 
 func main() {
@@ -44,6 +44,10 @@ func main() {
 	flag.StringVar(&o.extension, "extension", "", "the example extension binary")
 	flag.StringVar(&o.capiExt, "capi-ext", "", "the capi-ext command (for render)")
 	flag.StringVar(&o.conformanceBin, "conformance", "", "the capi-ext-conformance binary (its lifecycle-extension mode serves the upgrade hooks)")
+	flag.StringVar(&o.kustomize, "kustomize", "", "the kustomize binary (builds a scaffolded project's config/default)")
+	flag.StringVar(&o.helm, "helm", "", "the helm binary (renders and lints a scaffolded project's chart)")
+	flag.StringVar(&o.clusterctl, "clusterctl", "", "the clusterctl binary (reads what capi-ext generate release writes)")
+	flag.StringVar(&o.certManagerCRDs, "cert-manager-crds", "", "directory with cert-manager's CRDs")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.Parse()
 
@@ -183,10 +187,19 @@ func run(o options, work string, ps *processes) error {
 		return err
 	}
 
+	step("start the in-place extension (CanUpdateMachineSet, UpdateMachine)")
+	inplacePort, inplaceProbes := freePort(), freePort()
+	inplace := ps.start("inplace-extension", o.conformanceBin, "inplace-extension", "--target="+targetOf(o.capiVersion), "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", inplacePort),
+		"--webhook-cert-dir="+extDir, "--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", inplaceProbes), "--log-format=json")
+	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", inplaceProbes), 60*time.Second, inplace); err != nil {
+		return err
+	}
+
 	step("start the Cluster API core manager")
 	kubeconfig := writeKubeconfig(work, apiPort, filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
 	capi := ps.start("capi-manager", o.capi, "--kubeconfig="+kubeconfig,
-		"--feature-gates=ClusterTopology=true,RuntimeSDK=true", fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-dir="+webhookDir,
+		"--feature-gates=ClusterTopology=true,RuntimeSDK=true,InPlaceUpdates=true", fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-dir="+webhookDir,
 		fmt.Sprintf("--health-addr=127.0.0.1:%d", capiHealth), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", capiMetrics), "--insecure-diagnostics",
 		"--runtime-extension-client-cert-file="+capiClientCert, "--runtime-extension-client-key-file="+capiClientKey,
 		"--skip-crd-migration-phases=StorageVersionMigration,CleanupManagedFields", "--v=4")
@@ -202,8 +215,9 @@ func run(o options, work string, ps *processes) error {
 	minor, _ := strconv.Atoi(strings.Split(targetOf(o.capiVersion), ".")[1])
 	s := &scenarios{minor: minor, kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
 		extLog: ext.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
-		lifecycleRecorded: recorded{lifecycleRecord}, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
-		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin}
+		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
+		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin,
+		capiVersion: o.capiVersion, kustomize: o.kustomize, helm: o.helm, clusterctl: o.clusterctl, certManagerCRDs: o.certManagerCRDs}
 	// Why a scenario does not apply to an older release, by scenario.
 	skips := map[string]string{}
 	if minor < 13 {
@@ -217,6 +231,7 @@ func run(o options, work string, ps *processes) error {
 	}{
 		{"Discovery: status.handlers from the extension's registrations", s.discovery},
 		{"Discovery: a bad discovery answer is rejected with CAPI's message", s.badDiscovery},
+		{"Manifests: a scaffolded project's kustomize build and Helm chart are admitted (cert-manager CRDs, Pod Security restricted, CAPI's webhooks) with no warning; clusterctl reads its release", s.manifestsAdmitted},
 		{"mTLS: the extension refuses callers without CAPI's client certificate; one trusting another CA fails CAPI's Discovery", s.mutualTLS},
 		{"Discovery: the lifecycle extension's 7 handlers", s.lifecycleDiscovery},
 		{"DiscoverVariables: ClusterClass status.variables from the extension", s.discoverVariables},
@@ -229,6 +244,7 @@ func run(o options, work string, ps *processes) error {
 		{"Upgrade v1.34.0 → v1.35.0: the six lifecycle hooks in CAPI's order, each held once and guarding its step", s.upgrade},
 		{"Chained upgrade v1.35.0 → v1.37.0: GenerateUpgradePlan's steps followed by the control plane and the workers, hooks per step", s.chainedUpgrade},
 		{"diff: capi-ext diff predicts what the manager does with each new version of an extension (nothing, template metadata, the infrastructure cluster, the control plane, a MachineDeployment rollout)", s.diffPredictsCAPI},
+		{"In-place updates: CanUpdateMachineSet accepts a change and UpdateMachine carries it out on the same Machine; a refused change rolls out", s.inPlaceUpdates},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
 		{"CAPI's runtime SDK metrics count the calls, all answered with HTTP 200", s.capiMetrics},
 		{"Transport: every call of the manager reached the extension itself, over HTTP/2, with HTTP 200", s.transport},

@@ -37,6 +37,12 @@ const (
 // exampleHooks are the hooks the example extension serves, each called in the scenarios.
 var exampleHooks = []string{"Discovery", "DiscoverVariables", "BeforeClusterCreate", "GeneratePatches", "ValidateTopology", "AfterControlPlaneInitialized", "BeforeClusterDelete"}
 
+// lifecycleHooks and inplaceHooks: the same for the lifecycle and in-place extensions.
+var (
+	lifecycleHooks = append(append([]string{"Discovery"}, upgradeHooks...), "GenerateUpgradePlan")
+	inplaceHooks   = []string{"Discovery", "CanUpdateMachineSet", "UpdateMachine"}
+)
+
 type scenarios struct {
 	kube       *kube
 	caB64      string
@@ -53,13 +59,22 @@ type scenarios struct {
 	lifecycleURL      string
 	lifecycleLog      string
 	lifecycleRecorded recorded
-	extCertDir        string
-	clientCert        string // signed by the CA the extension trusts for clients (capi-ext render uses it)
-	clientKey         string
-	ps                *processes
-	work              string
-	capiExt           string
-	conformanceBin    string // capi-ext-conformance: the lifecycle and topology extensions
+	// the in-place extension (CanUpdateMachineSet, UpdateMachine)
+	inplaceURL     string
+	inplaceLog     string
+	extCertDir     string
+	clientCert     string // signed by the CA the extension trusts for clients (capi-ext render uses it)
+	clientKey      string
+	ps             *processes
+	work           string
+	capiExt        string
+	conformanceBin string // capi-ext-conformance: the lifecycle and topology extensions
+	capiVersion    string // the Cluster API release of the manager
+	// the manifests scenario: kustomize and cert-manager's CRDs
+	kustomize       string
+	helm            string
+	clusterctl      string
+	certManagerCRDs string
 }
 
 func (s *scenarios) discovery(ctx context.Context) error {
@@ -557,12 +572,12 @@ func (s *scenarios) capiMetrics(ctx context.Context) error {
 		}
 	}
 	// Calls to the extensions that exist to be refused (bad discovery, another client CA) are
-	// expected to fail; every call to the example and lifecycle extensions must have got HTTP 200.
+	// expected to fail; every call to the example, lifecycle and in-place extensions must have got HTTP 200.
 	var bad []string
 	for _, ext := range []struct {
 		url   string
 		hooks []string
-	}{{s.extURL, exampleHooks}, {s.lifecycleURL, append(append([]string{"Discovery"}, upgradeHooks...), "GenerateUpgradePlan")}} {
+	}{{s.extURL, exampleHooks}, {s.lifecycleURL, lifecycleHooks}, {s.inplaceURL, inplaceHooks}} {
 		host := `host="` + strings.TrimPrefix(ext.url, "https://") + `"`
 		for _, hook := range ext.hooks {
 			found := false
@@ -597,7 +612,7 @@ func (s *scenarios) transport(ctx context.Context) error {
 	for _, ext := range []struct {
 		log   string
 		hooks []string
-	}{{s.extLog, exampleHooks}, {s.lifecycleLog, append(append([]string{"Discovery"}, upgradeHooks...), "GenerateUpgradePlan")}} {
+	}{{s.extLog, exampleHooks}, {s.lifecycleLog, lifecycleHooks}, {s.inplaceLog, inplaceHooks}} {
 		calls := answers(ext.log)
 		total += len(calls)
 		seen := map[string]int{}
@@ -619,6 +634,6 @@ func (s *scenarios) transport(ctx context.Context) error {
 	if len(problems) > 0 {
 		return fmt.Errorf("%d problems:\n  %s", len(problems), strings.Join(problems, "\n  "))
 	}
-	fmt.Printf("  %d calls to the two extensions, all over HTTP/2 with HTTP 200\n", total)
+	fmt.Printf("  %d calls to the three extensions, all over HTTP/2 with HTTP 200\n", total)
 	return nil
 }

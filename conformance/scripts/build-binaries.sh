@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver and the Cluster API core manager from the Go module proxy, each
-# in a wrapper module of its own, into a cache outside the repository keyed by version:
-#   $CAPI_EXT_CACHE/e2e/bin/{etcd,kube-apiserver,capi-manager}-<version>
+# Builds etcd, kube-apiserver, the Cluster API core manager, kustomize, helm and clusterctl from the
+# Go module proxy, each in a wrapper module of its own, into a cache outside the repository keyed
+# by version:
+#   $CAPI_EXT_CACHE/e2e/bin/{etcd,kube-apiserver,capi-manager,kustomize,helm,clusterctl}-<version>
 #   $CAPI_EXT_CACHE/e2e/assets/capi-<version>/{crds/*.yaml,webhooks.yaml}
+#   $CAPI_EXT_CACHE/e2e/assets/cert-manager-<version>/*.yaml (cert-manager's CRDs)
 # A warm cache makes this a no-op. Prints the paths it produced.
 # Usage: build-binaries.sh [<CAPI version>:<kube-apiserver version>:<staging version>]
 # (default: the newest entry of versions.env).
@@ -55,6 +57,52 @@ build_apiserver() {
   mv "$out.tmp" "$out"
 }
 
+build_kustomize() {
+  local out=$BIN/kustomize-$KUSTOMIZE_VERSION
+  [ -x "$out" ] && return
+  log "building kustomize $KUSTOMIZE_VERSION"
+  wrapper "$SRC/kustomize-$KUSTOMIZE_VERSION" capi-ext.local/kustomize-build
+  go get -tool "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION" >&2
+  go build -trimpath -ldflags "-s -w" -o "$out.tmp" sigs.k8s.io/kustomize/kustomize/v5
+  mv "$out.tmp" "$out"
+}
+
+build_helm() {
+  local out=$BIN/helm-$HELM_VERSION
+  [ -x "$out" ] && return
+  log "building helm $HELM_VERSION"
+  wrapper "$SRC/helm-$HELM_VERSION" capi-ext.local/helm-build
+  go get -tool "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" >&2
+  go build -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" -o "$out.tmp" helm.sh/helm/v3/cmd/helm
+  mv "$out.tmp" "$out"
+}
+
+build_clusterctl() {
+  local out=$BIN/clusterctl-$CLUSTERCTL_VERSION minor
+  [ -x "$out" ] && return
+  log "building clusterctl $CLUSTERCTL_VERSION"
+  minor=$(echo "$CLUSTERCTL_VERSION" | cut -d. -f2)
+  wrapper "$SRC/clusterctl-$CLUSTERCTL_VERSION" capi-ext.local/clusterctl-build
+  # The API types are a module of their own (v1.14+), as for the manager.
+  go mod edit -require="sigs.k8s.io/cluster-api/api@$CLUSTERCTL_VERSION" \
+    -replace="sigs.k8s.io/cluster-api/api=sigs.k8s.io/cluster-api/api@$CLUSTERCTL_VERSION"
+  go get -tool "sigs.k8s.io/cluster-api/cmd/clusterctl@$CLUSTERCTL_VERSION" >&2
+  go build -trimpath -o "$out.tmp" \
+    -ldflags "-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CLUSTERCTL_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$minor" \
+    sigs.k8s.io/cluster-api/cmd/clusterctl
+  mv "$out.tmp" "$out"
+}
+
+cert_manager_crds() {
+  local out=$CACHE/assets/cert-manager-$CERT_MANAGER_VERSION dir
+  [ -f "$out/cert-manager.io_certificates.yaml" ] && return
+  log "fetching cert-manager $CERT_MANAGER_VERSION's CRDs"
+  dir=$(go mod download -json "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  mkdir -p "$out.tmp"
+  cp "$dir"/deploy/crds/*.yaml "$out.tmp/"
+  rm -rf "$out"; mv "$out.tmp" "$out"
+}
+
 build_capi() {
   local out=$BIN/capi-manager-$CAPI_VERSION assets=$CACHE/assets/capi-$CAPI_VERSION
   local capi_minor manager_pkg=sigs.k8s.io/cluster-api config=config
@@ -87,7 +135,15 @@ build_capi() {
 build_etcd
 build_capi
 build_apiserver
+(build_kustomize)
+(build_helm)
+(build_clusterctl)
+(cert_manager_crds)
 echo "ETCD=$BIN/etcd-$ETCD_VERSION"
 echo "KUBE_APISERVER=$BIN/kube-apiserver-$KUBERNETES_VERSION"
 echo "CAPI_MANAGER=$BIN/capi-manager-$CAPI_VERSION"
 echo "CAPI_ASSETS=$CACHE/assets/capi-$CAPI_VERSION"
+echo "KUSTOMIZE=$BIN/kustomize-$KUSTOMIZE_VERSION"
+echo "HELM=$BIN/helm-$HELM_VERSION"
+echo "CLUSTERCTL=$BIN/clusterctl-$CLUSTERCTL_VERSION"
+echo "CERT_MANAGER_CRDS=$CACHE/assets/cert-manager-$CERT_MANAGER_VERSION"

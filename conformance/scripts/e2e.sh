@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The real Cluster API core manager, with kube-apiserver and etcd, calls the capi-ext example
-# extension and the lifecycle extension over mTLS; see conformance/README.md for the scenarios
+# extension, the lifecycle extension and the in-place extension over mTLS; see conformance/README.md for the scenarios
 # and what proves each one. Runs once per Cluster API release of versions.env (CAPI_MATRIX), or
 # for the releases named in E2E_VERSIONS (e.g. E2E_VERSIONS=v1.14.2).
 set -euo pipefail
@@ -24,7 +24,7 @@ for entry in $CAPI_MATRIX; do
     cd conformance/e2e
     go run . -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -capi-assets "$CAPI_ASSETS" \
       -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
-      -conformance "$target_dir/debug/capi-ext-conformance" "$@"
+      -conformance "$target_dir/debug/capi-ext-conformance" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" "$@"
   )
   summary+=("$capi: passed in $(( $(date +%s) - started ))s")
 done

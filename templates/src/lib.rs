@@ -51,6 +51,16 @@ templates!(
     "project/render/cluster.yaml.hbs",
     "project/render/templates.yaml.hbs",
     "project/docs/variables.md.hbs",
+    "project/chart/Chart.yaml.hbs",
+    "project/chart/values.yaml.hbs",
+    "project/chart/templates/_helpers.tpl.hbs",
+    "project/chart/templates/deployment.yaml.hbs",
+    "project/chart/templates/service.yaml.hbs",
+    "project/chart/templates/poddisruptionbudget.yaml.hbs",
+    "project/chart/templates/networkpolicy.yaml.hbs",
+    "project/chart/templates/certmanager.yaml.hbs",
+    "project/chart/templates/extensionconfig.yaml.hbs",
+    "project/chart/templates/NOTES.txt.hbs",
 );
 
 /// A template that could not be rendered.

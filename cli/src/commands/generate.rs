@@ -1,7 +1,7 @@
 //! `capi-ext generate`: the files capi-ext owns, from the sources, statically.
 
 use crate::ops::generate::{self, Scope};
-use crate::ops::{files, project};
+use crate::ops::{files, project, release};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,6 +12,40 @@ pub enum Command {
     Manifests(Args),
     /// Only docs/variables.md and docs/openapi.json.
     Docs(Args),
+    /// A Helm chart in chart/ (the Deployment, Service, certificate and ExtensionConfig of
+    /// config/default, with values for image, replicas, resources, certificates, the
+    /// ExtensionConfig's namespaceSelector and settings, and labels). Once written,
+    /// `generate manifests` keeps it in step and `--check`s it.
+    Helm(Args),
+    /// What clusterctl expects of a runtime extension provider: components.yaml (the objects of
+    /// `kustomize build config/default`, the image set to --image) and metadata.yaml, in
+    /// OUTPUT/runtime-extension-<name>/<version>/ (a clusterctl local repository; the same two
+    /// files are a release's assets). Prints the clusterctl configuration that uses it.
+    Release(ReleaseArgs),
+}
+
+/// Flags of `generate release`.
+#[derive(Debug, clap::Args)]
+pub struct ReleaseArgs {
+    /// The release's version, vMAJOR.MINOR.PATCH.
+    #[arg(long)]
+    version: String,
+    /// The release's image, REGISTRY/REPOSITORY:TAG (clusterctl refuses names that are not
+    /// canonical, like the development image `<name>:dev` of config/manager).
+    #[arg(long)]
+    image: String,
+    /// The directory of the local repository, relative to the project.
+    #[arg(long, default_value = "release")]
+    output: PathBuf,
+    /// The kustomize command.
+    #[arg(long, default_value = "kustomize")]
+    kustomize: PathBuf,
+    /// Print what would be written, write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// The project (default: the current directory or its nearest parent with capi-ext.toml).
+    #[arg(long, default_value = ".")]
+    project: PathBuf,
 }
 
 /// Flags of `generate`.
@@ -34,8 +68,10 @@ pub struct Args {
 /// Runs the command.
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let (args, scope) = match cmd {
+        Command::Release(a) => return run_release(a),
         Command::Manifests(a) => (a, Scope::All),
         Command::Docs(a) => (a, Scope::Docs),
+        Command::Helm(a) => (a, Scope::Helm),
     };
     let root = project::find_root(&args.project)?;
     let meta = project::Metadata::read(&root)?;
@@ -69,5 +105,20 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         }
     }
     super::report(&files::apply(&root, &changes, args.dry_run, false)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_release(args: ReleaseArgs) -> anyhow::Result<ExitCode> {
+    let root = project::find_root(&args.project)?;
+    let meta = project::Metadata::read(&root)?;
+    let spec = release::Release {
+        version: args.version,
+        image: args.image,
+        kustomize: args.kustomize,
+        output: args.output,
+    };
+    let changes = release::files(&root, &meta, &spec)?;
+    super::report(&files::apply(&root, &changes, args.dry_run, false)?);
+    print!("{}", release::clusterctl_config(&root, &meta, &spec));
     Ok(ExitCode::SUCCESS)
 }

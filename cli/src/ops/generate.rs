@@ -19,6 +19,16 @@ pub enum Scope {
     All,
     /// Only `docs/`.
     Docs,
+    /// Only the Helm chart under `chart/`.
+    Helm,
+}
+
+/// Where `capi-ext generate helm` writes the chart; once it exists, `generate manifests` and
+/// `create hook` keep it in step with the handlers like the other generated files.
+pub const CHART_DIR: &str = "chart";
+
+fn is_chart(f: &FileChange) -> bool {
+    f.path.starts_with(CHART_DIR)
 }
 
 /// The project's Rust sources under `src/`, as `(relative path, text)`, in path order.
@@ -151,7 +161,11 @@ fn openapi(meta: &Metadata, handlers: &[Served], variables: &[Value]) -> Value {
 
 /// The generated files for the project at `root`. Errors name the file and line.
 pub fn files(root: &Path, meta: &Metadata, scope: Scope) -> anyhow::Result<Vec<FileChange>> {
-    Ok(in_scope(for_project(root, meta, &sources(root)?)?, scope))
+    let chart = scope == Scope::Helm || root.join(CHART_DIR).join("Chart.yaml").exists();
+    Ok(in_scope(
+        with_chart(root, meta, &sources(root)?, chart)?,
+        scope,
+    ))
 }
 
 fn read(sources: &[(String, String)]) -> anyhow::Result<SourceModel> {
@@ -173,15 +187,32 @@ pub fn from_sources(
     meta: &Metadata,
     sources: &[(String, String)],
 ) -> anyhow::Result<Vec<FileChange>> {
-    render(meta, &read(sources)?)
+    let mut files = render(meta, &read(sources)?)?;
+    files.retain(|f| !is_chart(f));
+    Ok(files)
 }
 
 /// Like [`from_sources`], for the project at `root`: variables whose schemas only the compiled
-/// extension knows (`#[schema(schemars)]`) are asked from it, built and started locally.
+/// extension knows (`#[schema(schemars)]`) are asked from it, built and started locally. The
+/// Helm chart is included when the project has one.
 pub fn for_project(
     root: &Path,
     meta: &Metadata,
     sources: &[(String, String)],
+) -> anyhow::Result<Vec<FileChange>> {
+    with_chart(
+        root,
+        meta,
+        sources,
+        root.join(CHART_DIR).join("Chart.yaml").exists(),
+    )
+}
+
+fn with_chart(
+    root: &Path,
+    meta: &Metadata,
+    sources: &[(String, String)],
+    chart: bool,
 ) -> anyhow::Result<Vec<FileChange>> {
     let mut model = read(sources)?;
     let labels = compiled_only(&model);
@@ -199,7 +230,9 @@ pub fn for_project(
             *defs = definitions.clone();
         }
     }
-    render(meta, &model)
+    let mut files = render(meta, &model)?;
+    files.retain(|f| chart || !is_chart(f));
+    Ok(files)
 }
 
 /// The `Struct.field` labels of the variables whose schemas only the compiled extension knows.
@@ -233,7 +266,7 @@ fn compiled_variables(root: &Path, handler: &str) -> anyhow::Result<Vec<Value>> 
         .unwrap_or_default())
 }
 
-/// Renders the generated files from an already read source model.
+/// Renders the generated files from an already read source model, the Helm chart included.
 pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileChange>> {
     let compiled = compiled_only(model);
     if !compiled.is_empty() {
@@ -332,6 +365,17 @@ pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileCh
             capi_ext_templates::render("project/render/clusterclass.yaml.hbs", &context)?,
         ));
     }
+    for (name, _) in capi_ext_templates::TEMPLATES {
+        if let Some(path) = name
+            .strip_prefix("project/")
+            .filter(|p| p.starts_with(CHART_DIR))
+        {
+            files.push(file(
+                path.trim_end_matches(".hbs"),
+                capi_ext_templates::render(name, &context)?,
+            ));
+        }
+    }
     Ok(files)
 }
 
@@ -339,7 +383,11 @@ pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileCh
 pub fn in_scope(files: Vec<FileChange>, scope: Scope) -> Vec<FileChange> {
     files
         .into_iter()
-        .filter(|f| scope == Scope::All || f.path.starts_with("docs"))
+        .filter(|f| match scope {
+            Scope::All => true,
+            Scope::Docs => f.path.starts_with("docs"),
+            Scope::Helm => is_chart(f),
+        })
         .collect()
 }
 

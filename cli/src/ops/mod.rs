@@ -10,6 +10,7 @@ pub mod kube;
 pub mod local;
 pub mod patches;
 pub mod project;
+pub mod release;
 pub mod render;
 pub mod scaffold;
 pub mod source;

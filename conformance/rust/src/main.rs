@@ -11,6 +11,8 @@
 //!   Success, and GeneratePatches adding one label patch per item.
 //! - `capi-ext-conformance lifecycle-extension [--target 1.N] [server flags]`: the upgrade hooks and
 //!   GenerateUpgradePlan for the end-to-end run (see [`lifecycle`]).
+//! - `capi-ext-conformance inplace-extension [--target 1.N] [server flags]`: CanUpdateMachineSet
+//!   and UpdateMachine for the end-to-end run's in-place updates (see [`inplace`]).
 //! - `capi-ext-conformance topology-extension --variant NAME [server flags]`: one of the
 //!   successive versions of a topology extension the end-to-end proof of `capi-ext diff`
 //!   deploys (see [`versions`]).
@@ -19,6 +21,7 @@
 //!   [`differential`]).
 
 mod differential;
+mod inplace;
 mod lifecycle;
 mod typed_view;
 mod versions;
@@ -161,6 +164,9 @@ fn main() -> std::process::ExitCode {
     if mode == "lifecycle-extension" {
         return serve(lifecycle::extension());
     }
+    if mode == "inplace-extension" {
+        return serve(inplace::extension());
+    }
     if mode == "topology-extension" {
         let mut args: Vec<String> = std::env::args().collect();
         let Some(at) = args.iter().position(|a| a == "--variant") else {
@@ -217,7 +223,7 @@ fn main() -> std::process::ExitCode {
         }
         other => {
             eprintln!(
-                "usage: capi-ext-conformance roundtrip|responses|bench-server|lifecycle-extension|topology-extension|differential-extension (got `{other}`)"
+                "usage: capi-ext-conformance roundtrip|responses|bench-server|lifecycle-extension|inplace-extension|topology-extension|differential-extension (got `{other}`)"
             );
             return std::process::ExitCode::from(2);
         }

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// The manifests scenario: what `capi-ext init` scaffolds for deployment (config/default, built
+// by kustomize) and the chart of `capi-ext generate helm` (rendered by `helm template`, linted by
+// `helm lint`) are applied server-side to the real kube-apiserver, with cert-manager's CRDs
+// installed and CAPI's webhooks serving; every object must be admitted with no error and no
+// warning, and a Pod made from the Deployment's template must pass the namespace's Pod Security
+// `restricted` enforcement (the test API server runs no controllers, so no Pod is made for it).
+// `capi-ext generate release` writes what clusterctl reads for a runtime extension provider,
+// and `clusterctl generate provider --runtime-extension` (from that local repository, offline)
+// prints the kustomize build's objects with clusterctl's labels.
+// With default values the chart renders the kustomize build's objects, except the Namespace
+// (Helm users create it with --create-namespace) and the namespace kustomize also writes into
+// the cluster-scoped ExtensionConfig (which the API server ignores).
+
+// warnings collects the warnings the API server sends back.
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeaderWithContext(_ context.Context, code int, agent, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+func (w *warnings) take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.list
+	w.list = nil
+	return out
+}
+
+func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
+	// cert-manager's CRDs, so that the Certificate and Issuer are admitted.
+	crdFiles, err := filepath.Glob(filepath.Join(s.certManagerCRDs, "*.yaml"))
+	if err != nil || len(crdFiles) == 0 {
+		return fmt.Errorf("no cert-manager CRDs in %s", s.certManagerCRDs)
+	}
+	var crds []string
+	for _, f := range crdFiles {
+		data, err := os.ReadFile(f)
+		must(err)
+		names, err := s.kube.apply(ctx, string(data))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		crds = append(crds, names...)
+	}
+	if err := s.kube.waitEstablished(ctx, crds); err != nil {
+		return err
+	}
+
+	// A project as a user starts one, with topology hooks (so DiscoverVariables too).
+	project := filepath.Join(s.work, "scaffolded", "admitted")
+	init := exec.Command(s.capiExt, "init", project, "--hooks", "BeforeClusterCreate,GeneratePatches,ValidateTopology", "--capi-version", targetOf(s.capiVersion))
+	if out, err := init.CombinedOutput(); err != nil {
+		return fmt.Errorf("capi-ext init: %v\n%s", err, out)
+	}
+	built, err := output(s.kustomize, "build", filepath.Join(project, "config", "default"))
+	if err != nil {
+		return err
+	}
+	objs, err := docs(built)
+	if err != nil {
+		return err
+	}
+	name := filepath.Base(project)
+	if _, err := output(s.capiExt, "generate", "helm", "--project", project); err != nil {
+		return err
+	}
+	if _, err := output(s.helm, "lint", "--strict", filepath.Join(project, "chart")); err != nil {
+		return err
+	}
+	var namespace *unstructured.Unstructured
+	for _, obj := range objs {
+		if obj.GetKind() == "Namespace" {
+			namespace = obj.DeepCopy() // (applying writes the server's answer into obj)
+		}
+	}
+	if namespace == nil {
+		return fmt.Errorf("the kustomize build has no Namespace")
+	}
+	rendered, err := output(s.helm, "template", name, filepath.Join(project, "chart"), "--namespace", namespace.GetName())
+	if err != nil {
+		return err
+	}
+	charted, err := docs(rendered)
+	if err != nil {
+		return err
+	}
+	if err := sameObjects(objs, charted); err != nil {
+		return fmt.Errorf("helm template (default values) and kustomize build differ: %w", err)
+	}
+
+	// Server-side apply, as `kubectl apply --server-side` does, with a client that keeps warnings.
+	w := &warnings{}
+	cfg := rest.CopyConfig(s.kube.cfg)
+	cfg.WarningHandlerWithContext = w
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	var problems, kinds []string
+	var deployment *unstructured.Unstructured
+	for _, obj := range objs {
+		kinds = append(kinds, obj.GetKind())
+		if obj.GetKind() == "Deployment" {
+			deployment = obj.DeepCopy()
+		}
+		err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("capi-ext-e2e"), client.ForceOwnership)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s %s: %v", obj.GetKind(), obj.GetName(), err))
+		}
+		for _, warning := range w.take() {
+			problems = append(problems, fmt.Sprintf("%s %s: warning: %s", obj.GetKind(), obj.GetName(), warning))
+		}
+	}
+	sort.Strings(kinds)
+	if deployment == nil {
+		problems = append(problems, "the kustomize build has no Deployment")
+	} else {
+		// The Pod the Deployment would make, created with dryRun=All: admission (Pod Security
+		// `restricted` enforced by the namespace) runs, nothing is stored.
+		spec, _, _ := unstructured.NestedMap(deployment.Object, "spec", "template", "spec")
+		labels, _, _ := unstructured.NestedStringMap(deployment.Object, "spec", "template", "metadata", "labels")
+		pod := &corev1.Pod{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(spec, &pod.Spec); err != nil {
+			return err
+		}
+		pod.Name, pod.Namespace, pod.Labels = deployment.GetName()+"-pod", deployment.GetNamespace(), labels
+		if err := c.Create(ctx, pod, client.DryRunAll); err != nil {
+			problems = append(problems, fmt.Sprintf("a Pod from Deployment %s's template: %v", deployment.GetName(), err))
+		}
+		for _, warning := range w.take() {
+			problems = append(problems, fmt.Sprintf("a Pod from Deployment %s's template: warning: %s", deployment.GetName(), warning))
+		}
+	}
+	// The chart, rendered for another namespace (made like config/default's), applied the same way.
+	helmNS := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}}
+	helmNS.SetName(namespace.GetName() + "-helm")
+	helmNS.SetLabels(namespace.GetLabels())
+	rendered, err = output(s.helm, "template", name, filepath.Join(project, "chart"), "--namespace", helmNS.GetName())
+	if err != nil {
+		return err
+	}
+	charted, err = docs(rendered)
+	if err != nil {
+		return err
+	}
+	for _, obj := range append([]*unstructured.Unstructured{helmNS}, charted...) {
+		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("capi-ext-e2e"), client.ForceOwnership); err != nil {
+			problems = append(problems, fmt.Sprintf("helm: %s %s: %v", obj.GetKind(), obj.GetName(), err))
+		}
+		for _, warning := range w.take() {
+			problems = append(problems, fmt.Sprintf("helm: %s %s: warning: %s", obj.GetKind(), obj.GetName(), warning))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%d problems applying the scaffolded project's manifests:\n  %s", len(problems), strings.Join(problems, "\n  "))
+	}
+	// The namespace enforces `restricted`: a Pod that breaks it is refused (the check above can fail).
+	bad := &corev1.Pod{}
+	bad.Name, bad.Namespace = "privileged", deployment.GetNamespace()
+	bad.Spec.Containers = []corev1.Container{{Name: "c", Image: "x", SecurityContext: &corev1.SecurityContext{Privileged: ptrTo(true)}}}
+	if err := c.Create(ctx, bad, client.DryRunAll); err == nil || !strings.Contains(err.Error(), "restricted") {
+		return fmt.Errorf("a privileged Pod in %s was not refused by Pod Security: %v", bad.Namespace, err)
+	}
+	// The ExtensionConfig went through CAPI's webhooks and is stored.
+	var extensionConfig string
+	for _, obj := range objs {
+		if obj.GetKind() == "ExtensionConfig" {
+			extensionConfig = obj.GetName()
+		}
+	}
+	if extensionConfig == "" {
+		return fmt.Errorf("the kustomize build has no ExtensionConfig")
+	}
+	if _, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", extensionConfig); err != nil {
+		return err
+	}
+	// It points at a Service nothing serves here: remove it so CAPI does not keep trying.
+	if err := s.kube.delete(ctx, runtimeV, "ExtensionConfig", "", extensionConfig); err != nil {
+		return err
+	}
+	if err := s.clusterctlReads(project, name, objs); err != nil {
+		return err
+	}
+	fmt.Printf("  kustomize build: %d objects admitted with no warning (%s); a Pod from the Deployment passes Pod Security restricted, a privileged one does not\n", len(objs), strings.Join(kinds, ", "))
+	fmt.Printf("  helm: the chart lints; helm template renders the same %d objects (the Namespace aside), admitted with no warning in %s\n", len(charted), helmNS.GetName())
+	return nil
+}
+
+// clusterctlReads writes the project's release and has clusterctl read it as a runtime
+// extension provider: the objects must be the kustomize build's, with clusterctl's labels.
+func (s *scenarios) clusterctlReads(project, name string, kustomized []*unstructured.Unstructured) error {
+	const version = "v0.1.0"
+	image := "registry.example.com/" + name + ":" + version
+	config, err := output(s.capiExt, "generate", "release", "--project", project, "--version", version, "--image", image, "--kustomize", s.kustomize)
+	if err != nil {
+		return err
+	}
+	configFile := filepath.Join(project, "clusterctl.yaml")
+	must(os.WriteFile(configFile, []byte(config), 0o644))
+	home := filepath.Join(s.work, "clusterctl-home")
+	must(os.MkdirAll(home, 0o755))
+	cmd := exec.Command(s.clusterctl, "generate", "provider", "--runtime-extension", name+":"+version, "--config", configFile)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "CLUSTERCTL_DISABLE_VERSIONCHECK=true")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	printed, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("clusterctl generate provider --runtime-extension %s:%s: %v\n%s", name, version, err, stderr.String())
+	}
+	objs, err := docs(string(printed))
+	if err != nil {
+		return err
+	}
+	label := "runtime-extension-" + name
+	var problems []string
+	for _, o := range objs {
+		if got := o.GetLabels()["cluster.x-k8s.io/provider"]; got != label {
+			problems = append(problems, fmt.Sprintf("%s %s: label cluster.x-k8s.io/provider=%q, want %q", o.GetKind(), o.GetName(), got, label))
+		}
+		if o.GetKind() == "Deployment" {
+			got, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+			if len(got) != 1 || got[0].(map[string]any)["image"] != image {
+				problems = append(problems, fmt.Sprintf("Deployment %s: containers %v, want the image %s", o.GetName(), got, image))
+			}
+		}
+	}
+	keys := func(list []*unstructured.Unstructured) string {
+		var out []string
+		for _, o := range list {
+			out = append(out, o.GetKind()+"/"+o.GetName())
+		}
+		sort.Strings(out)
+		return strings.Join(out, " ")
+	}
+	if keys(objs) != keys(kustomized) {
+		problems = append(problems, fmt.Sprintf("clusterctl printed %s; the kustomize build has %s", keys(objs), keys(kustomized)))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("clusterctl and the release of capi-ext generate release:\n  %s", strings.Join(problems, "\n  "))
+	}
+	fmt.Printf("  clusterctl generate provider --runtime-extension %s:%s read the release: the %d objects of the kustomize build, labelled %s, image %s\n", name, version, len(objs), label, image)
+	return nil
+}
+
+// output runs a command and returns its standard output; an error carries its standard error.
+func output(bin string, args ...string) (string, error) {
+	cmd := exec.Command(bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out), nil
+}
+
+// sameObjects compares the kustomize build with the chart's render: the same objects by kind and
+// name, equal field by field, once the Namespace (not in the chart) and the namespace kustomize
+// writes into the cluster-scoped ExtensionConfig are set aside.
+func sameObjects(kustomized, charted []*unstructured.Unstructured) error {
+	index := func(objs []*unstructured.Unstructured) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for _, o := range objs {
+			if o.GetKind() == "Namespace" {
+				continue
+			}
+			o = o.DeepCopy()
+			if o.GetKind() == "ExtensionConfig" {
+				o.SetNamespace("")
+			}
+			out[o.GetKind()+"/"+o.GetName()] = o.Object
+		}
+		return out
+	}
+	k, h := index(kustomized), index(charted)
+	var problems []string
+	for key, obj := range k {
+		other, ok := h[key]
+		switch {
+		case !ok:
+			problems = append(problems, key+": only in the kustomize build")
+		case !reflect.DeepEqual(obj, other):
+			a, _ := yaml.Marshal(obj)
+			b, _ := yaml.Marshal(other)
+			problems = append(problems, fmt.Sprintf("%s differs:\n--- kustomize\n%s--- helm\n%s", key, a, b))
+		}
+	}
+	for key := range h {
+		if _, ok := k[key]; !ok {
+			problems = append(problems, key+": only in the chart")
+		}
+	}
+	sort.Strings(problems)
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,197 @@
+//! The in-place extension of the end-to-end run (`capi-ext-conformance inplace-extension`):
+//! CanUpdateMachineSet and UpdateMachine, as an infrastructure provider's in-place updater
+//! would serve them.
+//!
+//! - CanUpdateMachineSet accepts a change in place when everything that differs between the
+//!   current and the desired templates' `spec.template.spec` lies under [`IN_PLACE_FIELD`]: it
+//!   answers with the patches that turn `current` into `desired` there, which CAPI applies and
+//!   compares. Any other difference gets no patch, so CAPI rolls the MachineSet out.
+//! - UpdateMachine holds (Success with retryAfterSeconds) while the desired Machine's
+//!   annotation [`HOLD`] names it, then answers done.
+//!
+//! Each call is logged as one JSON line (message `in-place hook called`, field `call`), so the
+//! harness can check what CAPI asked and what the extension decided.
+
+use capi_ext::hooks::v1alpha1::*;
+use capi_ext::patches::diff;
+use capi_ext::{Extension, ExtensionBuilder, Registration};
+use serde_json::{Value, json};
+
+/// The Machine annotation that holds UpdateMachine while it names `UpdateMachine`.
+pub const HOLD: &str = "e2e.capi-ext.io/hold";
+
+/// The field of a template's `spec.template.spec` this extension can change in place.
+pub const IN_PLACE_FIELD: &str = "inPlace";
+
+fn path(op: &JsonPatchOp) -> &str {
+    match op {
+        JsonPatchOp::Add { path, .. }
+        | JsonPatchOp::Remove { path }
+        | JsonPatchOp::Replace { path, .. }
+        | JsonPatchOp::Move { path, .. }
+        | JsonPatchOp::Copy { path, .. }
+        | JsonPatchOp::Test { path, .. } => path,
+    }
+}
+
+/// The patch from `current` to `desired` when every difference of their `spec.template.spec`
+/// is under [`IN_PLACE_FIELD`] (`Ok(None)`: nothing differs); `Err` lists the other paths.
+fn in_place_patch(current: &Value, desired: &Value) -> Result<Option<Patch>, Vec<String>> {
+    let spec = |v: &Value| v.pointer("/spec/template/spec").cloned();
+    let (from, to) = (spec(current), spec(desired));
+    let mut from_root = json!({});
+    let mut to_root = json!({});
+    from_root["spec"] = json!({"template": {"spec": from.unwrap_or(Value::Null)}});
+    to_root["spec"] = json!({"template": {"spec": to.unwrap_or(Value::Null)}});
+    let ops = diff(&from_root, &to_root);
+    let prefix = format!("/spec/template/spec/{IN_PLACE_FIELD}");
+    let refused: Vec<String> = ops
+        .iter()
+        .map(path)
+        .filter(|p| *p != prefix && !p.starts_with(&format!("{prefix}/")))
+        .map(str::to_owned)
+        .collect();
+    if !refused.is_empty() {
+        return Err(refused);
+    }
+    Ok((!ops.is_empty()).then_some(Patch::Json(ops)))
+}
+
+async fn can_update_machine_set(r: CanUpdateMachineSetRequest) -> CanUpdateMachineSetResponse {
+    let mut response = CanUpdateMachineSetResponse::success();
+    let mut refused = Vec::new();
+    for (kind, current, desired) in [
+        (
+            "infrastructureMachineTemplate",
+            &r.current.infrastructure_machine_template,
+            &r.desired.infrastructure_machine_template,
+        ),
+        (
+            "bootstrapConfigTemplate",
+            &r.current.bootstrap_config_template,
+            &r.desired.bootstrap_config_template,
+        ),
+    ] {
+        match in_place_patch(current, desired) {
+            Ok(None) => {}
+            Ok(Some(patch)) if kind == "infrastructureMachineTemplate" => {
+                response.infrastructure_machine_template_patch = Some(patch)
+            }
+            Ok(Some(patch)) => response.bootstrap_config_template_patch = Some(patch),
+            Err(paths) => refused.extend(paths.into_iter().map(|p| format!("{kind}{p}"))),
+        }
+    }
+    if !refused.is_empty() {
+        // Without patches CAPI sees the templates still differ and rolls the MachineSet out.
+        response = CanUpdateMachineSetResponse::success();
+    }
+    let name = |v: &Value| v.pointer("/metadata/name").cloned().unwrap_or_default();
+    let call = json!({
+        "hook": "CanUpdateMachineSet",
+        "current": r.current.machine_set.metadata.name,
+        "desired": r.desired.machine_set.metadata.name,
+        "currentInfrastructureTemplate": name(&r.current.infrastructure_machine_template),
+        "desiredInfrastructureTemplate": name(&r.desired.infrastructure_machine_template),
+        "accepted": refused.is_empty(),
+        "refused": refused,
+    });
+    tracing::info!(call = %call, "in-place hook called");
+    response
+}
+
+async fn update_machine(r: UpdateMachineRequest) -> UpdateMachineResponse {
+    let machine = &r.desired.machine;
+    let held = machine
+        .metadata
+        .annotations
+        .get(HOLD)
+        .into_iter()
+        .flat_map(|v| v.split(','))
+        .any(|h| h.trim() == "UpdateMachine");
+    let call = json!({
+        "hook": "UpdateMachine",
+        "machine": machine.metadata.name,
+        "infrastructureMachine": r.desired.infrastructure_machine.pointer("/metadata/name"),
+        "inPlace": r.desired.infrastructure_machine.pointer(&format!("/spec/{IN_PLACE_FIELD}")),
+        "held": held,
+    });
+    tracing::info!(call = %call, "in-place hook called");
+    if held {
+        UpdateMachineResponse::success()
+            .retry_after(1)
+            .with_message(format!("UpdateMachine held by annotation {HOLD}"))
+    } else {
+        UpdateMachineResponse::success()
+    }
+}
+
+/// The in-place extension's handlers.
+pub fn extension() -> ExtensionBuilder {
+    Extension::builder()
+        .handler(Registration::new(
+            CanUpdateMachineSet,
+            "can-update-machine-set",
+            can_update_machine_set,
+        ))
+        .handler(Registration::new(
+            UpdateMachine,
+            "update-machine",
+            update_machine,
+        ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn template(spec: Value) -> Value {
+        json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "GenericInfrastructureMachineTemplate",
+            "metadata": {"name": "t"}, "spec": {"template": {"spec": spec}}})
+    }
+
+    #[test]
+    fn accepts_changes_under_the_in_place_field_only() {
+        let current = template(json!({"flavor": "small", "inPlace": {"motd": "one"}}));
+        let patch = in_place_patch(
+            &current,
+            &template(json!({"flavor": "small", "inPlace": {"motd": "two"}})),
+        )
+        .unwrap()
+        .expect("a patch");
+        assert_eq!(
+            patch,
+            Patch::json().replace("/spec/template/spec/inPlace/motd", "two")
+        );
+        assert_eq!(in_place_patch(&current, &current), Ok(None));
+        assert_eq!(
+            in_place_patch(
+                &current,
+                &template(json!({"flavor": "large", "inPlace": {"motd": "two"}}))
+            ),
+            Err(vec!["/spec/template/spec/flavor".to_owned()])
+        );
+    }
+
+    #[tokio::test]
+    async fn refuses_with_no_patch_and_holds_while_annotated() {
+        let mut request = CanUpdateMachineSetRequest::new();
+        request.current.infrastructure_machine_template = template(json!({"flavor": "small"}));
+        request.desired.infrastructure_machine_template = template(json!({"flavor": "large"}));
+        let answer = can_update_machine_set(request).await;
+        assert_eq!(answer.infrastructure_machine_template_patch, None);
+
+        let mut request = UpdateMachineRequest::new();
+        request
+            .desired
+            .machine
+            .metadata
+            .annotations
+            .insert(HOLD.into(), "UpdateMachine".into());
+        assert_eq!(
+            update_machine(request.clone()).await.retry_after_seconds(),
+            1
+        );
+        request.desired.machine.metadata.annotations.clear();
+        assert_eq!(update_machine(request).await.retry_after_seconds(), 0);
+    }
+}
