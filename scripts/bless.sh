@@ -5,6 +5,7 @@
 #   - testdata/projects/*                  (scripted capi-ext init / create hook runs, and
 #                                            render/rendered.yaml, rendered through each project)
 #   - cli/tests/cmd/*.toml                 (--help / --version transcripts)
+#   - testdata/upgrade/*.expected          (what `capi-ext upgrade` makes of a 0.1.0 project)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -f derive/tests/ui/*/fail/*.stderr
@@ -12,6 +13,7 @@ TRYBUILD=overwrite cargo test -q -p capi-ext-derive --test ui
 BLESS=1 cargo test -q -p capi-ext-derive --test schema
 BLESS=1 cargo test -q -p capi-ext-cli --test projects
 BLESS=1 cargo test -q -p capi-ext-cli --test render
+BLESS=1 cargo test -q -p capi-ext-cli --test upgrade
 TRYCMD=overwrite cargo test -q -p capi-ext-cli --test cli
 BLESS=1 ./scripts/check-goldens.sh
 git status --short -- derive/tests/ui testdata cli/tests/cmd

@@ -9,6 +9,7 @@ pub mod example;
 pub mod generate;
 pub mod init;
 pub mod render;
+pub mod upgrade;
 pub mod verify;
 
 use std::process::ExitCode;
@@ -25,6 +26,9 @@ pub struct Cli {
 enum Command {
     /// Start a new extension project.
     Init(init::Args),
+    /// Bring the project's scaffolded files to this capi-ext's templates (a three-way merge that
+    /// keeps your edits) and regenerate the generated files.
+    Upgrade(upgrade::Args),
     /// Add something to the project.
     #[command(subcommand)]
     Create(create::Command),
@@ -52,6 +56,7 @@ enum Command {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Init(args) => init::run(args),
+        Command::Upgrade(args) => upgrade::run(args),
         Command::Create(cmd) => create::run(cmd),
         Command::Generate(cmd) => generate::run(cmd),
         Command::Example(args) => example::run(args),

@@ -14,5 +14,6 @@ pub mod release;
 pub mod render;
 pub mod scaffold;
 pub mod source;
+pub mod upgrade;
 pub mod versions;
 pub mod worktree;

@@ -17,6 +17,87 @@ pub const REGISTER_MARKER: &str = "// capi-ext:register";
 /// The marker in `src/hooks/mod.rs` above which `create hook` declares modules.
 pub const MODULES_MARKER: &str = "// capi-ext:modules";
 
+/// The project files `init` renders from a template of its own, which `upgrade` merges with
+/// newer templates: `(path in the project, template)`.
+pub const PROJECT_FILES: &[(&str, &str)] = &[
+    ("Cargo.toml", "project/Cargo.toml.hbs"),
+    ("README.md", "project/README.md.hbs"),
+    (".gitignore", "project/gitignore.hbs"),
+    ("rustfmt.toml", "project/rustfmt.toml.hbs"),
+    (".dockerignore", "project/dockerignore.hbs"),
+    ("Dockerfile", "project/Dockerfile.hbs"),
+    ("Makefile", "project/Makefile.hbs"),
+    (".github/workflows/ci.yaml", "project/ci.yaml.hbs"),
+    (
+        "config/default/kustomization.yaml",
+        "project/config/default/kustomization.yaml.hbs",
+    ),
+    (
+        "config/default/namespace.yaml",
+        "project/config/default/namespace.yaml.hbs",
+    ),
+    (
+        "config/manager/kustomization.yaml",
+        "project/config/manager/kustomization.yaml.hbs",
+    ),
+    (
+        "config/manager/deployment.yaml",
+        "project/config/manager/deployment.yaml.hbs",
+    ),
+    (
+        "config/manager/service.yaml",
+        "project/config/manager/service.yaml.hbs",
+    ),
+    (
+        "config/manager/poddisruptionbudget.yaml",
+        "project/config/manager/poddisruptionbudget.yaml.hbs",
+    ),
+    (
+        "config/manager/networkpolicy.yaml",
+        "project/config/manager/networkpolicy.yaml.hbs",
+    ),
+    (
+        "config/certmanager/kustomization.yaml",
+        "project/config/certmanager/kustomization.yaml.hbs",
+    ),
+    (
+        "config/certmanager/issuer.yaml",
+        "project/config/certmanager/issuer.yaml.hbs",
+    ),
+    (
+        "config/certmanager/certificate.yaml",
+        "project/config/certmanager/certificate.yaml.hbs",
+    ),
+    (
+        "config/extension/kustomization.yaml",
+        "project/config/extension/kustomization.yaml.hbs",
+    ),
+];
+
+/// The values the project templates are rendered with, for a project as `meta` describes it,
+/// its crates from `source`, scaffolded by CLI `cli_version`.
+pub fn project_context(
+    meta: &Metadata,
+    source: &super::source::CrateSource,
+    cli_version: &str,
+) -> serde_json::Value {
+    json!({
+        "name": meta.name,
+        "crate_name": project::module_name(&meta.name),
+        "namespace": meta.namespace,
+        "capi_version": meta.capi_version,
+        "cli_version": cli_version,
+        "capi_ext_dependency": source.capi_ext_dependency(),
+        "capi_ext_render_dependency": source.render_dependency(),
+        "cli_install": source.cli_install(),
+        "from_checkout": matches!(source, super::source::CrateSource::Checkout(_)),
+        "has_patches": has_patches(meta),
+        "handlers": meta.handlers,
+        "has_variables": meta.has_variables(),
+        "variables_handler": VARIABLES_HANDLER,
+    })
+}
+
 /// A handler to add.
 #[derive(Debug, Clone, Default)]
 pub struct HookRequest {
@@ -195,21 +276,7 @@ pub fn init(request: &InitRequest) -> anyhow::Result<Vec<FileChange>> {
         .map(|h| format!("pub mod {};", h.module))
         .collect();
     modules.sort();
-    let ctx = json!({
-        "name": meta.name,
-        "crate_name": project::module_name(&meta.name),
-        "namespace": meta.namespace,
-        "capi_version": meta.capi_version,
-        "cli_version": meta.cli_version,
-        "capi_ext_dependency": request.source.capi_ext_dependency(),
-        "capi_ext_render_dependency": request.source.render_dependency(),
-        "cli_install": request.source.cli_install(),
-        "from_checkout": matches!(request.source, super::source::CrateSource::Checkout(_)),
-        "has_patches": has_patches,
-        "handlers": meta.handlers,
-        "has_variables": has_variables,
-        "variables_handler": VARIABLES_HANDLER,
-    });
+    let ctx = project_context(&meta, &request.source, &meta.cli_version);
     let user = |path: &str, template: &str| -> anyhow::Result<FileChange> {
         Ok(FileChange {
             path: path.into(),
@@ -217,60 +284,10 @@ pub fn init(request: &InitRequest) -> anyhow::Result<Vec<FileChange>> {
             owner: Owner::User,
         })
     };
-    let mut out = vec![
-        user("Cargo.toml", "project/Cargo.toml.hbs")?,
-        user("README.md", "project/README.md.hbs")?,
-        user(".gitignore", "project/gitignore.hbs")?,
-        user("rustfmt.toml", "project/rustfmt.toml.hbs")?,
-        user(".dockerignore", "project/dockerignore.hbs")?,
-        user("Dockerfile", "project/Dockerfile.hbs")?,
-        user("Makefile", "project/Makefile.hbs")?,
-        user(".github/workflows/ci.yaml", "project/ci.yaml.hbs")?,
-        user(
-            "config/default/kustomization.yaml",
-            "project/config/default/kustomization.yaml.hbs",
-        )?,
-        user(
-            "config/default/namespace.yaml",
-            "project/config/default/namespace.yaml.hbs",
-        )?,
-        user(
-            "config/manager/kustomization.yaml",
-            "project/config/manager/kustomization.yaml.hbs",
-        )?,
-        user(
-            "config/manager/deployment.yaml",
-            "project/config/manager/deployment.yaml.hbs",
-        )?,
-        user(
-            "config/manager/service.yaml",
-            "project/config/manager/service.yaml.hbs",
-        )?,
-        user(
-            "config/manager/poddisruptionbudget.yaml",
-            "project/config/manager/poddisruptionbudget.yaml.hbs",
-        )?,
-        user(
-            "config/manager/networkpolicy.yaml",
-            "project/config/manager/networkpolicy.yaml.hbs",
-        )?,
-        user(
-            "config/certmanager/kustomization.yaml",
-            "project/config/certmanager/kustomization.yaml.hbs",
-        )?,
-        user(
-            "config/certmanager/issuer.yaml",
-            "project/config/certmanager/issuer.yaml.hbs",
-        )?,
-        user(
-            "config/certmanager/certificate.yaml",
-            "project/config/certmanager/certificate.yaml.hbs",
-        )?,
-        user(
-            "config/extension/kustomization.yaml",
-            "project/config/extension/kustomization.yaml.hbs",
-        )?,
-    ];
+    let mut out = PROJECT_FILES
+        .iter()
+        .map(|(path, template)| user(path, template))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let main = capi_ext_templates::render("project/src/main.rs.hbs", &ctx)?;
     out.push(FileChange {
         path: "src/main.rs".into(),

@@ -87,9 +87,61 @@ impl CrateSource {
     }
 }
 
+impl CrateSource {
+    /// Where a project's `Cargo.toml` takes `capi-ext` from: `capi-ext = "V"` or
+    /// `{ version = "V" }` is crates.io, `{ path = "P" }` a checkout.
+    pub fn from_manifest(text: &str) -> anyhow::Result<Self> {
+        let doc: toml_edit::DocumentMut = text
+            .parse()
+            .map_err(|e| anyhow::anyhow!("Cargo.toml is not valid TOML: {e}"))?;
+        let dep = doc
+            .get("dependencies")
+            .and_then(|d| d.get("capi-ext"))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "Cargo.toml has no `capi-ext` in [dependencies]: it says where capi-ext's crates come from"
+                )
+            })?;
+        if let Some(version) = dep.as_str() {
+            return Ok(CrateSource::Registry(version.to_string()));
+        }
+        let field = |key: &str| dep.get(key).and_then(|v| v.as_str()).map(str::to_string);
+        match (field("path"), field("version")) {
+            (Some(path), _) => Ok(CrateSource::Checkout(path)),
+            (None, Some(version)) => Ok(CrateSource::Registry(version)),
+            _ => anyhow::bail!(
+                "Cargo.toml: the `capi-ext` dependency has neither a version nor a path"
+            ),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_source_back_from_cargo_toml() {
+        for source in [
+            CrateSource::Checkout("../capi-ext/runtime".into()),
+            CrateSource::Registry("0.2.0".into()),
+        ] {
+            let manifest = format!(
+                "[dependencies]\ncapi-ext = {}\n",
+                source.capi_ext_dependency()
+            );
+            assert_eq!(CrateSource::from_manifest(&manifest).unwrap(), source);
+        }
+        assert_eq!(
+            CrateSource::from_manifest(
+                "[dependencies]\ncapi-ext = { version = \"0.1.0\", features = [\"x\"] }"
+            )
+            .unwrap(),
+            CrateSource::Registry("0.1.0".into())
+        );
+        let e = CrateSource::from_manifest("[dependencies]\nserde = \"1\"").unwrap_err();
+        assert!(e.to_string().contains("no `capi-ext`"), "{e}");
+    }
 
     #[test]
     fn one_choice_for_crates_and_cli() {

@@ -1,0 +1,41 @@
+//! The `before-cluster-delete` handler: BeforeClusterDelete.
+
+use capi_ext::hook;
+use capi_ext::hooks::v1alpha1::*;
+
+/// While the Cluster carries this annotation, CAPI is asked to call again in 10 seconds.
+pub const HOLD_ANNOTATION: &str = "with-variables.example.com/hold";
+
+/// Answers BeforeClusterDelete for with-variables.
+#[hook(BeforeClusterDelete, name = "before-cluster-delete", timeout = 5, failure_policy = Ignore)]
+pub async fn before_cluster_delete(req: BeforeClusterDeleteRequest) -> BeforeClusterDeleteResponse {
+    // An example condition: replace it with what this hook waits for.
+    if req.cluster.metadata.annotations.contains_key(HOLD_ANNOTATION) {
+        let message = format!("held by the annotation {HOLD_ANNOTATION} on Cluster {}", req.cluster.key());
+        return BeforeClusterDeleteResponse::success().retry_after(10).with_message(message);
+    }
+    BeforeClusterDeleteResponse::success()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAME: &str = "before-cluster-delete";
+
+    fn extension() -> capi_ext::Extension {
+        capi_ext::Extension::builder().register::<before_cluster_delete>().build().unwrap()
+    }
+
+    #[tokio::test]
+    async fn holds_while_annotated_then_releases() {
+        let mut request = BeforeClusterDeleteRequest::new();
+        request.cluster.metadata.annotations.insert(HOLD_ANNOTATION.into(), "true".into());
+        let held = extension().call(BeforeClusterDelete, NAME, &request).await.unwrap();
+        assert_eq!((held.status, held.retry_after_seconds), (ResponseStatus::Success, 10));
+
+        request.cluster.metadata.annotations.remove(HOLD_ANNOTATION);
+        let released = extension().call(BeforeClusterDelete, NAME, &request).await.unwrap();
+        assert_eq!((released.status, released.retry_after_seconds), (ResponseStatus::Success, 0));
+    }
+}

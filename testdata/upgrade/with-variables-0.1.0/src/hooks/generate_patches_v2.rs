@@ -1,0 +1,57 @@
+//! The `generate-patches-v2` handler: GeneratePatches.
+//!
+//! The next version of `generate-patches`, which keeps serving the ClusterClasses that name it; new
+//! ClusterClasses name this one (the generated patch stanza does). Change the patches here,
+//! not in the modules both versions list: `capi-ext diff` shows what each version does.
+
+use capi_ext::hook;
+use capi_ext::hooks::v1alpha1::*;
+use capi_ext::patches::PatchSet;
+
+use crate::patches;
+use crate::variables::Variables;
+
+/// Answers GeneratePatches for with-variables.
+#[hook(GeneratePatches, name = "generate-patches-v2")]
+pub async fn generate_patches_v2(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
+    patches().generate(&req)
+}
+
+/// The patches of `generate-patches-v2`, applied in this order to each template they select; each one
+/// lives in `src/patches/` with its tests (`capi-ext create patch NAME` adds one).
+pub fn patches() -> PatchSet<Variables> {
+    PatchSet::from_iter([
+        patches::image_repository::patch(),
+        patches::worker_labels::patch(),
+        // capi-ext:patches (`capi-ext create patch` adds patches above this line)
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use capi_ext_render::testing::TemplateCase;
+    use serde_json::json;
+
+    const NAME: &str = "generate-patches-v2";
+
+    fn extension() -> capi_ext::Extension {
+        capi_ext::Extension::builder().register::<generate_patches_v2>().build().unwrap()
+    }
+
+    #[tokio::test]
+    async fn patches_the_control_plane_template() {
+        let template = json!({
+            "apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
+            "kind": "GenericControlPlaneTemplate",
+            "spec": {"template": {"spec": {}}}
+        });
+        let patched = TemplateCase::control_plane(template)
+            .variable("imageRepository", "registry.example.com")
+            .run(&extension(), NAME)
+            .await
+            .unwrap();
+        patched.assert_value("/spec/template/spec/imageRepository", "registry.example.com");
+        patched.assert_changed_only(&["/spec/template/spec/imageRepository"]);
+    }
+}
