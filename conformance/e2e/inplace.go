@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -41,21 +39,7 @@ type inplaceCall struct {
 }
 
 func inplaceCalls(logPath string) []inplaceCall {
-	data, _ := os.ReadFile(logPath)
-	var out []inplaceCall
-	for _, line := range strings.Split(string(data), "\n") {
-		var l struct {
-			Message string `json:"message"`
-			Call    string `json:"call"`
-		}
-		if json.Unmarshal([]byte(line), &l) != nil || l.Message != "in-place hook called" {
-			continue
-		}
-		var c inplaceCall
-		must(json.Unmarshal([]byte(l.Call), &c))
-		out = append(out, c)
-	}
-	return out
+	return loggedCalls[inplaceCall](logPath, "in-place hook called")
 }
 
 // fakeMachines plays the bootstrap and infrastructure providers and the kubelet for every

@@ -85,6 +85,27 @@ func (k *kube) apply(ctx context.Context, text string) ([]string, error) {
 	return names, nil
 }
 
+// applyFiles creates the objects of every *.yaml file in dir and returns their names.
+func (k *kube) applyFiles(ctx context.Context, dir string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no *.yaml in %s", dir)
+	}
+	var names []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return names, err
+		}
+		created, err := k.apply(ctx, string(data))
+		if err != nil {
+			return names, fmt.Errorf("%s: %w", f, err)
+		}
+		names = append(names, created...)
+	}
+	return names, nil
+}
+
 func (k *kube) get(ctx context.Context, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))

@@ -136,19 +136,9 @@ func run(o options, work string, ps *processes) error {
 	kube := newKube(fmt.Sprintf("https://127.0.0.1:%d", apiPort), filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
 
 	step("install CAPI's CRDs and the fake provider CRDs")
-	crdFiles, err := filepath.Glob(filepath.Join(o.assets, "crds", "*.yaml"))
-	if err != nil || len(crdFiles) == 0 {
-		return fmt.Errorf("no CRDs in %s/crds", o.assets)
-	}
-	var crdNames []string
-	for _, f := range crdFiles {
-		data, err := os.ReadFile(f)
-		must(err)
-		names, err := kube.apply(ctx, string(data))
-		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		crdNames = append(crdNames, names...)
+	crdNames, err := kube.applyFiles(ctx, filepath.Join(o.assets, "crds"))
+	if err != nil {
+		return err
 	}
 	for _, kind := range []string{"GenericInfrastructureClusterTemplate", "GenericInfrastructureCluster", "GenericControlPlaneTemplate", "GenericControlPlane",
 		"GenericInfrastructureMachineTemplate", "GenericInfrastructureMachine", "GenericBootstrapConfigTemplate", "GenericBootstrapConfig",

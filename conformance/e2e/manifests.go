@@ -54,19 +54,9 @@ func (w *warnings) take() []string {
 
 func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 	// cert-manager's CRDs, so that the Certificate and Issuer are admitted.
-	crdFiles, err := filepath.Glob(filepath.Join(s.certManagerCRDs, "*.yaml"))
-	if err != nil || len(crdFiles) == 0 {
-		return fmt.Errorf("no cert-manager CRDs in %s", s.certManagerCRDs)
-	}
-	var crds []string
-	for _, f := range crdFiles {
-		data, err := os.ReadFile(f)
-		must(err)
-		names, err := s.kube.apply(ctx, string(data))
-		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		crds = append(crds, names...)
+	crds, err := s.kube.applyFiles(ctx, s.certManagerCRDs)
+	if err != nil {
+		return err
 	}
 	if err := s.kube.waitEstablished(ctx, crds); err != nil {
 		return err

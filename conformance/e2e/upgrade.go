@@ -66,23 +66,29 @@ func (c lifecycleCall) String() string {
 	return s
 }
 
-// lifecycleCalls reads the lifecycle extension's log.
-func lifecycleCalls(logPath string) []lifecycleCall {
+// loggedCalls reads the calls an extension of the harness logged as JSON lines with `message`
+// and a `call` field holding the call as JSON.
+func loggedCalls[T any](logPath, message string) []T {
 	data, _ := os.ReadFile(logPath)
-	var out []lifecycleCall
+	var out []T
 	for _, line := range strings.Split(string(data), "\n") {
 		var l struct {
 			Message string `json:"message"`
 			Call    string `json:"call"`
 		}
-		if json.Unmarshal([]byte(line), &l) != nil || l.Message != "upgrade hook called" {
+		if json.Unmarshal([]byte(line), &l) != nil || l.Message != message {
 			continue
 		}
-		var c lifecycleCall
+		var c T
 		must(json.Unmarshal([]byte(l.Call), &c))
 		out = append(out, c)
 	}
 	return out
+}
+
+// lifecycleCalls reads the lifecycle extension's log.
+func lifecycleCalls(logPath string) []lifecycleCall {
+	return loggedCalls[lifecycleCall](logPath, "upgrade hook called")
 }
 
 // fakeControlPlane reports status.version = spec.version, and remembers each spec.version it

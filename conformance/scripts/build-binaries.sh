@@ -27,13 +27,15 @@ wrapper() { # dir module
   go mod edit -go=1.26.0
 }
 
-build_etcd() {
-  local out=$BIN/etcd-$ETCD_VERSION
+# A command built from one Go package of the proxy, in a wrapper module of its own:
+# build_tool NAME VERSION PACKAGE [EXTRA LDFLAGS]
+build_tool() {
+  local name=$1 version=$2 pkg=$3 ldflags="-s -w ${4:-}" out=$BIN/$1-$2
   [ -x "$out" ] && return
-  log "building etcd $ETCD_VERSION"
-  wrapper "$SRC/etcd-$ETCD_VERSION" capi-ext.local/etcd-build
-  go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >&2
-  go build -trimpath -ldflags "-s -w" -o "$out.tmp" go.etcd.io/etcd/server/v3
+  log "building $name $version"
+  wrapper "$SRC/$name-$version" "capi-ext.local/$name-build"
+  go get -tool "$pkg@$version" >&2
+  go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg"
   mv "$out.tmp" "$out"
 }
 
@@ -54,26 +56,6 @@ build_apiserver() {
     ldf="$ldf -X $p.gitVersion=$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.gitCommit=module-proxy"
   done
   go build -trimpath -ldflags "$ldf" -o "$out.tmp" k8s.io/kubernetes/cmd/kube-apiserver
-  mv "$out.tmp" "$out"
-}
-
-build_kustomize() {
-  local out=$BIN/kustomize-$KUSTOMIZE_VERSION
-  [ -x "$out" ] && return
-  log "building kustomize $KUSTOMIZE_VERSION"
-  wrapper "$SRC/kustomize-$KUSTOMIZE_VERSION" capi-ext.local/kustomize-build
-  go get -tool "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION" >&2
-  go build -trimpath -ldflags "-s -w" -o "$out.tmp" sigs.k8s.io/kustomize/kustomize/v5
-  mv "$out.tmp" "$out"
-}
-
-build_helm() {
-  local out=$BIN/helm-$HELM_VERSION
-  [ -x "$out" ] && return
-  log "building helm $HELM_VERSION"
-  wrapper "$SRC/helm-$HELM_VERSION" capi-ext.local/helm-build
-  go get -tool "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" >&2
-  go build -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" -o "$out.tmp" helm.sh/helm/v3/cmd/helm
   mv "$out.tmp" "$out"
 }
 
@@ -132,11 +114,11 @@ build_capi() {
   fi
 }
 
-build_etcd
+(build_tool etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3)
 build_capi
 build_apiserver
-(build_kustomize)
-(build_helm)
+(build_tool kustomize "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5)
+(build_tool helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION")
 (build_clusterctl)
 (cert_manager_crds)
 echo "ETCD=$BIN/etcd-$ETCD_VERSION"
