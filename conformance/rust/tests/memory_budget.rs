@@ -84,38 +84,59 @@ fn post(port: u16, body: &[u8]) -> u16 {
         .unwrap_or(0)
 }
 
+/// Starts the bench server with `budget` on free ports; returns it and its port. The two tests
+/// of this file run at once, and a port found free may be taken by the other's server before
+/// this one binds it: a server that exits at start is started again on other ports.
+fn start(budget: usize) -> (Server, u16) {
+    for _ in 0..5 {
+        let (port, probes) = (free_port(), free_port());
+        let mut server = Server(
+            Command::new(env!("CARGO_BIN_EXE_capi-ext-conformance"))
+                .args([
+                    "bench-server",
+                    "--insecure-serve-plaintext-for-development",
+                    "--webhook-host",
+                    "127.0.0.1",
+                    "--webhook-port",
+                    &port.to_string(),
+                    "--metrics-bind-address",
+                    "0",
+                    "--health-probe-bind-address",
+                    &format!("127.0.0.1:{probes}"),
+                    "--max-in-flight-body-bytes",
+                    &budget.to_string(),
+                    "--body-read-timeout",
+                    "300s",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                // The port may be the other test's server: ours must still be running.
+                std::thread::sleep(Duration::from_millis(200));
+                if server.0.try_wait().unwrap().is_none() {
+                    return (server, port);
+                }
+                break;
+            }
+            if server.0.try_wait().unwrap().is_some() {
+                break; // a port was taken: try others
+            }
+            assert!(Instant::now() < deadline, "the server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    panic!("the server exited at start five times");
+}
+
 /// Runs the burst against a server with `budget`; returns the peak RSS in bytes.
 fn burst(budget: usize) -> usize {
-    let (port, probes) = (free_port(), free_port());
-    let server = Server(
-        Command::new(env!("CARGO_BIN_EXE_capi-ext-conformance"))
-            .args([
-                "bench-server",
-                "--insecure-serve-plaintext-for-development",
-                "--webhook-host",
-                "127.0.0.1",
-                "--webhook-port",
-                &port.to_string(),
-                "--metrics-bind-address",
-                "0",
-                "--health-probe-bind-address",
-                &format!("127.0.0.1:{probes}"),
-                "--max-in-flight-body-bytes",
-                &budget.to_string(),
-                "--body-read-timeout",
-                "300s",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let (server, port) = start(budget);
     let pid = server.0.id();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "the server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
     let idle = status_kib(pid, "VmRSS:");
     let body = Arc::new(request(BODY));
     let started = Instant::now();
