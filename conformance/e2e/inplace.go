@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -109,30 +108,8 @@ func (f *fakeMachines) close() {
 
 // inplaceDiscovery registers the in-place extension.
 func (s *scenarios) inplaceDiscovery(ctx context.Context) error {
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
-kind: ExtensionConfig
-metadata: {name: %s}
-spec:
-  clientConfig: {url: %q, caBundle: %s}
-  namespaceSelector: {}
-`, runtimeV, inplaceExt, s.inplaceURL, s.caB64)); err != nil {
-		return err
-	}
-	want := []string{"can-update-machine-set.inplace", "update-machine.inplace"}
-	return eventually(timeoutLg, "the in-place ExtensionConfig discovered", func() (bool, string) {
-		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", inplaceExt)
-		if err != nil {
-			return false, err.Error()
-		}
-		st, reason, msg := condition(u, "Discovered")
-		handlers, _, _ := unstructured.NestedSlice(u.Object, "status", "handlers")
-		var names []string
-		for _, h := range handlers {
-			names = append(names, h.(map[string]any)["name"].(string))
-		}
-		sort.Strings(names)
-		return st == "True" && strings.Join(names, ",") == strings.Join(want, ","), fmt.Sprintf("Discovered=%s/%s %q handlers=%v", st, reason, msg, names)
-	})
+	want := "can-update-machine-set.inplace,update-machine.inplace"
+	return s.registerExtension(ctx, inplaceExt, s.inplaceURL, want, func(h []string) bool { return strings.Join(h, ",") == want })
 }
 
 // machineSets returns the MachineSets of the in-place MachineDeployment by name, with their

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -154,27 +155,38 @@ func (s *scenarios) versions(ctx context.Context) (cp, md, mp string) {
 	return
 }
 
-// lifecycleDiscovery registers the lifecycle extension (before the ClusterClass names its
-// GenerateUpgradePlan handler).
-func (s *scenarios) lifecycleDiscovery(ctx context.Context) error {
+// registerExtension creates the ExtensionConfig `name` for the extension at url (every
+// namespace) and waits until CAPI has discovered it with handlers that satisfy want.
+func (s *scenarios) registerExtension(ctx context.Context, name, url, what string, want func(handlers []string) bool) error {
 	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
 kind: ExtensionConfig
 metadata: {name: %s}
 spec:
   clientConfig: {url: %q, caBundle: %s}
   namespaceSelector: {}
-`, runtimeV, lifecycleExt, s.lifecycleURL, s.caB64)); err != nil {
+`, runtimeV, name, url, s.caB64)); err != nil {
 		return err
 	}
-	return eventually(timeoutLg, "ExtensionConfig lifecycle Discovered=True with 7 handlers", func() (bool, string) {
-		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", lifecycleExt)
+	return eventually(timeoutLg, "ExtensionConfig "+name+" Discovered=True with "+what, func() (bool, string) {
+		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", name)
 		if err != nil {
 			return false, err.Error()
 		}
 		st, reason, msg := condition(u, "Discovered")
 		handlers, _, _ := unstructured.NestedSlice(u.Object, "status", "handlers")
-		return st == "True" && len(handlers) == 7, fmt.Sprintf("Discovered=%s/%s %q, %d handlers", st, reason, msg, len(handlers))
+		var names []string
+		for _, h := range handlers {
+			names = append(names, h.(map[string]any)["name"].(string))
+		}
+		sort.Strings(names)
+		return st == "True" && want(names), fmt.Sprintf("Discovered=%s/%s %q handlers=%v", st, reason, msg, names)
 	})
+}
+
+// lifecycleDiscovery registers the lifecycle extension (before the ClusterClass names its
+// GenerateUpgradePlan handler).
+func (s *scenarios) lifecycleDiscovery(ctx context.Context) error {
+	return s.registerExtension(ctx, lifecycleExt, s.lifecycleURL, "7 handlers", func(h []string) bool { return len(h) == 7 })
 }
 
 // recordedUpgradeRequest is what CAPI sent to a lifecycle handler, read from the bytes the
