@@ -20,6 +20,7 @@ import json, os, statistics, subprocess, sys, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import plot  # noqa: E402
 import run  # the side-by-side benchmark: builds, paths, helpers  # noqa: E402
 
 DURATION = os.environ.get("SOAK_DURATION", "10m")
@@ -30,15 +31,11 @@ WARMUP_S = float(os.environ.get("SOAK_WARMUP", "60"))
 SERVERS = os.environ.get("SOAK_SERVERS", "rust").split(",")
 STAMP = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 OUT = run.ROOT / "results" / f"soak-{STAMP}"
-COLORS = {"rust": "#d24b1f", "go": "#1f77b4"}
 
 
 def server_command(kind, bins, certs, port):
-    if kind == "rust":
-        # As the scaffolded Deployment runs it: connections closed (GOAWAY) after 5 minutes.
-        return [str(bins["rust"]), "bench-server", "--webhook-host", "127.0.0.1", "--webhook-port", str(port), "--webhook-cert-dir", certs,
-                "--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--max-connection-age", "5m"]
-    return [str(bins["go"]), "--webhook-port", str(port), "--webhook-cert-dir", certs]
+    # As the scaffolded Deployment runs it: connections closed (GOAWAY) after 5 minutes.
+    return run.server_command(kind, bins, certs, port) + (["--max-connection-age", "5m"] if kind == "rust" else [])
 
 
 def soak(kind, bins):
@@ -89,32 +86,9 @@ def verdict(result):
 
 
 def svg(series, key, title, unit, scale=1.0):
-    """A line chart, one polyline per server, of `key` per window over time."""
-    w, h, left, bottom, top, right = 640, 280, 60, 40, 30, 20
-    pts = {k: [(x["t_s"], x[key] * scale) for x in r["windows"]] for k, r in series.items()}
-    xmax = max((t for p in pts.values() for t, _ in p), default=1) or 1
-    ymax = max((v for p in pts.values() for _, v in p), default=1) * 1.15 or 1
-    fx = lambda t: left + (w - left - right) * t / xmax  # noqa: E731
-    fy = lambda v: h - bottom - (h - bottom - top) * v / ymax  # noqa: E731
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="11">',
-           f'<rect width="{w}" height="{h}" fill="white"/>', f'<text x="{left}" y="18" font-size="13">{title}</text>',
-           f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="black"/>',
-           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="black"/>']
-    for i in range(5):
-        v = ymax * i / 4
-        out.append(f'<text x="{left - 6}" y="{fy(v) + 4:.1f}" text-anchor="end">{v:.1f}</text>')
-        out.append(f'<line x1="{left}" y1="{fy(v):.1f}" x2="{w - right}" y2="{fy(v):.1f}" stroke="#ddd"/>')
-    for i in range(6):
-        t = xmax * i / 5
-        out.append(f'<text x="{fx(t):.1f}" y="{h - bottom + 16}" text-anchor="middle">{t / 60:.1f}</text>')
-    out.append(f'<text x="{(w + left) / 2}" y="{h - 6}" text-anchor="middle">minutes</text>')
-    out.append(f'<text x="14" y="{(h - bottom + top) / 2}" transform="rotate(-90 14 {(h - bottom + top) / 2})" text-anchor="middle">{unit}</text>')
-    for n, (k, p) in enumerate(pts.items()):
-        path = " ".join(f"{fx(t):.1f},{fy(v):.1f}" for t, v in p)
-        out.append(f'<polyline fill="none" stroke="{COLORS.get(k, "black")}" stroke-width="1.5" points="{path}"/>')
-        out.append(f'<text x="{w - right - 4}" y="{top + 14 * (n + 1)}" text-anchor="end" fill="{COLORS.get(k, "black")}">{k}</text>')
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    """A line chart, one line per server, of `key` per window over time (in minutes)."""
+    lines = [(k, plot.COLORS.get(k, "black"), False, [(x["t_s"] / 60, x[key] * scale) for x in r["windows"]]) for k, r in series.items()]
+    return plot.line_chart(lines, title, "minutes", unit)
 
 
 def report(results):

@@ -31,7 +31,7 @@ use crate::error::RequestError;
 use crate::{Extension, Reply};
 use admin::{AdminState, bytes_body::full};
 use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use std::convert::Infallible;
@@ -428,7 +428,7 @@ async fn read_body(
     options: &ServerOptions,
     budget: &budget::Budget,
     req: Request<Incoming>,
-) -> Result<(Bytes, budget::Charge), RequestError> {
+) -> Result<(Vec<u8>, budget::Charge), RequestError> {
     if req.method() != http::Method::POST {
         return Err(RequestError::MethodNotAllowed {
             method: req.method().to_string(),
@@ -450,24 +450,42 @@ async fn read_body(
             options.body_read_timeout,
         )
         .await?;
-    let collected = tokio::time::timeout(
+    match tokio::time::timeout(
         options.body_read_timeout,
-        Limited::new(req.into_body(), limit).collect(),
+        collect_body(req.into_body(), declared, limit),
     )
-    .await;
-    match collected {
-        Ok(Ok(body)) => Ok((body.to_bytes(), charge)),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            Err(RequestError::PayloadTooLarge { limit })
-        }
-        Ok(Err(e)) => Err(RequestError::BadRequest {
-            kind: "request",
-            message: format!("cannot read the body: {e}"),
-        }),
+    .await
+    {
+        Ok(Ok(body)) => Ok((body, charge)),
+        Ok(Err(e)) => Err(e),
         Err(_) => Err(RequestError::Timeout {
             seconds: options.body_read_timeout.as_secs(),
         }),
     }
+}
+
+/// Copies the body's frames, as they arrive, into one buffer of the declared length: each
+/// frame is released once copied, so a request holds its body once, not its frames and then a
+/// copy of them.
+async fn collect_body(
+    mut body: Incoming,
+    declared: Option<u64>,
+    limit: usize,
+) -> Result<Vec<u8>, RequestError> {
+    let mut bytes = Vec::with_capacity(declared.map_or(0, |len| len as usize).min(limit));
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| RequestError::BadRequest {
+            kind: "request",
+            message: format!("cannot read the body: {e}"),
+        })?;
+        if let Ok(data) = frame.into_data() {
+            if bytes.len() + data.len() > limit {
+                return Err(RequestError::PayloadTooLarge { limit });
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    Ok(bytes)
 }
 
 async fn handle(

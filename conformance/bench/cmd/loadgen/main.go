@@ -1,7 +1,9 @@
 // Command loadgen sends the same POST the way CAPI's runtime client does (no Content-Type,
 // ?timeout=, HTTP/2 or HTTP/1.1 over TLS) from N concurrent clients for a fixed duration, and
-// prints requests, errors and latency percentiles as JSON. With -ready it polls Discovery and
-// prints how long the first success took.
+// prints requests, errors and latency percentiles as JSON (and the latency at each of a fixed
+// list of percentiles, for plots). With -ready and a server command after `--`, it starts the
+// server itself and polls Discovery with a new connection every 200 µs, printing how long the
+// first success took after the exec (nothing of this program's own start is counted).
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"sync"
@@ -62,17 +65,41 @@ func main() {
 		panic(err)
 	}
 	if *ready {
-		start := time.Now()
+		discovery := []byte(`{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha1","kind":"DiscoveryRequest"}`)
 		c := client(ca, *proto, 1)
+		// Warm this side first (TLS stack, the CA pool), against nothing, so the first poll
+		// after the exec costs what every poll costs.
+		_ = post(c, *url, discovery)
+		c.CloseIdleConnections()
+		var cmd *exec.Cmd
+		if args := flag.Args(); len(args) > 0 {
+			// Its output goes nowhere (nil: the null device), so it keeps no pipe of ours
+			// open once this program has printed its answer and left it running.
+			cmd = exec.Command(args[0], args[1:]...)
+		}
+		start := time.Now()
+		if cmd != nil {
+			if err := cmd.Start(); err != nil {
+				panic(err)
+			}
+		}
 		for time.Since(start) < 30*time.Second {
-			if post(c, *url, []byte(`{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha1","kind":"DiscoveryRequest"}`)) == nil {
-				fmt.Printf(`{"ready_ms": %.3f, "ready_at_unix_ns": %d}`+"\n", float64(time.Since(start).Microseconds())/1000, time.Now().UnixNano())
+			if post(c, *url, discovery) == nil {
+				took := time.Since(start)
+				pid := 0
+				if cmd != nil {
+					pid = cmd.Process.Pid
+				}
+				fmt.Printf(`{"ready_ms": %.3f, "pid": %d}`+"\n", float64(took.Microseconds())/1000, pid)
 				return
 			}
 			c.CloseIdleConnections()
-			time.Sleep(time.Millisecond)
+			time.Sleep(200 * time.Microsecond)
 		}
 		fmt.Println(`{"ready_ms": null}`)
+		if cmd != nil {
+			_ = cmd.Process.Kill()
+		}
 		os.Exit(1)
 	}
 	body, err := os.ReadFile(*bodyFile)
@@ -123,9 +150,15 @@ func main() {
 		}
 		return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000
 	}
+	// The latency distribution, for plots: the percentiles a log-scaled tail shows well.
+	dist := [][2]float64{}
+	for _, p := range []float64{0, 10, 20, 30, 40, 50, 60, 70, 75, 80, 85, 90, 92.5, 95, 96, 97, 98, 99, 99.5, 99.8, 99.9, 100} {
+		dist = append(dist, [2]float64{p, pct(p / 100)})
+	}
 	out := map[string]interface{}{
 		"requests": len(lat), "errors": errors, "first_error": strings.TrimSpace(firstErr),
 		"rps": float64(len(lat)) / dur.Seconds(), "p50_ms": pct(0.50), "p99_ms": pct(0.99), "max_ms": pct(1.0),
+		"distribution_ms": dist,
 	}
 	_ = json.NewEncoder(os.Stdout).Encode(out)
 }
