@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens first-run conformance roundtrip differential otel e2e fuzz bench bench-compare soak fmt
+.PHONY: demo test lint unit goldens first-run conformance roundtrip differential otel e2e fuzz bench bench-compare bench-profile soak fmt
 
 ## The main job: build and start the example extension with fresh dev certificates, call it.
 demo:
@@ -54,6 +54,12 @@ bench:
 ## Writes results/<timestamp>/report.md and raw.json (about 10 minutes).
 bench-compare:
 	python3 conformance/bench/run.py
+
+## Where the server's CPU goes under 50-client GeneratePatches (perf record, cpu-clock): each
+## sample attributed to decode, handler + encode, body collection, TLS, HTTP/2, logging, scheduler.
+## Writes results/profile-<timestamp>/profile.md. Needs perf (Debian: linux-perf).
+bench-profile:
+	python3 conformance/bench/server_profile.py
 
 ## Soak (not a test): 10 minutes at 50 concurrent mixed hooks over HTTP/2, the certificate
 ## rotated every minute; writes results/soak-<timestamp>/report.md with RSS and p99 plots (SVG).
