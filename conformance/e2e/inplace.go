@@ -42,7 +42,9 @@ func inplaceCalls(logPath string) []inplaceCall {
 }
 
 // fakeMachines plays the bootstrap and infrastructure providers and the kubelet for every
-// Machine of the namespace: bootstrap data, a provider ID, provisioned, and a Ready Node.
+// Machine of the namespace: bootstrap data, a provider ID, provisioned, and a Ready Node. For a
+// KubeadmControlPlane's Machines it also plays kubeadm (see kcp.go): the Node labelled and tainted
+// as a control plane Node, its static Pods running, the kubeadm-config ConfigMap.
 type fakeMachines struct {
 	once sync.Once
 	stop chan struct{}
@@ -59,46 +61,74 @@ func (s *scenarios) startFakeMachines(ctx context.Context) *fakeMachines {
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
-			if configs, err := s.kube.list(ctx, bootstrapV, "GenericBootstrapConfig", ns, nil); err == nil {
+			for _, kind := range []struct{ apiVersion, kind string }{{bootstrapV, "GenericBootstrapConfig"}, {bootstrapV, "KubeadmConfig"}} {
+				configs, err := s.kube.list(ctx, kind.apiVersion, kind.kind, ns, nil)
+				if err != nil {
+					continue
+				}
 				for _, c := range configs {
-					if name, _, _ := unstructured.NestedString(c.Object, "status", "dataSecretName"); name != "" {
-						continue
+					if name, _, _ := unstructured.NestedString(c.Object, "status", "dataSecretName"); name == "" {
+						s.writeBootstrapData(ctx, kind.kind, &c)
 					}
-					_, _ = s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
-kind: Secret
-metadata: {name: %s, namespace: %s, labels: {cluster.x-k8s.io/cluster-name: c1}}
-type: cluster.x-k8s.io/secret
-stringData: {value: "#cloud-config", format: cloud-config}
-`, c.GetName(), ns))
-					_ = s.kube.mergePatch(ctx, bootstrapV, "GenericBootstrapConfig", ns, c.GetName(),
-						fmt.Sprintf(`{"status":{"dataSecretName":%q,"initialization":{"dataSecretCreated":true}}}`, c.GetName()), true)
 				}
 			}
 			if machines, err := s.kube.list(ctx, infraV, "GenericInfrastructureMachine", ns, nil); err == nil {
 				for _, m := range machines {
-					if id, _, _ := unstructured.NestedString(m.Object, "spec", "providerID"); id != "" {
-						continue
-					}
-					id := "e2e://" + m.GetName()
-					if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
-kind: Node
-metadata: {name: %s}
-spec: {providerID: %q}
-`, m.GetName(), id)); err != nil {
-						continue
-					}
-					now := time.Now().UTC().Format(time.RFC3339)
-					if s.kube.mergePatch(ctx, "v1", "Node", "", m.GetName(), fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"e2e","lastHeartbeatTime":%q,"lastTransitionTime":%q}]}}`, now, now), true) != nil {
-						continue
-					}
-					if s.kube.mergePatch(ctx, infraV, "GenericInfrastructureMachine", ns, m.GetName(), fmt.Sprintf(`{"spec":{"providerID":%q}}`, id), false) == nil {
-						_ = s.kube.mergePatch(ctx, infraV, "GenericInfrastructureMachine", ns, m.GetName(), `{"status":{"initialization":{"provisioned":true}}}`, true)
+					if id, _, _ := unstructured.NestedString(m.Object, "spec", "providerID"); id == "" {
+						s.provision(ctx, &m)
 					}
 				}
 			}
 		}
 	}()
 	return f
+}
+
+// writeBootstrapData writes a bootstrap config's data Secret and reports it in its status.
+func (s *scenarios) writeBootstrapData(ctx context.Context, kind string, c *unstructured.Unstructured) {
+	cluster := c.GetLabels()["cluster.x-k8s.io/cluster-name"]
+	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: %s, namespace: %s, labels: {cluster.x-k8s.io/cluster-name: %q}}
+type: cluster.x-k8s.io/secret
+stringData: {value: "#cloud-config", format: cloud-config}
+`, c.GetName(), ns, cluster)); err != nil {
+		return
+	}
+	if kind == "KubeadmConfig" {
+		// What KCP reads from the API server's serving certificate otherwise (through a
+		// port-forward to the static Pod, which needs a kubelet).
+		_ = s.kube.mergePatch(ctx, bootstrapV, kind, ns, c.GetName(),
+			fmt.Sprintf(`{"metadata":{"annotations":{"machine.cluster.x-k8s.io/certificates-expiry":%q}}}`, time.Now().AddDate(1, 0, 0).UTC().Format(time.RFC3339)), false)
+	}
+	_ = s.kube.mergePatch(ctx, bootstrapV, kind, ns, c.GetName(),
+		fmt.Sprintf(`{"status":{"dataSecretName":%q,"initialization":{"dataSecretCreated":true}}}`, c.GetName()), true)
+}
+
+// provision gives an infrastructure machine its Ready Node and provider ID, then reports it
+// provisioned.
+func (s *scenarios) provision(ctx context.Context, m *unstructured.Unstructured) {
+	id := "e2e://" + m.GetName()
+	_, controlPlane := m.GetLabels()["cluster.x-k8s.io/control-plane"]
+	labels, spec := "{}", fmt.Sprintf("{providerID: %q}", id)
+	if controlPlane {
+		labels = `{node-role.kubernetes.io/control-plane: ""}`
+		spec = fmt.Sprintf("{providerID: %q, taints: [{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]}", id)
+	}
+	node := fmt.Sprintf("apiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: %s}\nspec: %s\n", m.GetName(), labels, spec)
+	if _, err := s.kube.apply(ctx, node); err != nil {
+		return
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	if s.kube.mergePatch(ctx, "v1", "Node", "", m.GetName(), fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"e2e","lastHeartbeatTime":%q,"lastTransitionTime":%q}]}}`, now, now), true) != nil {
+		return
+	}
+	if controlPlane && s.kubeadmJoined(ctx, m.GetName()) != nil {
+		return
+	}
+	if s.kube.mergePatch(ctx, infraV, "GenericInfrastructureMachine", ns, m.GetName(), fmt.Sprintf(`{"spec":{"providerID":%q}}`, id), false) == nil {
+		_ = s.kube.mergePatch(ctx, infraV, "GenericInfrastructureMachine", ns, m.GetName(), `{"status":{"initialization":{"provisioned":true}}}`, true)
+	}
 }
 
 func (f *fakeMachines) close() {
@@ -108,7 +138,7 @@ func (f *fakeMachines) close() {
 
 // inplaceDiscovery registers the in-place extension.
 func (s *scenarios) inplaceDiscovery(ctx context.Context) error {
-	want := "can-update-machine-set.inplace,update-machine.inplace"
+	want := "can-update-machine-set.inplace,can-update-machine.inplace,update-machine.inplace"
 	return s.registerExtension(ctx, inplaceExt, s.inplaceURL, want, func(h []string) bool { return strings.Join(h, ",") == want })
 }
 

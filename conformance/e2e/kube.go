@@ -64,9 +64,26 @@ func docs(text string) ([]*unstructured.Unstructured, error) {
 // apply creates every object of a YAML text (retrying while a new kind is not served yet)
 // and returns their names.
 func (k *kube) apply(ctx context.Context, text string) ([]string, error) {
+	return k.applyLabelled(ctx, text, nil)
+}
+
+// applyLabelled is apply with labels added to every object.
+func (k *kube) applyLabelled(ctx context.Context, text string, labels map[string]string) ([]string, error) {
 	objs, err := docs(text)
 	if err != nil {
 		return nil, err
+	}
+	for _, obj := range objs {
+		if len(labels) > 0 {
+			l := obj.GetLabels()
+			if l == nil {
+				l = map[string]string{}
+			}
+			for k, v := range labels {
+				l[k] = v
+			}
+			obj.SetLabels(l)
+		}
 	}
 	var names []string
 	for _, obj := range objs {
@@ -85,8 +102,9 @@ func (k *kube) apply(ctx context.Context, text string) ([]string, error) {
 	return names, nil
 }
 
-// applyFiles creates the objects of every *.yaml file in dir and returns their names.
-func (k *kube) applyFiles(ctx context.Context, dir string) ([]string, error) {
+// applyFiles creates the objects of every *.yaml file in dir, with labels added, and returns
+// their names.
+func (k *kube) applyFiles(ctx context.Context, dir string, labels map[string]string) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		return nil, fmt.Errorf("no *.yaml in %s", dir)
@@ -97,7 +115,7 @@ func (k *kube) applyFiles(ctx context.Context, dir string) ([]string, error) {
 		if err != nil {
 			return names, err
 		}
-		created, err := k.apply(ctx, string(data))
+		created, err := k.applyLabelled(ctx, string(data), labels)
 		if err != nil {
 			return names, fmt.Errorf("%s: %w", f, err)
 		}
@@ -158,8 +176,9 @@ func (k *kube) waitEstablished(ctx context.Context, names []string) error {
 	return nil
 }
 
-// installWebhooks installs CAPI's webhook configurations, pointed at the manager's URL.
-func (k *kube) installWebhooks(ctx context.Context, text, base string, ca []byte) error {
+// installWebhooks installs a manager's webhook configurations, pointed at its URL, each named
+// with prefix (as the release's kustomize build names them: managers share the generated names).
+func (k *kube) installWebhooks(ctx context.Context, text, base string, ca []byte, prefix string) error {
 	objs, err := docs(text)
 	if err != nil {
 		return err
@@ -178,6 +197,7 @@ func (k *kube) installWebhooks(ctx context.Context, text, base string, ca []byte
 			count++
 		}
 		must(unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"))
+		obj.SetName(prefix + obj.GetName())
 		if err := k.c.Create(ctx, obj); err != nil {
 			return fmt.Errorf("webhook configuration %s: %w", obj.GetName(), err)
 		}

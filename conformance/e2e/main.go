@@ -30,8 +30,9 @@ func must(err error) {
 }
 
 type options struct {
-	etcd, apiserver, capi, assets, extension, capiExt, conformanceBin, capiVersion, kustomize, helm, clusterctl, certManagerCRDs string
-	keep                                                                                                                         bool
+	etcd, apiserver, capi, kcp, assets, extension, capiExt, conformanceBin, capiVersion, kustomize, helm, clusterctl, certManagerCRDs string
+	keep                                                                                                                              bool
+	only                                                                                                                              string
 }
 
 func main() {
@@ -39,8 +40,9 @@ func main() {
 	flag.StringVar(&o.etcd, "etcd", "", "etcd binary")
 	flag.StringVar(&o.apiserver, "kube-apiserver", "", "kube-apiserver binary")
 	flag.StringVar(&o.capi, "capi-manager", "", "Cluster API core manager binary")
+	flag.StringVar(&o.kcp, "kcp-manager", "", "KubeadmControlPlane manager binary of the same release (the only caller of CanUpdateMachine)")
 	flag.StringVar(&o.capiVersion, "capi-version", "v1.14.2", "the release of that manager: the extensions target its minor")
-	flag.StringVar(&o.assets, "capi-assets", "", "directory with crds/ and webhooks.yaml of that CAPI release")
+	flag.StringVar(&o.assets, "capi-assets", "", "directory with crds/, webhooks.yaml, kcp-crds/ and kcp-webhooks.yaml of that CAPI release")
 	flag.StringVar(&o.extension, "extension", "", "the example extension binary")
 	flag.StringVar(&o.capiExt, "capi-ext", "", "the capi-ext command (for render)")
 	flag.StringVar(&o.conformanceBin, "conformance", "", "the capi-ext-conformance binary (its lifecycle-extension mode serves the upgrade hooks)")
@@ -49,6 +51,7 @@ func main() {
 	flag.StringVar(&o.clusterctl, "clusterctl", "", "the clusterctl binary (reads what capi-ext generate release writes)")
 	flag.StringVar(&o.certManagerCRDs, "cert-manager-crds", "", "directory with cert-manager's CRDs")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text, and the first (Discovery: it creates the namespace); for working on one scenario")
 	flag.Parse()
 
 	work, err := os.MkdirTemp("", "capi-ext-e2e-")
@@ -136,10 +139,18 @@ func run(o options, work string, ps *processes) error {
 	kube := newKube(fmt.Sprintf("https://127.0.0.1:%d", apiPort), filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
 
 	step("install CAPI's CRDs and the fake provider CRDs")
-	crdNames, err := kube.applyFiles(ctx, filepath.Join(o.assets, "crds"))
+	crdNames, err := kube.applyFiles(ctx, filepath.Join(o.assets, "crds"), nil)
 	if err != nil {
 		return err
 	}
+	// KubeadmControlPlane's and KubeadmConfig's (no kubeadm bootstrap manager runs: the harness
+	// writes the bootstrap data, as it does for the fake bootstrap provider), with the contract
+	// labels their releases' kustomize builds add.
+	kcpCRDs, err := kube.applyFiles(ctx, filepath.Join(o.assets, "kcp-crds"), map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2"})
+	if err != nil {
+		return err
+	}
+	crdNames = append(crdNames, kcpCRDs...)
 	for _, kind := range []string{"GenericInfrastructureClusterTemplate", "GenericInfrastructureCluster", "GenericControlPlaneTemplate", "GenericControlPlane",
 		"GenericInfrastructureMachineTemplate", "GenericInfrastructureMachine", "GenericBootstrapConfigTemplate", "GenericBootstrapConfig",
 		"GenericInfrastructureMachinePoolTemplate", "GenericInfrastructureMachinePool"} {
@@ -177,7 +188,7 @@ func run(o options, work string, ps *processes) error {
 		return err
 	}
 
-	step("start the in-place extension (CanUpdateMachineSet, UpdateMachine)")
+	step("start the in-place extension (CanUpdateMachineSet, CanUpdateMachine, UpdateMachine)")
 	inplacePort, inplaceProbes := freePort(), freePort()
 	inplace := ps.start("inplace-extension", o.conformanceBin, "inplace-extension", "--target="+targetOf(o.capiVersion), "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", inplacePort),
 		"--webhook-cert-dir="+extDir, "--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
@@ -198,14 +209,30 @@ func run(o options, work string, ps *processes) error {
 	}
 	webhooks, err := os.ReadFile(filepath.Join(o.assets, "webhooks.yaml"))
 	must(err)
-	if err := kube.installWebhooks(ctx, string(webhooks), fmt.Sprintf("https://127.0.0.1:%d", webhookPort), p.caPEM); err != nil {
+	if err := kube.installWebhooks(ctx, string(webhooks), fmt.Sprintf("https://127.0.0.1:%d", webhookPort), p.caPEM, "capi-"); err != nil {
+		return err
+	}
+
+	step("start the KubeadmControlPlane manager")
+	kcpWebhookPort, kcpHealth, kcpMetrics := freePort(), freePort(), freePort()
+	kcp := ps.start("kcp-manager", o.kcp, "--kubeconfig="+kubeconfig,
+		"--feature-gates=ClusterTopology=true,InPlaceUpdates=true", fmt.Sprintf("--webhook-port=%d", kcpWebhookPort), "--webhook-cert-dir="+webhookDir,
+		fmt.Sprintf("--health-addr=127.0.0.1:%d", kcpHealth), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", kcpMetrics), "--insecure-diagnostics",
+		"--runtime-extension-client-cert-file="+capiClientCert, "--runtime-extension-client-key-file="+capiClientKey,
+		"--skip-crd-migration-phases=StorageVersionMigration,CleanupManagedFields", "--v=4")
+	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", kcpHealth), 180*time.Second, kcp); err != nil {
+		return err
+	}
+	kcpWebhooks, err := os.ReadFile(filepath.Join(o.assets, "kcp-webhooks.yaml"))
+	must(err)
+	if err := kube.installWebhooks(ctx, string(kcpWebhooks), fmt.Sprintf("https://127.0.0.1:%d", kcpWebhookPort), p.caPEM, "capi-kubeadm-control-plane-"); err != nil {
 		return err
 	}
 
 	minor, _ := strconv.Atoi(strings.Split(targetOf(o.capiVersion), ".")[1])
 	s := &scenarios{minor: minor, kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
-		extLog: ext.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
-		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics),
+		extLog: ext.log, apiPort: apiPort, kcpLog: kcp.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
+		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics), kcpMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", kcpMetrics),
 		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin,
 		capiVersion: o.capiVersion, kustomize: o.kustomize, helm: o.helm, clusterctl: o.clusterctl, certManagerCRDs: o.certManagerCRDs}
 	// Why a scenario does not apply to an older release, by scenario.
@@ -235,11 +262,16 @@ func run(o options, work string, ps *processes) error {
 		{"Chained upgrade v1.35.0 → v1.37.0: GenerateUpgradePlan's steps followed by the control plane and the workers, hooks per step", s.chainedUpgrade},
 		{"diff: capi-ext diff predicts what the manager does with each new version of an extension (nothing, template metadata, the infrastructure cluster, the control plane, a MachineDeployment rollout)", s.diffPredictsCAPI},
 		{"In-place updates: CanUpdateMachineSet accepts a change and UpdateMachine carries it out on the same Machine; a refused change rolls out", s.inPlaceUpdates},
+		{"In-place updates through KubeadmControlPlane: CanUpdateMachine accepts a change and UpdateMachine carries it out on the same control plane Machine; a refused change replaces the Machine", s.kubeadmControlPlaneInPlace},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
 		{"CAPI's runtime SDK metrics count the calls, all answered with HTTP 200", s.capiMetrics},
 		{"Transport: every call of the manager reached the extension itself, over HTTP/2, with HTTP 200", s.transport},
 	} {
 		step(sc.name)
+		if o.only != "" && !strings.Contains(sc.name, o.only) && sc.name != "Discovery: status.handlers from the extension's registrations" {
+			fmt.Printf("  skipped: not named by -only %q\n", o.only)
+			continue
+		}
 		if why := skips[strings.SplitN(sc.name, ":", 2)[0]]; why != "" {
 			fmt.Printf("  skipped on %s: %s\n", o.capiVersion, why)
 			continue

@@ -54,7 +54,7 @@ func (w *warnings) take() []string {
 
 func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 	// cert-manager's CRDs, so that the Certificate and Issuer are admitted.
-	crds, err := s.kube.applyFiles(ctx, s.certManagerCRDs)
+	crds, err := s.kube.applyFiles(ctx, s.certManagerCRDs, nil)
 	if err != nil {
 		return err
 	}

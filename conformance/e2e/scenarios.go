@@ -40,7 +40,7 @@ var exampleHooks = []string{"Discovery", "DiscoverVariables", "BeforeClusterCrea
 // lifecycleHooks and inplaceHooks: the same for the lifecycle and in-place extensions.
 var (
 	lifecycleHooks = append(append([]string{"Discovery"}, upgradeHooks...), "GenerateUpgradePlan")
-	inplaceHooks   = []string{"Discovery", "CanUpdateMachineSet", "UpdateMachine"}
+	inplaceHooks   = []string{"Discovery", "CanUpdateMachineSet", "CanUpdateMachine", "UpdateMachine"}
 )
 
 type scenarios struct {
@@ -50,11 +50,15 @@ type scenarios struct {
 	extLog     string
 	pki        *pki
 	metricsURL string
-	recorded   recorded
-	extBin     string
-	kubeconfig string // the test API server's admin kubeconfig: also the workload cluster's
-	minor      int    // the Cluster API release's minor (behaviour that changed is checked per release)
-	capiLog    string
+	// the KubeadmControlPlane manager's metrics (its runtime client calls CanUpdateMachine)
+	kcpMetricsURL string
+	recorded      recorded
+	extBin        string
+	kubeconfig    string // the test API server's admin kubeconfig: also the workload cluster's
+	apiPort       int    // the test API server's port (a Cluster's control plane endpoint)
+	kcpLog        string // the KubeadmControlPlane manager's log
+	minor         int    // the Cluster API release's minor (behaviour that changed is checked per release)
+	capiLog       string
 	// the lifecycle extension (upgrade hooks, GenerateUpgradePlan)
 	lifecycleURL      string
 	lifecycleLog      string
@@ -558,17 +562,21 @@ func (s *scenarios) beforeClusterDelete(ctx context.Context) error {
 	})
 }
 
+// capiMetrics reads the runtime SDK request counters of both managers (CanUpdateMachine is
+// KubeadmControlPlane's call, every other hook the core manager's).
 func (s *scenarios) capiMetrics(ctx context.Context) error {
-	resp, err := http.Get(s.metricsURL)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
 	var lines []string
-	for _, l := range strings.Split(string(body), "\n") {
-		if strings.HasPrefix(l, "capi_runtime_sdk_requests_total{") {
-			lines = append(lines, l)
+	for _, url := range []string{s.metricsURL, s.kcpMetricsURL} {
+		resp, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		for _, l := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(l, "capi_runtime_sdk_requests_total{") {
+				lines = append(lines, l)
+			}
 		}
 	}
 	// Calls to the extensions that exist to be refused (bad discovery, another client CA) are

@@ -2,8 +2,8 @@
 # Builds etcd, kube-apiserver, the Cluster API core manager, kustomize, helm and clusterctl from the
 # Go module proxy, each in a wrapper module of its own, into a cache outside the repository keyed
 # by version:
-#   $CAPI_EXT_CACHE/e2e/bin/{etcd,kube-apiserver,capi-manager,kustomize,helm,clusterctl}-<version>
-#   $CAPI_EXT_CACHE/e2e/assets/capi-<version>/{crds/*.yaml,webhooks.yaml}
+#   $CAPI_EXT_CACHE/e2e/bin/{etcd,kube-apiserver,capi-manager,kcp-manager,kustomize,helm,clusterctl}-<version>
+#   $CAPI_EXT_CACHE/e2e/assets/capi-<version>/{crds/*.yaml,webhooks.yaml,kcp-crds/*.yaml,kcp-webhooks.yaml}
 #   $CAPI_EXT_CACHE/e2e/assets/cert-manager-<version>/*.yaml (cert-manager's CRDs)
 # A warm cache makes this a no-op. Prints the paths it produced.
 # Usage: build-binaries.sh [<CAPI version>:<kube-apiserver version>:<staging version>]
@@ -104,6 +104,25 @@ build_capi() {
       "$manager_pkg"
     mv "$out.tmp" "$out"
   fi
+  # KubeadmControlPlane's manager (the only caller of CanUpdateMachine), from the same module.
+  local kcp=$BIN/kcp-manager-$CAPI_VERSION
+  if [ ! -x "$kcp" ]; then
+    log "building the KubeadmControlPlane manager $CAPI_VERSION"
+    cd "$SRC/capi-$CAPI_VERSION"
+    go get -tool "sigs.k8s.io/cluster-api/controlplane/kubeadm@$CAPI_VERSION" >&2
+    go build -trimpath -o "$kcp.tmp" \
+      -ldflags "-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$capi_minor" \
+      sigs.k8s.io/cluster-api/controlplane/kubeadm
+    mv "$kcp.tmp" "$kcp"
+  fi
+  if [ ! -f "$assets/kcp-webhooks.yaml" ]; then
+    cd "$SRC/capi-$CAPI_VERSION"
+    local root; root=$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)
+    mkdir -p "$assets/kcp-crds"
+    cp "$root"/controlplane/kubeadm/config/crd/bases/*.yaml "$root"/bootstrap/kubeadm/config/crd/bases/*.yaml "$assets/kcp-crds/"
+    cp "$root"/controlplane/kubeadm/config/webhook/manifests.yaml "$assets/kcp-webhooks.yaml.tmp"
+    mv "$assets/kcp-webhooks.yaml.tmp" "$assets/kcp-webhooks.yaml"
+  fi
   if [ ! -f "$assets/webhooks.yaml" ]; then
     cd "$SRC/capi-$CAPI_VERSION"
     local dir; dir=$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)
@@ -124,6 +143,7 @@ build_apiserver
 echo "ETCD=$BIN/etcd-$ETCD_VERSION"
 echo "KUBE_APISERVER=$BIN/kube-apiserver-$KUBERNETES_VERSION"
 echo "CAPI_MANAGER=$BIN/capi-manager-$CAPI_VERSION"
+echo "KCP_MANAGER=$BIN/kcp-manager-$CAPI_VERSION"
 echo "CAPI_ASSETS=$CACHE/assets/capi-$CAPI_VERSION"
 echo "KUSTOMIZE=$BIN/kustomize-$KUSTOMIZE_VERSION"
 echo "HELM=$BIN/helm-$HELM_VERSION"

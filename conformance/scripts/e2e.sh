@@ -22,7 +22,7 @@ for entry in $CAPI_MATRIX; do
   echo "binaries ready in $(( $(date +%s) - started ))s" >&2
   (
     cd conformance/e2e
-    go run . -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -capi-assets "$CAPI_ASSETS" \
+    go run . -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -kcp-manager "$KCP_MANAGER" -capi-assets "$CAPI_ASSETS" \
       -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
       -conformance "$target_dir/debug/capi-ext-conformance" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" "$@"
   )

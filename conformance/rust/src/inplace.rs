@@ -1,11 +1,15 @@
 //! The in-place extension of the end-to-end run (`capi-ext-conformance inplace-extension`):
-//! CanUpdateMachineSet and UpdateMachine, as an infrastructure provider's in-place updater
-//! would serve them.
+//! CanUpdateMachineSet, CanUpdateMachine and UpdateMachine, as an infrastructure provider's
+//! in-place updater would serve them.
 //!
 //! - CanUpdateMachineSet accepts a change in place when everything that differs between the
 //!   current and the desired templates' `spec.template.spec` lies under [`IN_PLACE_FIELD`]: it
 //!   answers with the patches that turn `current` into `desired` there, which CAPI applies and
 //!   compares. Any other difference gets no patch, so CAPI rolls the MachineSet out.
+//! - CanUpdateMachine (called by KubeadmControlPlane for its Machines) decides the same way on
+//!   the objects themselves: differences of the infrastructure machine's and the bootstrap
+//!   config's `spec` under [`IN_PLACE_FIELD`] are patched, any other refuses (KCP then deletes
+//!   the Machine and creates a new one).
 //! - UpdateMachine holds (Success with retryAfterSeconds) while the desired Machine's
 //!   annotation [`HOLD`] names it, then answers done.
 //!
@@ -34,17 +38,24 @@ fn path(op: &JsonPatchOp) -> &str {
     }
 }
 
-/// The patch from `current` to `desired` when every difference of their `spec.template.spec`
-/// is under [`IN_PLACE_FIELD`] (`Ok(None)`: nothing differs); `Err` lists the other paths.
-fn in_place_patch(current: &Value, desired: &Value) -> Result<Option<Patch>, Vec<String>> {
-    let spec = |v: &Value| v.pointer("/spec/template/spec").cloned();
-    let (from, to) = (spec(current), spec(desired));
-    let mut from_root = json!({});
-    let mut to_root = json!({});
-    from_root["spec"] = json!({"template": {"spec": from.unwrap_or(Value::Null)}});
-    to_root["spec"] = json!({"template": {"spec": to.unwrap_or(Value::Null)}});
-    let ops = diff(&from_root, &to_root);
-    let prefix = format!("/spec/template/spec/{IN_PLACE_FIELD}");
+/// The patch from `current` to `desired` when every difference of the object at `root`
+/// (`/spec/template/spec` of a template, `/spec` of a Machine's object) is under
+/// [`IN_PLACE_FIELD`] (`Ok(None)`: nothing differs); `Err` lists the other paths.
+fn in_place_patch(
+    root: &str,
+    current: &Value,
+    desired: &Value,
+) -> Result<Option<Patch>, Vec<String>> {
+    // The compared part, rebuilt at its own path so the patch applies to the whole object.
+    let at_root = |v: &Value| {
+        let mut out = v.pointer(root).cloned().unwrap_or(Value::Null);
+        for key in root.rsplit('/').filter(|k| !k.is_empty()) {
+            out = json!({ key: out });
+        }
+        out
+    };
+    let ops = diff(&at_root(current), &at_root(desired));
+    let prefix = format!("{root}/{IN_PLACE_FIELD}");
     let refused: Vec<String> = ops
         .iter()
         .map(path)
@@ -57,43 +68,97 @@ fn in_place_patch(current: &Value, desired: &Value) -> Result<Option<Patch>, Vec
     Ok((!ops.is_empty()).then_some(Patch::Json(ops)))
 }
 
-async fn can_update_machine_set(r: CanUpdateMachineSetRequest) -> CanUpdateMachineSetResponse {
-    let mut response = CanUpdateMachineSetResponse::success();
+/// The template patches of one CanUpdateMachineSet or CanUpdateMachine call, by object
+/// (`Err`: the paths that cannot change in place, each prefixed with its object's kind).
+fn in_place_patches<'a>(
+    root: &str,
+    objects: [(&'a str, &Value, &Value); 2],
+) -> Result<[(&'a str, Option<Patch>); 2], Vec<String>> {
     let mut refused = Vec::new();
-    for (kind, current, desired) in [
-        (
-            "infrastructureMachineTemplate",
-            &r.current.infrastructure_machine_template,
-            &r.desired.infrastructure_machine_template,
-        ),
-        (
-            "bootstrapConfigTemplate",
-            &r.current.bootstrap_config_template,
-            &r.desired.bootstrap_config_template,
-        ),
-    ] {
-        match in_place_patch(current, desired) {
-            Ok(None) => {}
-            Ok(Some(patch)) if kind == "infrastructureMachineTemplate" => {
-                response.infrastructure_machine_template_patch = Some(patch)
-            }
-            Ok(Some(patch)) => response.bootstrap_config_template_patch = Some(patch),
+    let mut patches = objects.map(|(kind, _, _)| (kind, None));
+    for (i, (kind, current, desired)) in objects.into_iter().enumerate() {
+        match in_place_patch(root, current, desired) {
+            Ok(patch) => patches[i].1 = patch,
             Err(paths) => refused.extend(paths.into_iter().map(|p| format!("{kind}{p}"))),
         }
     }
-    if !refused.is_empty() {
-        // Without patches CAPI sees the templates still differ and rolls the MachineSet out.
-        response = CanUpdateMachineSetResponse::success();
+    if refused.is_empty() {
+        Ok(patches)
+    } else {
+        Err(refused)
     }
-    let name = |v: &Value| v.pointer("/metadata/name").cloned().unwrap_or_default();
+}
+
+fn name(v: &Value) -> Value {
+    v.pointer("/metadata/name").cloned().unwrap_or_default()
+}
+
+async fn can_update_machine_set(r: CanUpdateMachineSetRequest) -> CanUpdateMachineSetResponse {
+    let mut response = CanUpdateMachineSetResponse::success();
+    let decided = in_place_patches(
+        "/spec/template/spec",
+        [
+            (
+                "infrastructureMachineTemplate",
+                &r.current.infrastructure_machine_template,
+                &r.desired.infrastructure_machine_template,
+            ),
+            (
+                "bootstrapConfigTemplate",
+                &r.current.bootstrap_config_template,
+                &r.desired.bootstrap_config_template,
+            ),
+        ],
+    );
+    // Refused: without patches CAPI sees the templates still differ and rolls the MachineSet out.
+    if let Ok([(_, infrastructure), (_, bootstrap)]) = decided.clone() {
+        response.infrastructure_machine_template_patch = infrastructure;
+        response.bootstrap_config_template_patch = bootstrap;
+    }
     let call = json!({
         "hook": "CanUpdateMachineSet",
         "current": r.current.machine_set.metadata.name,
         "desired": r.desired.machine_set.metadata.name,
         "currentInfrastructureTemplate": name(&r.current.infrastructure_machine_template),
         "desiredInfrastructureTemplate": name(&r.desired.infrastructure_machine_template),
-        "accepted": refused.is_empty(),
-        "refused": refused,
+        "accepted": decided.is_ok(),
+        "refused": decided.err().unwrap_or_default(),
+    });
+    tracing::info!(call = %call, "in-place hook called");
+    response
+}
+
+async fn can_update_machine(r: CanUpdateMachineRequest) -> CanUpdateMachineResponse {
+    let mut response = CanUpdateMachineResponse::success();
+    let decided = in_place_patches(
+        "/spec",
+        [
+            (
+                "infrastructureMachine",
+                &r.current.infrastructure_machine,
+                &r.desired.infrastructure_machine,
+            ),
+            (
+                "bootstrapConfig",
+                &r.current.bootstrap_config,
+                &r.desired.bootstrap_config,
+            ),
+        ],
+    );
+    // Refused: without patches KCP sees the objects still differ, deletes the Machine and
+    // creates a new one.
+    if let Ok([(_, infrastructure), (_, bootstrap)]) = decided.clone() {
+        response.infrastructure_machine_patch = infrastructure;
+        response.bootstrap_config_patch = bootstrap;
+    }
+    let call = json!({
+        "hook": "CanUpdateMachine",
+        "machine": r.current.machine.metadata.name,
+        "current": name(&r.current.infrastructure_machine),
+        "desired": name(&r.desired.infrastructure_machine),
+        "inPlace": r.desired.infrastructure_machine.pointer(&format!("/spec/{IN_PLACE_FIELD}")),
+        "accepted": decided.is_ok(),
+        "refused": decided.err().unwrap_or_default(),
     });
     tracing::info!(call = %call, "in-place hook called");
     response
@@ -134,6 +199,11 @@ pub fn extension() -> ExtensionBuilder {
             can_update_machine_set,
         ))
         .handler(Registration::new(
+            CanUpdateMachine,
+            "can-update-machine",
+            can_update_machine,
+        ))
+        .handler(Registration::new(
             UpdateMachine,
             "update-machine",
             update_machine,
@@ -153,6 +223,7 @@ mod tests {
     fn accepts_changes_under_the_in_place_field_only() {
         let current = template(json!({"flavor": "small", "inPlace": {"motd": "one"}}));
         let patch = in_place_patch(
+            "/spec/template/spec",
             &current,
             &template(json!({"flavor": "small", "inPlace": {"motd": "two"}})),
         )
@@ -162,14 +233,44 @@ mod tests {
             patch,
             Patch::json().replace("/spec/template/spec/inPlace/motd", "two")
         );
-        assert_eq!(in_place_patch(&current, &current), Ok(None));
+        assert_eq!(
+            in_place_patch("/spec/template/spec", &current, &current),
+            Ok(None)
+        );
         assert_eq!(
             in_place_patch(
+                "/spec/template/spec",
                 &current,
                 &template(json!({"flavor": "large", "inPlace": {"motd": "two"}}))
             ),
             Err(vec!["/spec/template/spec/flavor".to_owned()])
         );
+    }
+
+    #[tokio::test]
+    async fn can_update_machine_patches_the_in_place_field_of_the_objects_only() {
+        let machine = |spec: Value| {
+            json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2",
+            "kind": "GenericInfrastructureMachine", "metadata": {"name": "m"}, "spec": spec})
+        };
+        let mut request = CanUpdateMachineRequest::new();
+        request.current.infrastructure_machine = machine(
+            json!({"flavor": "small", "providerID": "e2e://m", "inPlace": {"motd": "one"}}),
+        );
+        request.desired.infrastructure_machine = machine(
+            json!({"flavor": "small", "providerID": "e2e://m", "inPlace": {"motd": "two"}}),
+        );
+        let answer = can_update_machine(request.clone()).await;
+        assert_eq!(
+            answer.infrastructure_machine_patch,
+            Some(Patch::json().replace("/spec/inPlace/motd", "two"))
+        );
+        assert_eq!(answer.bootstrap_config_patch, None);
+
+        request.desired.infrastructure_machine["spec"]["flavor"] = json!("large");
+        let answer = can_update_machine(request).await;
+        assert_eq!(answer.infrastructure_machine_patch, None);
+        assert_eq!(answer.status, ResponseStatus::Success);
     }
 
     #[tokio::test]
