@@ -29,6 +29,10 @@ const (
 	kcpLabel   = "cluster.x-k8s.io/control-plane-name"
 	// KCP's webhook refuses a rollout without surge below three replicas.
 	kcpReplicas = 3
+	// The etcd of the KubeadmControlPlane and of the kubeadm-config ConfigMap: external, so KCP
+	// neither checks etcd Pods nor dials etcd members (nothing listens there).
+	externalEtcd = `{external: {endpoints: ["https://127.0.0.1:2379"], caFile: /etc/kubernetes/pki/etcd/ca.crt, ` +
+		`certFile: /etc/kubernetes/pki/apiserver-etcd-client.crt, keyFile: /etc/kubernetes/pki/apiserver-etcd-client.key}}`
 )
 
 // kcpMachines returns the Machines of the KubeadmControlPlane.
@@ -68,13 +72,7 @@ data:
     apiVersion: kubeadm.k8s.io/v1beta4
     kind: ClusterConfiguration
     kubernetesVersion: v1.34.0
-    etcd:
-      external:
-        endpoints: ["https://127.0.0.1:2379"]
-        caFile: /etc/kubernetes/pki/etcd/ca.crt
-        certFile: /etc/kubernetes/pki/apiserver-etcd-client.crt
-        keyFile: /etc/kubernetes/pki/apiserver-etcd-client.key
-`)
+    etcd: `+externalEtcd+"\n")
 	return err
 }
 
@@ -125,12 +123,7 @@ spec:
       infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: GenericInfrastructureMachineTemplate, name: kcp-1}
   kubeadmConfigSpec:
     clusterConfiguration:
-      etcd:
-        external:
-          endpoints: ["https://127.0.0.1:2379"]
-          caFile: /etc/kubernetes/pki/etcd/ca.crt
-          certFile: /etc/kubernetes/pki/apiserver-etcd-client.crt
-          keyFile: /etc/kubernetes/pki/apiserver-etcd-client.key
+      etcd: %[12]s
 ---
 apiVersion: %[9]s
 kind: Cluster
@@ -139,7 +132,7 @@ spec:
   controlPlaneEndpoint: {host: 127.0.0.1, port: %[10]d}
   infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: GenericInfrastructureCluster, name: %[1]s}
   controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: %[1]s}
-`, kcpCluster, ns, base64.StdEncoding.EncodeToString(s.pki.caPEM), read(cert), read(key), read(s.kubeconfig), infraV, cpV, clusterV, s.apiPort, kcpReplicas)); err != nil {
+`, kcpCluster, ns, base64.StdEncoding.EncodeToString(s.pki.caPEM), read(cert), read(key), read(s.kubeconfig), infraV, cpV, clusterV, s.apiPort, kcpReplicas, externalEtcd)); err != nil {
 		return err
 	}
 	// CAPI's cluster cache (and so KCP's) connects once the infrastructure is provisioned.

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -113,7 +114,6 @@ func run(o options, work string, ps *processes) error {
 
 	etcdPort, peerPort, apiPort := freePort(), freePort(), freePort()
 	extPort, extProbes := freePort(), freePort()
-	webhookPort, capiHealth, capiMetrics := freePort(), freePort(), freePort()
 	plain := httpClient(nil, "", "")
 
 	step("start etcd")
@@ -197,35 +197,16 @@ func run(o options, work string, ps *processes) error {
 		return err
 	}
 
-	step("start the Cluster API core manager")
 	kubeconfig := writeKubeconfig(work, apiPort, filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
-	capi := ps.start("capi-manager", o.capi, "--kubeconfig="+kubeconfig,
-		"--feature-gates=ClusterTopology=true,RuntimeSDK=true,InPlaceUpdates=true", fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-dir="+webhookDir,
-		fmt.Sprintf("--health-addr=127.0.0.1:%d", capiHealth), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", capiMetrics), "--insecure-diagnostics",
-		"--runtime-extension-client-cert-file="+capiClientCert, "--runtime-extension-client-key-file="+capiClientKey,
-		"--skip-crd-migration-phases=StorageVersionMigration,CleanupManagedFields", "--v=4")
-	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", capiHealth), 180*time.Second, capi); err != nil {
+	mgr := managerSetup{kubeconfig: kubeconfig, webhookDir: webhookDir, clientCert: capiClientCert, clientKey: capiClientKey, ca: p.caPEM, kube: kube, ps: ps, plain: plain}
+	step("start the Cluster API core manager")
+	capi, capiMetrics, err := mgr.start(ctx, "capi-manager", o.capi, "ClusterTopology=true,RuntimeSDK=true,InPlaceUpdates=true", filepath.Join(o.assets, "webhooks.yaml"), "capi-")
+	if err != nil {
 		return err
 	}
-	webhooks, err := os.ReadFile(filepath.Join(o.assets, "webhooks.yaml"))
-	must(err)
-	if err := kube.installWebhooks(ctx, string(webhooks), fmt.Sprintf("https://127.0.0.1:%d", webhookPort), p.caPEM, "capi-"); err != nil {
-		return err
-	}
-
 	step("start the KubeadmControlPlane manager")
-	kcpWebhookPort, kcpHealth, kcpMetrics := freePort(), freePort(), freePort()
-	kcp := ps.start("kcp-manager", o.kcp, "--kubeconfig="+kubeconfig,
-		"--feature-gates=ClusterTopology=true,InPlaceUpdates=true", fmt.Sprintf("--webhook-port=%d", kcpWebhookPort), "--webhook-cert-dir="+webhookDir,
-		fmt.Sprintf("--health-addr=127.0.0.1:%d", kcpHealth), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", kcpMetrics), "--insecure-diagnostics",
-		"--runtime-extension-client-cert-file="+capiClientCert, "--runtime-extension-client-key-file="+capiClientKey,
-		"--skip-crd-migration-phases=StorageVersionMigration,CleanupManagedFields", "--v=4")
-	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", kcpHealth), 180*time.Second, kcp); err != nil {
-		return err
-	}
-	kcpWebhooks, err := os.ReadFile(filepath.Join(o.assets, "kcp-webhooks.yaml"))
-	must(err)
-	if err := kube.installWebhooks(ctx, string(kcpWebhooks), fmt.Sprintf("https://127.0.0.1:%d", kcpWebhookPort), p.caPEM, "capi-kubeadm-control-plane-"); err != nil {
+	kcp, kcpMetrics, err := mgr.start(ctx, "kcp-manager", o.kcp, "ClusterTopology=true,InPlaceUpdates=true", filepath.Join(o.assets, "kcp-webhooks.yaml"), "capi-kubeadm-control-plane-")
+	if err != nil {
 		return err
 	}
 
@@ -342,4 +323,32 @@ func countCalls(logPath string) map[string]int {
 		out[a.Span.Hook]++
 	}
 	return out
+}
+
+// managerSetup is what the CAPI managers of a run share: the test API server, the webhook
+// serving certificate, the client certificate they present to extensions.
+type managerSetup struct {
+	kubeconfig, webhookDir, clientCert, clientKey string
+	ca                                            []byte
+	kube                                          *kube
+	ps                                            *processes
+	plain                                         *http.Client
+}
+
+// start runs one manager (its feature gates, the runtime-extension client certificate, its
+// webhooks on a port of its own, installed with their names prefixed as its release's kustomize
+// build names them) and waits until it is ready; it returns the process and its metrics port.
+func (m managerSetup) start(ctx context.Context, name, bin, gates, webhooksFile, prefix string) (*process, int, error) {
+	webhookPort, health, metrics := freePort(), freePort(), freePort()
+	proc := m.ps.start(name, bin, "--kubeconfig="+m.kubeconfig,
+		"--feature-gates="+gates, fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-dir="+m.webhookDir,
+		fmt.Sprintf("--health-addr=127.0.0.1:%d", health), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", metrics), "--insecure-diagnostics",
+		"--runtime-extension-client-cert-file="+m.clientCert, "--runtime-extension-client-key-file="+m.clientKey,
+		"--skip-crd-migration-phases=StorageVersionMigration,CleanupManagedFields", "--v=4")
+	if err := waitHTTP(m.plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), 180*time.Second, proc); err != nil {
+		return nil, 0, err
+	}
+	webhooks, err := os.ReadFile(webhooksFile)
+	must(err)
+	return proc, metrics, m.kube.installWebhooks(ctx, string(webhooks), fmt.Sprintf("https://127.0.0.1:%d", webhookPort), m.ca, prefix)
 }
