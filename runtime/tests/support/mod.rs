@@ -286,11 +286,22 @@ enum Sender {
 pub enum Outcome {
     /// Answered with this status.
     Answered(u16),
-    /// Never sent: the connection was closing or closed (GOAWAY); safe to retry elsewhere, as
-    /// Go's HTTP/2 client retries.
+    /// Never sent, or sent above the last stream a graceful GOAWAY let through (so never
+    /// processed): safe to retry elsewhere, as Go's HTTP/2 client retries.
     NotSent,
     /// Sent, then failed: a lost request.
     Failed(String),
+}
+
+/// Whether the server's graceful GOAWAY (NO_ERROR) named a last stream below this one: the
+/// server never processed it (RFC 9113 §6.8), and Go's HTTP/2 client, CAPI's, retries it on a new
+/// connection. A stream the server accepted and then dropped is an error of another kind.
+fn unprocessed_by_go_away(e: &hyper::Error) -> bool {
+    std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref::<h2::Error>())
+        .is_some_and(|h2| {
+            h2.is_go_away() && h2.is_remote() && h2.reason() == Some(h2::Reason::NO_ERROR)
+        })
 }
 
 /// A kept connection; `closed` ends when the connection does.
@@ -329,7 +340,14 @@ impl Connection {
             }
             Err(mut e) => match e.take_message() {
                 Some(_) => Outcome::NotSent,
-                None => Outcome::Failed(e.into_error().to_string()),
+                None => {
+                    let e = e.into_error();
+                    if unprocessed_by_go_away(&e) {
+                        Outcome::NotSent
+                    } else {
+                        Outcome::Failed(format!("{e} ({:?})", std::error::Error::source(&e)))
+                    }
+                }
             },
         }
     }
