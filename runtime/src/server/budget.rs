@@ -3,7 +3,9 @@
 //! charge until its answer is built. A request that does not fit waits (up to the body read
 //! timeout) for others to finish; one that could never fit is refused at once. The default
 //! budget is half the container's memory limit (its cgroup), so a burst of large GeneratePatches
-//! requests cannot take the process past the limit of its Deployment.
+//! requests cannot take the process past the limit of its Deployment (with the large ones
+//! served on one thread, [`super::lane`], so that freed memory is reused rather than kept by
+//! each worker's allocator arena).
 
 use crate::error::RequestError;
 use std::path::Path;

@@ -15,6 +15,7 @@
 mod admin;
 mod budget;
 mod connection;
+mod lane;
 mod logging;
 mod metrics;
 mod options;
@@ -422,6 +423,14 @@ fn json_response(status: StatusCode, body: Vec<u8>) -> Response<Full<Bytes>> {
         .expect("valid response")
 }
 
+/// The body length a request declares (`Content-Length`).
+fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
+    headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+}
+
 /// Reads a POST body within the size limit and the read timeout, once the memory budget has
 /// room for it; the charge is kept until the request is answered.
 async fn read_body(
@@ -435,11 +444,7 @@ async fn read_body(
         });
     }
     let limit = options.max_request_body_bytes;
-    let declared = req
-        .headers()
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let declared = declared_length(req.headers());
     if declared.is_some_and(|len| len > limit as u64) {
         return Err(RequestError::PayloadTooLarge { limit });
     }
@@ -509,25 +514,38 @@ async fn handle(
         .as_ref()
         .map(|_| otel::Tracer::arrived(req.headers()));
     let span = tracing::info_span!("request", hook = tracing::field::Empty, handler = tracing::field::Empty, cluster = tracing::field::Empty, %path);
-    let reply = async {
-        match read_body(options, &shared.budget, req).await {
-            Ok((body, _charge)) => {
-                let reply = shared
-                    .extension
-                    .dispatch(&path, query.as_deref(), &body)
-                    .await;
-                if let Some(dir) = &options.record_requests_dir
-                    && reply.status != StatusCode::NOT_FOUND
-                    && let Err(e) = record::record(dir, reply.hook, &reply.handler, &body).await
-                {
-                    tracing::warn!(dir = %dir.display(), error = %e, "cannot record the request");
+    let declared = declared_length(req.headers());
+    let work = {
+        let (shared, path) = (shared.clone(), path.clone());
+        async move {
+            let options = &shared.options;
+            match read_body(options, &shared.budget, req).await {
+                Ok((body, _charge)) => {
+                    let reply = shared
+                        .extension
+                        .dispatch(&path, query.as_deref(), &body)
+                        .await;
+                    if let Some(dir) = &options.record_requests_dir
+                        && reply.status != StatusCode::NOT_FOUND
+                        && let Err(e) =
+                            record::record(dir, reply.hook, &reply.handler, &body).await
+                    {
+                        tracing::warn!(dir = %dir.display(), error = %e, "cannot record the request");
+                    }
+                    reply
                 }
-                reply
+                Err(err) => Reply::error(err, None, ""),
             }
-            Err(err) => Reply::error(err, None, ""),
         }
-    }
-    .instrument(span.clone())
+        .instrument(span.clone())
+    };
+    let reply = lane::run(declared, work, || {
+        Reply::error(
+            RequestError::Internal("the request's task ended without an answer".into()),
+            None,
+            "",
+        )
+    })
     .await;
     let Reply {
         status,
