@@ -18,21 +18,17 @@ use std::sync::OnceLock;
 /// Requests whose body declares at least this many bytes take the lane.
 pub(crate) const LARGE_BODY: u64 = 1 << 20;
 
-/// The lane's runtime, started on the first large request.
-fn runtime() -> &'static tokio::runtime::Handle {
-    static LANE: OnceLock<tokio::runtime::Handle> = OnceLock::new();
+/// The lane's runtime, started on the first large request: one worker thread (a runtime of the
+/// multi-threaded kind, so that handlers may still use `tokio::task::block_in_place`).
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static LANE: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     LANE.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
             .enable_all()
             .thread_name("capi-ext-large-requests")
             .build()
-            .expect("the large-request runtime starts");
-        let handle = runtime.handle().clone();
-        std::thread::Builder::new()
-            .name("capi-ext-large-requests".into())
-            .spawn(move || runtime.block_on(std::future::pending::<()>()))
-            .expect("the large-request thread starts");
-        handle
+            .expect("the large-request runtime starts")
     })
 }
 
