@@ -91,7 +91,7 @@ enum Node {
 pub fn render(template: &str, data: &Value) -> Result<String, String> {
     let mut pieces = split(template)?;
     pieces.reverse();
-    let (nodes, end) = parse_nodes(&mut pieces)?;
+    let (nodes, end) = parse_nodes(&mut pieces, 0)?;
     if let Some(end) = end {
         return Err(format!("unexpected {{{{{end}}}}}"));
     }
@@ -268,8 +268,25 @@ fn split(template: &str) -> Result<Vec<Piece>, String> {
     Ok(pieces)
 }
 
+/// How deep parentheses and `if`/`range`/`with` blocks (an `else if` counting as one more) may
+/// nest. Go's parser stops at 10,000; render parses recursively and stops far earlier, before the
+/// stack of a worker thread would (found by fuzzing: a few thousand `(` overflowed it).
+const MAX_DEPTH: usize = 100;
+
+fn deeper(depth: usize) -> Result<usize, String> {
+    if depth >= MAX_DEPTH {
+        return Err(format!(
+            "the template nests more than {MAX_DEPTH} levels deep (parentheses, `if`, `range`, `with`, `else if`): render does not parse deeper"
+        ));
+    }
+    Ok(depth + 1)
+}
+
 /// Parses until `end`/`else`; returns the nodes and the keyword that stopped it.
-fn parse_nodes(pieces: &mut Vec<Piece>) -> Result<(Vec<Node>, Option<String>), String> {
+fn parse_nodes(
+    pieces: &mut Vec<Piece>,
+    depth: usize,
+) -> Result<(Vec<Node>, Option<String>), String> {
     let mut nodes = Vec::new();
     while let Some(piece) = pieces.pop() {
         let action = match piece {
@@ -287,7 +304,7 @@ fn parse_nodes(pieces: &mut Vec<Piece>) -> Result<(Vec<Node>, Option<String>), S
             "else" => return Ok((nodes, Some(action.clone()))),
             "if" | "range" | "with" => {
                 let pipeline = parse_pipeline(rest)?;
-                nodes.push(parse_block(keyword, pipeline, pieces)?);
+                nodes.push(parse_block(keyword, pipeline, pieces, deeper(depth)?)?);
             }
             "define" | "template" | "block" | "break" | "continue" => {
                 return Err(format!("`{keyword}` actions are not supported by render"));
@@ -298,12 +315,17 @@ fn parse_nodes(pieces: &mut Vec<Piece>) -> Result<(Vec<Node>, Option<String>), S
     Ok((nodes, None))
 }
 
-fn parse_block(keyword: &str, pipeline: Pipeline, pieces: &mut Vec<Piece>) -> Result<Node, String> {
-    let (body, stop) = parse_nodes(pieces)?;
+fn parse_block(
+    keyword: &str,
+    pipeline: Pipeline,
+    pieces: &mut Vec<Piece>,
+    depth: usize,
+) -> Result<Node, String> {
+    let (body, stop) = parse_nodes(pieces, depth)?;
     let else_nodes = match stop.as_deref() {
         Some("end") => Vec::new(),
         Some("else") => {
-            let (nodes, stop) = parse_nodes(pieces)?;
+            let (nodes, stop) = parse_nodes(pieces, depth)?;
             if stop.as_deref() != Some("end") {
                 return Err(format!("`{keyword}` without `end`"));
             }
@@ -311,7 +333,7 @@ fn parse_block(keyword: &str, pipeline: Pipeline, pieces: &mut Vec<Piece>) -> Re
         }
         Some(other) if other.starts_with("else if ") && keyword == "if" => {
             let nested = parse_pipeline(&other["else if ".len()..])?;
-            vec![parse_block("if", nested, pieces)?]
+            vec![parse_block("if", nested, pieces, deeper(depth)?)?]
         }
         _ => return Err(format!("`{keyword}` without `end`")),
     };
@@ -325,7 +347,7 @@ fn parse_block(keyword: &str, pipeline: Pipeline, pieces: &mut Vec<Piece>) -> Re
 fn parse_pipeline(text: &str) -> Result<Pipeline, String> {
     let tokens = tokenize(text)?;
     let mut position = 0;
-    let pipeline = pipeline_from(&tokens, &mut position)?;
+    let pipeline = pipeline_from(&tokens, &mut position, 0)?;
     if position != tokens.len() {
         return Err(format!("unexpected `{}` in `{text}`", tokens[position]));
     }
@@ -335,7 +357,11 @@ fn parse_pipeline(text: &str) -> Result<Pipeline, String> {
     Ok(pipeline)
 }
 
-fn pipeline_from(tokens: &[String], position: &mut usize) -> Result<Pipeline, String> {
+fn pipeline_from(
+    tokens: &[String],
+    position: &mut usize,
+    depth: usize,
+) -> Result<Pipeline, String> {
     let mut pipeline = vec![Vec::new()];
     while *position < tokens.len() {
         let token = &tokens[*position];
@@ -350,7 +376,7 @@ fn pipeline_from(tokens: &[String], position: &mut usize) -> Result<Pipeline, St
                 break;
             }
             "(" => {
-                let inner = pipeline_from(tokens, position)?;
+                let inner = pipeline_from(tokens, position, deeper(depth)?)?;
                 if tokens.get(*position).map(String::as_str) != Some(")") {
                     return Err("unclosed `(`".into());
                 }
@@ -912,6 +938,49 @@ mod tests {
             );
         }
         assert_eq!(render("{{ (.a) }}", &data).unwrap(), "x");
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/go_template.rs`): thousands of `(` or of nested
+    /// blocks overflowed the stack. The inputs AFL++ saved are replayed as they are, on a thread
+    /// with a worker's 2 MiB stack.
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let data = json!({"a": "x", "net": {"mtu": 1500.0}});
+                let deep = [
+                    format!("{{{{ if gt{} }}}}", "(".repeat(5000)),
+                    format!("{{{{ {}.a{} }}}}", "(".repeat(101), ")".repeat(101)),
+                    "{{ with .net }}".repeat(5000),
+                    format!(
+                        "{{{{ if .a }}}}{}{{{{ end }}}}",
+                        "{{ else if .a }}".repeat(200)
+                    ),
+                ];
+                for template in &deep {
+                    let err = render(template, &data).unwrap_err();
+                    assert!(err.contains("nests more than 100 levels"), "{err}");
+                }
+                for crash in [
+                    &include_bytes!("go_template_crashes/stack-overflow-0.txt")[..],
+                    include_bytes!("go_template_crashes/stack-overflow-1.txt"),
+                    include_bytes!("go_template_crashes/stack-overflow-2.txt"),
+                ] {
+                    let _ = render(&String::from_utf8_lossy(crash), &data);
+                }
+                // Within the limit, nesting still works.
+                let ok = format!("{{{{ {}.a{} }}}}", "(".repeat(99), ")".repeat(99));
+                assert_eq!(render(&ok, &data).unwrap(), "x");
+                let chain = format!(
+                    "{{{{ if not .a }}}}{}{{{{ else }}}}y{{{{ end }}}}",
+                    "{{ else if not .a }}".repeat(50)
+                );
+                assert_eq!(render(&chain, &data).unwrap(), "y");
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]
