@@ -11,8 +11,9 @@
 //!   Success, and GeneratePatches adding one label patch per item.
 //! - `capi-ext-conformance lifecycle-extension [--target 1.N] [server flags]`: the upgrade hooks and
 //!   GenerateUpgradePlan for the end-to-end run (see [`lifecycle`]).
-//! - `capi-ext-conformance inplace-extension [--target 1.N] [server flags]`: CanUpdateMachineSet
-//!   and UpdateMachine for the end-to-end run's in-place updates (see [`inplace`]).
+//! - `capi-ext-conformance inplace-extension [--target 1.N] [server flags]`: CanUpdateMachineSet,
+//!   CanUpdateMachine and UpdateMachine for the end-to-end run's in-place updates (see
+//!   [`inplace`]).
 //! - `capi-ext-conformance topology-extension --variant NAME [server flags]`: one of the
 //!   successive versions of a topology extension the end-to-end proof of `capi-ext diff`
 //!   deploys (see [`versions`]).
