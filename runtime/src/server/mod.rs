@@ -431,12 +431,14 @@ fn declared_length(headers: &http::HeaderMap) -> Option<u64> {
         .and_then(|v| v.parse::<u64>().ok())
 }
 
-/// Reads a POST body within the size limit and the read timeout, once the memory budget has
-/// room for it; the charge is kept until the request is answered.
+/// Reads a POST body (of `declared` length, when it says) within the size limit and the read
+/// timeout, once the memory budget has room for it; the charge is kept until the request is
+/// answered.
 async fn read_body(
     options: &ServerOptions,
     budget: &budget::Budget,
     req: Request<Incoming>,
+    declared: Option<u64>,
 ) -> Result<(Vec<u8>, budget::Charge), RequestError> {
     if req.method() != http::Method::POST {
         return Err(RequestError::MethodNotAllowed {
@@ -444,7 +446,6 @@ async fn read_body(
         });
     }
     let limit = options.max_request_body_bytes;
-    let declared = declared_length(req.headers());
     if declared.is_some_and(|len| len > limit as u64) {
         return Err(RequestError::PayloadTooLarge { limit });
     }
@@ -519,7 +520,7 @@ async fn handle(
         let (shared, path) = (shared.clone(), path.clone());
         async move {
             let options = &shared.options;
-            match read_body(options, &shared.budget, req).await {
+            match read_body(options, &shared.budget, req, declared).await {
                 Ok((body, _charge)) => {
                     let reply = shared
                         .extension
