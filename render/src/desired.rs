@@ -5,6 +5,7 @@
 use super::RenderError;
 use super::change::Role;
 use super::object::{get, map_value, merge_maps, set, string, string_map};
+use capi_ext::CapiVersion;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -29,10 +30,13 @@ pub(crate) struct Blueprint {
     pub machine_pools: BTreeMap<String, WorkerClass>,
 }
 
-/// A template the class references.
+/// A template the class references or gives inline.
 #[derive(Clone)]
 pub(crate) struct Template {
     pub object: Value,
+    /// Given inline in the class (Cluster API 1.15): nothing was cloned from a stored template,
+    /// so the objects made from it carry no `cloned-from` annotations.
+    pub inline: bool,
 }
 
 /// A MachineDeployment or MachinePool class.
@@ -77,15 +81,51 @@ fn key(object: &Value) -> String {
     )
 }
 
+/// The first Cluster API release whose ClusterClass may give a template inline.
+pub(crate) const INLINE_TEMPLATES: CapiVersion = CapiVersion::new(1, 15);
+
+/// The template a class field names: `templateRef` looked up among `templates`, or, from
+/// Cluster API 1.15, an inline `template` (only `apiVersion` and `kind`: CAPI's `getTemplate`
+/// makes it an object of that kind with nothing else, which the patches then fill, `/spec`
+/// included).
 fn lookup(
     templates: &[Value],
     class: &Value,
     namespace: &str,
-    field: &[&str],
+    holder: &[&str],
+    capi_version: CapiVersion,
 ) -> Result<Template, RenderError> {
-    let field_name = field.join(".");
-    let reference = get(class, field)
-        .ok_or_else(|| input(format!("{}: {field_name} is missing", key(class))))?;
+    let path = |leaf: &'static str| -> Vec<&str> { [holder, &[leaf]].concat() };
+    let field_name = |leaf: &'static str| path(leaf).join(".");
+    let reference = get(class, &path("templateRef"));
+    let inline = get(class, &path("template"));
+    let reference = match (reference, inline) {
+        (Some(_), Some(_)) => {
+            return Err(input(format!(
+                "{}: both {} and {} are set; keep one (Cluster API rejects a ClusterClass with both)",
+                key(class),
+                field_name("templateRef"),
+                field_name("template")
+            )));
+        }
+        (None, Some(inline)) => {
+            return inline_template(class, inline, &field_name("template"), capi_version);
+        }
+        (Some(reference), None) => reference,
+        (None, None) => {
+            return Err(input(format!(
+                "{}: {} is missing{}",
+                key(class),
+                field_name("templateRef"),
+                if capi_version >= INLINE_TEMPLATES {
+                    format!(" (or, inline, {})", field_name("template"))
+                } else {
+                    String::new()
+                }
+            )));
+        }
+    };
+    let field_name = field_name("templateRef");
     let kind = string(reference, &["kind"]);
     let name = string(reference, &["name"]);
     let api_version = string(reference, &["apiVersion"]);
@@ -106,7 +146,37 @@ fn lookup(
     if string(&object, &["metadata", "namespace"]).is_empty() {
         set(&mut object, &["metadata", "namespace"], json!(namespace));
     }
-    Ok(Template { object })
+    Ok(Template {
+        object,
+        inline: false,
+    })
+}
+
+fn inline_template(
+    class: &Value,
+    inline: &Value,
+    field_name: &str,
+    capi_version: CapiVersion,
+) -> Result<Template, RenderError> {
+    if capi_version < INLINE_TEMPLATES {
+        return Err(input(format!(
+            "{}: {field_name} gives the template inline, which Cluster API {INLINE_TEMPLATES} introduced; this render plays Cluster API {capi_version}, whose ClusterClass needs a templateRef (pass --capi-version {INLINE_TEMPLATES} if the management cluster runs it)",
+            key(class)
+        )));
+    }
+    let api_version = string(inline, &["apiVersion"]);
+    let kind = string(inline, &["kind"]);
+    if api_version.is_empty() || kind.is_empty() {
+        return Err(input(format!(
+            "{}: {field_name} needs both apiVersion and kind (it has {})",
+            key(class),
+            serde_json::to_string(inline).unwrap_or_default()
+        )));
+    }
+    Ok(Template {
+        object: json!({"apiVersion": api_version, "kind": kind}),
+        inline: true,
+    })
 }
 
 fn worker_classes(
@@ -114,6 +184,7 @@ fn worker_classes(
     templates: &[Value],
     namespace: &str,
     list: &str,
+    capi_version: CapiVersion,
 ) -> Result<BTreeMap<String, WorkerClass>, RenderError> {
     let mut classes = BTreeMap::new();
     let entries = get(class, &["spec", "workers", list])
@@ -128,20 +199,15 @@ fn worker_classes(
             templates,
             &wrapper,
             namespace,
-            &["spec", "workers", list, &index, "bootstrap", "templateRef"],
+            &["spec", "workers", list, &index, "bootstrap"],
+            capi_version,
         )?;
         let infrastructure = lookup(
             templates,
             &wrapper,
             namespace,
-            &[
-                "spec",
-                "workers",
-                list,
-                &index,
-                "infrastructure",
-                "templateRef",
-            ],
+            &["spec", "workers", list, &index, "infrastructure"],
+            capi_version,
         )?;
         classes.insert(
             name,
@@ -157,27 +223,22 @@ fn worker_classes(
 }
 
 impl Blueprint {
-    pub(crate) fn resolve(class: &Value, templates: &[Value]) -> Result<Self, RenderError> {
+    /// The class with each template it names; `capi_version` decides whether inline templates
+    /// are allowed.
+    pub(crate) fn resolve(
+        class: &Value,
+        templates: &[Value],
+        capi_version: CapiVersion,
+    ) -> Result<Self, RenderError> {
         let namespace = string(class, &["metadata", "namespace"]).to_string();
-        let control_plane_machine = match get(
-            class,
-            &[
-                "spec",
-                "controlPlane",
-                "machineInfrastructure",
-                "templateRef",
-            ],
-        ) {
+        let machine = ["spec", "controlPlane", "machineInfrastructure"];
+        let control_plane_machine = match get(class, &machine) {
             Some(_) => Some(lookup(
                 templates,
                 class,
                 &namespace,
-                &[
-                    "spec",
-                    "controlPlane",
-                    "machineInfrastructure",
-                    "templateRef",
-                ],
+                &machine,
+                capi_version,
             )?),
             None => None,
         };
@@ -186,13 +247,15 @@ impl Blueprint {
                 templates,
                 class,
                 &namespace,
-                &["spec", "infrastructure", "templateRef"],
+                &["spec", "infrastructure"],
+                capi_version,
             )?,
             control_plane: lookup(
                 templates,
                 class,
                 &namespace,
-                &["spec", "controlPlane", "templateRef"],
+                &["spec", "controlPlane"],
+                capi_version,
             )?,
             control_plane_machine,
             machine_deployments: worker_classes(
@@ -200,8 +263,15 @@ impl Blueprint {
                 templates,
                 &namespace,
                 "machineDeployments",
+                capi_version,
             )?,
-            machine_pools: worker_classes(class, templates, &namespace, "machinePools")?,
+            machine_pools: worker_classes(
+                class,
+                templates,
+                &namespace,
+                "machinePools",
+                capi_version,
+            )?,
             class: class.clone(),
         })
     }
@@ -331,6 +401,19 @@ fn cluster_owner(cluster: &Value) -> Value {
     json!([owner])
 }
 
+/// The `cloned-from` annotations naming the stored template an object was made from (none for an
+/// inline template: how Cluster API 1.15 annotates those is unproven here).
+fn cloned_from(template: &Template, annotations: &mut BTreeMap<String, String>) {
+    if template.inline {
+        return;
+    }
+    annotations.insert(
+        CLONED_FROM_NAME.into(),
+        string(&template.object, &["metadata", "name"]).into(),
+    );
+    annotations.insert(CLONED_FROM_GROUP_KIND.into(), group_kind(&template.object));
+}
+
 /// `external.GenerateTemplate` + `templateToObject`: an object from `spec.template`, owned by
 /// the Cluster when CAPI passes it an owner (the MachinePool's objects; not the infrastructure
 /// cluster or the control plane, which other controllers own).
@@ -348,11 +431,7 @@ fn template_to_object(
     let cluster_name = string(cluster, &["metadata", "name"]);
     let mut all_annotations = string_map(&object, &["metadata", "annotations"]);
     all_annotations.extend(annotations);
-    all_annotations.insert(
-        CLONED_FROM_NAME.into(),
-        string(&template.object, &["metadata", "name"]).into(),
-    );
-    all_annotations.insert(CLONED_FROM_GROUP_KIND.into(), group_kind(&template.object));
+    cloned_from(template, &mut all_annotations);
     let mut all_labels = string_map(&object, &["metadata", "labels"]);
     all_labels.extend(labels);
     all_labels.insert(CLUSTER_NAME_LABEL.into(), cluster_name.into());
@@ -422,11 +501,7 @@ fn template_to_template(
         labels.insert(k.into(), v.into());
     }
     let mut annotations = clean_annotations(string_map(&copy, &["metadata", "annotations"]));
-    annotations.insert(
-        CLONED_FROM_NAME.into(),
-        string(&template.object, &["metadata", "name"]).into(),
-    );
-    annotations.insert(CLONED_FROM_GROUP_KIND.into(), group_kind(&template.object));
+    cloned_from(template, &mut annotations);
     set(&mut copy, &["metadata", "labels"], map_value(&labels));
     set(
         &mut copy,

@@ -602,12 +602,12 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     default_and_validate(&mut input.cluster, &rendered.definitions)?;
     rendered.cluster = input.cluster.clone();
 
-    let blueprint = Blueprint::resolve(&input.cluster_class, &input.templates)?;
+    let capi_version = input.capi_version.unwrap_or(capi_ext::CapiVersion::DEFAULT);
+    let blueprint = Blueprint::resolve(&input.cluster_class, &input.templates, capi_version)?;
     let mut desired = Desired::compute(&blueprint, &input.cluster, &input.templates)?;
     rendered.unpatched = desired.objects();
     rendered.roles = desired.roles();
 
-    let capi_version = input.capi_version.unwrap_or(capi_ext::CapiVersion::DEFAULT);
     let mut request = build_request(
         &blueprint,
         &desired,
