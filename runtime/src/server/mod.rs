@@ -63,9 +63,18 @@ pub enum ServeError {
     Tls(#[from] TlsError),
 }
 
-/// HTTP/2 flow-control windows: room for many large requests in flight at once.
-const H2_CONNECTION_WINDOW: u32 = 32 << 20;
-const H2_STREAM_WINDOW: u32 = 4 << 20;
+/// HTTP/2 streams open at once on one connection (Go's client, CAPI's, opens another connection
+/// past it).
+const H2_MAX_STREAMS: u32 = 64;
+/// HTTP/2 flow-control window of each stream.
+const H2_STREAM_WINDOW: u32 = 512 << 10;
+/// HTTP/2 flow-control window of a connection: room for every stream's window at once. A request
+/// waiting for the memory budget does not read its body, so its stream holds up to its window
+/// of unread data; were the connection's window smaller than all of them, the waiting streams
+/// would take all of it and starve the one request the budget lets in (every stream of the
+/// connection stuck until the body read timeout). This is also the most a connection's waiting
+/// requests hold outside the budget.
+const H2_CONNECTION_WINDOW: u32 = H2_MAX_STREAMS * H2_STREAM_WINDOW;
 
 struct Shared {
     extension: Extension,
@@ -327,9 +336,7 @@ impl BoundServer {
         builder
             .http2()
             .timer(TokioTimer::new())
-            .max_concurrent_streams(250)
-            // CAPI multiplexes up to 50 concurrent GeneratePatches calls (MiBs each) on one
-            // connection; hyper's 1 MiB windows would make them wait for WINDOW_UPDATEs.
+            .max_concurrent_streams(H2_MAX_STREAMS)
             .initial_connection_window_size(H2_CONNECTION_WINDOW)
             .initial_stream_window_size(H2_STREAM_WINDOW)
             .keep_alive_interval((!keepalive.is_zero()).then_some(keepalive))
