@@ -110,6 +110,32 @@ impl FromStr for CapiVersion {
 mod tests {
     use super::*;
 
+    /// The releases the conformance suite runs (`CAPI_MATRIX` of conformance/versions.env),
+    /// newest first.
+    fn proven_releases() -> Vec<CapiVersion> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/versions.env");
+        let text = std::fs::read_to_string(path).expect("conformance/versions.env");
+        let matrix = text
+            .lines()
+            .find_map(|l| l.strip_prefix("CAPI_MATRIX="))
+            .expect("CAPI_MATRIX in conformance/versions.env");
+        matrix
+            .trim_matches('"')
+            .split_whitespace()
+            .map(|entry| entry.split(':').next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_proven_range_is_the_conformance_matrix() {
+        let releases = proven_releases();
+        assert_eq!(
+            (releases.first().copied(), releases.last().copied()),
+            (Some(CapiVersion::DEFAULT), Some(CapiVersion::OLDEST_PROVEN)),
+            "conformance/versions.env's CAPI_MATRIX runs {releases:?}: move CapiVersion::DEFAULT to its newest entry and OLDEST_PROVEN to its oldest"
+        );
+    }
+
     #[test]
     fn parses_common_spellings() {
         for (text, want) in [
