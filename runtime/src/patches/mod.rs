@@ -11,4 +11,4 @@ mod template;
 
 pub use selector::{HOLDER_FIELD_PATHS, Part, Selector};
 pub use set::{NamedPatch, PatchContext, PatchError, PatchSet};
-pub use template::{EditError, Template, diff};
+pub use template::{EditError, MAX_POINTER_DEPTH, Template, diff};

@@ -33,6 +33,11 @@ pub struct Template {
     object: Value,
 }
 
+/// The deepest pointer an edit accepts: the nesting serde_json reads (the template came in
+/// through it, and an answer nested deeper could not be read back by the same decoder).
+/// Deeper edits would build objects whose drop and encoding recurse past the stack.
+pub const MAX_POINTER_DEPTH: usize = 128;
+
 /// Splits a JSON pointer into unescaped tokens (RFC 6901).
 fn tokens(pointer: &str) -> Result<Vec<String>, EditError> {
     if pointer.is_empty() {
@@ -44,6 +49,15 @@ fn tokens(pointer: &str) -> Result<Vec<String>, EditError> {
             reason: "a JSON pointer starts with `/` (e.g. /spec/template/spec)".into(),
         });
     };
+    let depth = pointer.bytes().filter(|b| *b == b'/').count();
+    if depth > MAX_POINTER_DEPTH {
+        return Err(EditError {
+            pointer: pointer.chars().take(80).chain("…".chars()).collect(),
+            reason: format!(
+                "{depth} levels deep; an edit goes at most {MAX_POINTER_DEPTH} levels into a template (the nesting a JSON document may have to be read back)"
+            ),
+        });
+    }
     Ok(rest
         .split('/')
         .map(|t| t.replace("~1", "/").replace("~0", "~"))
@@ -321,6 +335,36 @@ fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<Jso
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/patch_template.rs`): a pointer of 32,000 levels made
+    /// `set` build objects that deep, whose drop overflowed the stack. The saved input is
+    /// replayed as the fuzz target reads it, on a thread with a 2 MiB stack (tokio's default).
+    #[test]
+    fn pointers_deeper_than_the_limit_are_errors_not_a_stack_overflow() {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let input = include_str!("template_crashes/deep-pointer.txt");
+                let (pointer, _) = input.split_once('\n').unwrap_or((input, "{}"));
+                let mut t = Template::new(json!({}));
+                let err = t.set(pointer, json!({})).unwrap_err();
+                assert!(
+                    err.reason
+                        .contains("levels deep; an edit goes at most 128 levels"),
+                    "{err}"
+                );
+                assert!(t.push(pointer, 1).is_err());
+                assert_eq!(t.object(), &json!({}));
+
+                let deepest = "/a".repeat(MAX_POINTER_DEPTH);
+                t.set(&deepest, 1).unwrap();
+                assert_eq!(t.get(&deepest), Some(&json!(1)));
+                assert!(t.set(&format!("{deepest}/b"), 1).is_err());
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
 
     /// Found by fuzzing (`fuzz/fuzz_targets/patch_template.rs`): `set` took `01` and `00` as
     /// list indexes, which `get` (a JSON pointer) does not, so a value set could not be read.
