@@ -232,15 +232,18 @@ impl Blueprint {
     ) -> Result<Self, RenderError> {
         let namespace = string(class, &["metadata", "namespace"]).to_string();
         let machine = ["spec", "controlPlane", "machineInfrastructure"];
-        let control_plane_machine = match get(class, &machine) {
-            Some(_) => Some(lookup(
+        // As before inline templates: a machineInfrastructure that names no template is none.
+        let given = |leaf: &str| get(class, &[&machine[..], &[leaf]].concat()).is_some();
+        let control_plane_machine = if given("templateRef") || given("template") {
+            Some(lookup(
                 templates,
                 class,
                 &namespace,
                 &machine,
                 capi_version,
-            )?),
-            None => None,
+            )?)
+        } else {
+            None
         };
         Ok(Blueprint {
             infrastructure_cluster: lookup(
