@@ -523,11 +523,20 @@ fn check_kinds(input: &Input) -> Result<(), RenderError> {
         }
     }
     let cluster = &input.cluster;
-    if get(cluster, &["spec", "topology"]).is_none() {
-        return Err(RenderError::Input(format!(
-            "Cluster {}: spec.topology is missing; only a Cluster with a topology uses a ClusterClass",
-            string(cluster, &["metadata", "name"])
-        )));
+    match get(cluster, &["spec", "topology"]) {
+        None => {
+            return Err(RenderError::Input(format!(
+                "Cluster {}: spec.topology is missing; only a Cluster with a topology uses a ClusterClass",
+                string(cluster, &["metadata", "name"])
+            )));
+        }
+        Some(topology) if !topology.is_object() => {
+            return Err(RenderError::Input(format!(
+                "Cluster {}: spec.topology is {topology}, not an object (check the indentation of the fields below it)",
+                string(cluster, &["metadata", "name"])
+            )));
+        }
+        Some(_) => {}
     }
     let namespace = string(cluster, &["metadata", "namespace"]);
     let class_ref = string(cluster, &["spec", "topology", "classRef", "name"]);
