@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing with AFL++ through cargo-afl (stable Rust, crates.io only): builds the
 # targets of fuzz/, seeds each from testdata/ and the examples, runs each for FUZZ_SECONDS
-# (default 60), and reports executions, corpus size and crashes per target. Exit 1 when a target
+# (default 60), and reports seconds fuzzed (all runs so far with FUZZ_RESUME=1), executions, corpus
+# size and crashes per target. Exit 1 when a target
 # crashed: the inputs are in fuzz/target/afl/<target>/default/crashes; replay one with
 #   fuzz/target/release/<target> < that-file
 # and turn it into a regression test next to the code it broke.
-# FUZZ_TARGETS="go_template render_input" picks targets.
+# FUZZ_TARGETS="go_template render_input" picks targets. FUZZ_RESUME=1 continues each target
+# from the corpus its last run left in fuzz/target/afl/<target> (AFL++'s `-i -`), so campaigns
+# add up; without it each run starts again from the seeds.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
@@ -54,9 +57,14 @@ for i, t in enumerate(sorted(templates)):
 for i, variable in enumerate(json.load(open(f"{root}/testdata/schema/variables.json"))):
     schema = variable.get("schema", {}).get("openAPIV3Schema", {})
     write("variable_values", f"v{i}", json.dumps(schema) + "\n" + json.dumps(schema.get("default")))
-# render_input: the render inputs in the repository.
+# render_input: the render inputs in the repository, each file alone and each project's
+# Cluster, ClusterClass and templates together (a whole render).
 for i, path in enumerate(sorted(glob.glob(f"{root}/examples/*/render/*.yaml") + glob.glob(f"{root}/testdata/projects/*/render/*.yaml"))):
     write("render_input", f"y{i}", open(path, "rb").read())
+for i, project in enumerate(sorted(glob.glob(f"{root}/examples/*/render") + glob.glob(f"{root}/testdata/projects/*/render"))):
+    parts = [f"{project}/{f}.yaml" for f in ("cluster", "clusterclass", "templates")]
+    if all(os.path.exists(p) for p in parts):
+        write("render_input", f"whole{i}", "\n---\n".join(open(p).read() for p in parts))
 # generate_source: the Rust sources of the golden projects and the example.
 for i, path in enumerate(sorted(glob.glob(f"{root}/testdata/projects/*/src/**/*.rs", recursive=True) + glob.glob(f"{root}/examples/quickstart/src/*.rs") + [f"{root}/testdata/schema/variables.rs"])):
     write("generate_source", f"s{i}", open(path, "rb").read())
@@ -67,13 +75,18 @@ crashed=()
 printf '%-16s %8s %12s %8s %8s\n' target seconds executions corpus crashes
 for target in $targets; do
   out="$work/$target"
-  rm -rf "$out"
-  cargo afl fuzz -V "$seconds" -i "$work/seeds/$target" -o "$out" "target/release/$target" >"$work/$target.log" 2>&1 || {
+  input="$work/seeds/$target"
+  if [ "${FUZZ_RESUME:-0}" = 1 ] && [ -d "$out/default/queue" ]; then
+    input=-
+  else
+    rm -rf "$out"
+  fi
+  cargo afl fuzz -V "$seconds" -i "$input" -o "$out" "target/release/$target" >"$work/$target.log" 2>&1 || {
     echo "afl-fuzz failed for $target:" >&2; tail -20 "$work/$target.log" >&2; exit 2; }
   stats="$out/default/fuzzer_stats"
   stat() { sed -n "s/^$1 *: *//p" "$stats"; }
   crashes=$(stat saved_crashes)
-  printf '%-16s %8s %12s %8s %8s\n' "$target" "$seconds" "$(stat execs_done)" "$(stat corpus_count)" "$crashes"
+  printf '%-16s %8s %12s %8s %8s\n' "$target" "$(stat run_time)" "$(stat execs_done)" "$(stat corpus_count)" "$crashes"
   [ "${crashes:-0}" -eq 0 ] || crashed+=("$target: $out/default/crashes")
 done
 if [ ${#crashed[@]} -gt 0 ]; then
