@@ -36,6 +36,14 @@ pub struct Template {
 /// The deepest pointer an edit accepts: the nesting serde_json reads (the template came in
 /// through it, and an answer nested deeper could not be read back by the same decoder).
 /// Deeper edits would build objects whose drop and encoding recurse past the stack.
+///
+/// ```
+/// use capi_ext::patches::{MAX_POINTER_DEPTH, Template};
+///
+/// let mut t = Template::new(serde_json::json!({}));
+/// assert!(t.set(&"/a".repeat(MAX_POINTER_DEPTH), 1).is_ok());
+/// assert!(t.set(&"/a".repeat(MAX_POINTER_DEPTH + 1), 1).is_err());
+/// ```
 pub const MAX_POINTER_DEPTH: usize = 128;
 
 /// Splits a JSON pointer into unescaped tokens (RFC 6901).
