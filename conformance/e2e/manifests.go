@@ -197,6 +197,9 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 	if err := s.clusterctlReads(project, name, objs); err != nil {
 		return err
 	}
+	if err := s.tracingOn(ctx, c, w, project, name, namespace.GetName()); err != nil {
+		return fmt.Errorf("tracing turned on: %w", err)
+	}
 	fmt.Printf("  kustomize build: %d objects admitted with no warning (%s); a Pod from the Deployment passes Pod Security restricted, a privileged one does not\n", len(objs), strings.Join(kinds, ", "))
 	fmt.Printf("  helm: the chart lints; helm template renders the same %d objects (the Namespace aside), admitted with no warning in %s\n", len(charted), helmNS.GetName())
 	return nil
@@ -255,6 +258,92 @@ func (s *scenarios) clusterctlReads(project, name string, kustomized []*unstruct
 		return fmt.Errorf("clusterctl and the release of capi-ext generate release:\n  %s", strings.Join(problems, "\n  "))
 	}
 	fmt.Printf("  clusterctl generate provider --runtime-extension %s:%s read the release: the %d objects of the kustomize build, labelled %s, image %s\n", name, version, len(objs), label, image)
+	return nil
+}
+
+// tracingOn turns tracing on as the scaffold says (the two commented lines of
+// config/default/kustomization.yaml uncommented; the chart's tracing.otlpEndpoint set): both
+// render the same objects, the Deployment exports to the Collector, the NetworkPolicy lets the
+// export out (DNS and the Collector's port), and the changed objects are admitted with no warning.
+func (s *scenarios) tracingOn(ctx context.Context, c client.Client, w *warnings, project, name, namespace string) error {
+	const endpoint = "http://otel-collector.observability:4318"
+	path := filepath.Join(project, "config", "default", "kustomization.yaml")
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	commented := "# components:\n#   - ../tracing\n"
+	if !strings.Contains(string(text), commented) {
+		return fmt.Errorf("%s has no commented `components: [../tracing]` to uncomment:\n%s", path, text)
+	}
+	uncommented := strings.Replace(string(text), commented, "components:\n  - ../tracing\n", 1)
+	if err := os.WriteFile(path, []byte(uncommented), 0o644); err != nil {
+		return err
+	}
+	built, err := output(s.kustomize, "build", filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	objs, err := docs(built)
+	if err != nil {
+		return err
+	}
+	rendered, err := output(s.helm, "template", name, filepath.Join(project, "chart"), "--namespace", namespace, "--set", "tracing.otlpEndpoint="+endpoint)
+	if err != nil {
+		return err
+	}
+	charted, err := docs(rendered)
+	if err != nil {
+		return err
+	}
+	if err := sameObjects(objs, charted); err != nil {
+		return fmt.Errorf("helm template (tracing.otlpEndpoint set) and kustomize build (tracing component) differ: %w", err)
+	}
+	var problems []string
+	seen := map[string]bool{}
+	for _, obj := range objs {
+		switch obj.GetKind() {
+		case "Deployment":
+			containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+			for _, container := range containers {
+				env, _, _ := unstructured.NestedSlice(container.(map[string]any), "env")
+				for _, e := range env {
+					if e := e.(map[string]any); e["name"] == "OTEL_EXPORTER_OTLP_ENDPOINT" {
+						seen["endpoint"] = e["value"] == endpoint
+					}
+				}
+			}
+		case "NetworkPolicy":
+			egress, _, _ := unstructured.NestedSlice(obj.Object, "spec", "egress")
+			for _, rule := range egress {
+				ports, _, _ := unstructured.NestedSlice(rule.(map[string]any), "ports")
+				for _, port := range ports {
+					port := port.(map[string]any)
+					seen[fmt.Sprintf("%v/%v", port["protocol"], port["port"])] = true
+				}
+			}
+		default:
+			continue
+		}
+		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("capi-ext-e2e"), client.ForceOwnership); err != nil {
+			problems = append(problems, fmt.Sprintf("%s %s: %v", obj.GetKind(), obj.GetName(), err))
+		}
+		for _, warning := range w.take() {
+			problems = append(problems, fmt.Sprintf("%s %s: warning: %s", obj.GetKind(), obj.GetName(), warning))
+		}
+	}
+	if !seen["endpoint"] {
+		problems = append(problems, "the Deployment does not export to "+endpoint+" (OTEL_EXPORTER_OTLP_ENDPOINT)")
+	}
+	for _, port := range []string{"UDP/53", "TCP/53", "TCP/4318"} {
+		if !seen[port] {
+			problems = append(problems, "the NetworkPolicy does not let "+port+" out")
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "\n  "))
+	}
+	fmt.Printf("  tracing on (config/tracing; chart tracing.otlpEndpoint): the same %d objects, OTEL_EXPORTER_OTLP_ENDPOINT set, egress to DNS and TCP/4318, admitted with no warning\n", len(objs))
 	return nil
 }
 

@@ -44,6 +44,7 @@ templates!(
     "project/config/certmanager/issuer.yaml.hbs",
     "project/config/certmanager/certificate.yaml.hbs",
     "project/config/extension/kustomization.yaml.hbs",
+    "project/config/tracing/kustomization.yaml.hbs",
     "project/config/extension/extensionconfig.yaml.hbs",
     "project/config/extension/patch-entry.yaml.hbs",
     "project/config/extension/clusterclass-patch.yaml.hbs",

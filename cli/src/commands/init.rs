@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 /// Start a new extension project: Cargo project, handlers with tests, Dockerfile, Makefile, CI
 /// workflow, kustomize manifests (Deployment, Service, PodDisruptionBudget, NetworkPolicy,
-/// cert-manager certificate, ExtensionConfig) and docs.
+/// cert-manager certificate, ExtensionConfig, a component turning OpenTelemetry traces on) and
+/// docs.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Directory to create the project in (default: the current directory).

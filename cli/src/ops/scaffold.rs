@@ -72,6 +72,10 @@ pub const PROJECT_FILES: &[(&str, &str)] = &[
         "config/extension/kustomization.yaml",
         "project/config/extension/kustomization.yaml.hbs",
     ),
+    (
+        "config/tracing/kustomization.yaml",
+        "project/config/tracing/kustomization.yaml.hbs",
+    ),
 ];
 
 /// The values the project templates are rendered with, for a project as `meta` describes it,
