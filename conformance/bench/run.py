@@ -5,8 +5,9 @@ results/<timestamp>/report.md (tables with ratios) and raw.json. Run with `make 
 
 Benchmarks, not tests: nothing here fails on a slow number; the report says which goals are met.
 Both servers run on this machine, one after the other, alternating which goes first each round.
-BENCH_DURATION (5s) and BENCH_ROUNDS (2) set the load; BENCH_PHASES=serving,codec,tooling,builds
-selects phases, and BENCH_REUSE=<stamp> takes the others from an earlier run's raw.json.
+BENCH_DURATION (5s) and BENCH_ROUNDS (2) set the load; BENCH_PHASES=serving,codec,profile,tooling,builds
+selects phases (profile needs `perf`, Debian's linux-perf: the server's CPU above its codec, from
+the samples of the server itself, in each round), and BENCH_REUSE=<stamp> takes the others from an earlier run's raw.json.
 """
 import json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -154,6 +155,24 @@ def codec():
             "rust_dispatch_us": criterion_mean_ns(crit / "dispatch/new/estimates.json") / 1e3, "go_codec_us": go_ns / 1e3}
 
 
+def profile(bins, certs):
+    """The server's CPU above its codec, read from `perf record` samples of the server under the
+    50-client GeneratePatches load (server_profile.py), once per round: a share of one process's
+    samples, so it does not move with the machine's speed as two separate timings do."""
+    if not shutil.which("perf"):
+        log("profile: no perf (Debian: linux-perf); the server's CPU above its codec is judged against criterion's codec only")
+        return None
+    sys.modules.setdefault("run", sys.modules[__name__])  # server_profile imports this module as run
+    import server_profile
+    rounds = []
+    for rnd in range(ROUNDS):
+        m = server_profile.measure(bins, certs, OUT)
+        m["overhead"] = server_profile.overhead(m["counts"])
+        log(f"profile: round {rnd + 1}: the server's CPU above its codec {100 * m['overhead']:.1f}% ({sum(m['counts'].values())} samples)")
+        rounds.append(m)
+    return rounds
+
+
 CONTROLLER_GEN = "v0.21.0"
 
 
@@ -229,7 +248,7 @@ def ratio(a, b):
     return a / b if b else float("nan")
 
 
-def report(serv, cod, tool, bld):
+def report(serv, cod, tool, bld, prof):
     load = [r for r in serv if "rps" in r]
     procs = [r for r in serv if "ready_ms" in r]
     lines = [f"# Benchmarks {STAMP}", "", f"One machine ({os.cpu_count()} CPUs), {ROUNDS} alternating rounds of {DURATION} per scenario; TLS, same certificates, same load generator (Go, as CAPI's client).",
@@ -260,7 +279,9 @@ def report(serv, cod, tool, bld):
     bcc_ratio = min(ratio(a["per_cpu"], b["per_cpu"]) for a, b in bcc)
     p99_ratio = max(ratio(a["p99"], b["p99"]) for a, b in gp + bcc)
     cpu_per_req_us = statistics.mean(1e3 * a["cpu_per_1000"] for a, _ in [summary[("generatepatches", "h2", 50)]])
-    overhead = cpu_per_req_us / cod["rust_codec_us"] - 1
+    criterion_overhead = cpu_per_req_us / cod["rust_codec_us"] - 1
+    profiled = [r["overhead"] for r in prof] if prof else []
+    overhead = statistics.median(profiled) if profiled else criterion_overhead
     h2_rss_ratio = ratio(gp_peak[("rust", "h2")], gp_peak[("go", "h2")])
     mib = lambda kib: f"{kib / 1024:.1f} MiB"  # noqa: E731
     lines += ["", "## Process", "", "| | capi-ext | Go | ratio |", "|---|---|---|---|",
@@ -274,14 +295,17 @@ def report(serv, cod, tool, bld):
               "", "## Codec (in process, same ~215 KiB GeneratePatches payload, 50 items)", "", "| | capi-ext | Go | ratio |", "|---|---|---|---|",
               f"| decode → handle → encode | {cod['rust_codec_us']:.0f} µs | {cod['go_codec_us']:.0f} µs | {ratio(cod['rust_codec_us'], cod['go_codec_us']):.2f} |",
               f"| capi-ext dispatch (codec + task, no socket) | {cod['rust_dispatch_us']:.0f} µs | | |",
-              f"| server CPU per request under load (h2, 50 clients) | {cpu_per_req_us:.0f} µs | | overhead above the codec: {overhead * 100:.0f}% |",
+              f"| server CPU per request under load (h2, 50 clients) | {cpu_per_req_us:.0f} µs | | {criterion_overhead * 100:.0f}% above criterion's codec |",
+              f"| the server's CPU above its own codec under that load (perf samples: all but decode, handler, encode over those; {len(profiled)} rounds) | "
+              + (f"{overhead * 100:.0f}% (rounds: {', '.join(f'{100 * o:.1f}%' for o in profiled)})" if profiled else "not measured (no perf)") + " | | |",
+              "", "Criterion times the codec alone on an otherwise idle CPU, the server shares both CPUs with the load generator, so their ratio moves with the machine from run to run; the profile compares the codec with the rest inside the one server process, under the load.",
               "", "## Goals", "", "| Goal | Measured | Met |", "|---|---|---|"]
     goals = [("≥ 3× requests per CPU-second on GeneratePatches (worst scenario)", f"{gp_ratio:.2f}×", gp_ratio >= 3),
              ("≥ 1.5× requests per CPU-second on BeforeClusterCreate (worst scenario)", f"{bcc_ratio:.2f}×", bcc_ratio >= 1.5),
              ("p99 ≤ 0.5× (worst scenario)", f"{p99_ratio:.2f}×", p99_ratio <= 0.5),
              ("peak RSS under 50-client GeneratePatches (HTTP/2) ≤ 0.5×", f"{h2_rss_ratio:.2f}×", h2_rss_ratio <= 0.5),
              ("start to first Discovery ≤ 10 ms", f"{ready['rust']:.1f} ms", ready["rust"] <= 10),
-             ("server CPU ≤ 30% above decode → handle → encode", f"{overhead * 100:.0f}%", overhead <= 0.3),
+             (f"server CPU ≤ 30% above decode → handle → encode ({'in-server profile' if profiled else 'against criterion'})", f"{overhead * 100:.0f}%", overhead <= 0.3),
              ("`generate manifests` ≤ 50 ms (100 handlers, 50 structs)", f"{tool['capi_ext_generate_ms']:.1f} ms", tool["capi_ext_generate_ms"] <= 50)]
     lines += [f"| {g} | {m} | {'yes' if ok else 'no'} |" for g, m, ok in goals]
     lines += ["", "## Latency distributions", "", "Each request's latency at each percentile (median of the rounds), capi-ext against CAPI's Go server; solid HTTP/2, dashed HTTP/1.1.", ""]
@@ -319,18 +343,18 @@ def main():
     bins = build()
     certs = OUT / "certs"
     sh([bins["cli"], "certs", "--out", str(certs)])
-    phases = os.environ.get("BENCH_PHASES", "serving,codec,tooling,builds").split(",")
+    phases = os.environ.get("BENCH_PHASES", "serving,codec,profile,tooling,builds").split(",")
     reuse = os.environ.get("BENCH_REUSE")
     if reuse:
         previous = json.loads((ROOT / "results" / reuse / "raw.json").read_text())
-        raw.update({k: v for k, v in previous.items() if k in ("serving", "codec", "tooling", "builds") and k not in phases})
+        raw.update({k: v for k, v in previous.items() if k in ("serving", "codec", "profile", "tooling", "builds") and k not in phases})
         raw["reused_from"] = reuse
-    for phase, run in [("serving", lambda: serving(bins, str(certs))), ("codec", codec), ("tooling", lambda: tooling(bins)), ("builds", lambda: builds(bins))]:
+    for phase, run in [("serving", lambda: serving(bins, str(certs))), ("codec", codec), ("profile", lambda: profile(bins, certs)), ("tooling", lambda: tooling(bins)), ("builds", lambda: builds(bins))]:
         if phase not in phases:
             continue
         raw[phase] = run()
         (OUT / "raw.json").write_text(json.dumps(raw, indent=2) + "\n")
-    text = report(raw["serving"], raw["codec"], raw["tooling"], raw["builds"])
+    text = report(raw["serving"], raw["codec"], raw["tooling"], raw["builds"], raw.get("profile"))
     (OUT / "report.md").write_text(text)
     latency_plots(raw["serving"], OUT)
     shutil.rmtree(OUT / "bin", ignore_errors=True)
