@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens first-run conformance roundtrip differential otel e2e fuzz bench bench-compare bench-profile soak fmt
+.PHONY: demo test lint unit goldens first-run conformance roundtrip differential otel e2e fuzz bench bench-compare bench-profile bench-musl soak fmt
 
 ## The main job: build and start the example extension with fresh dev certificates, call it.
 demo:
@@ -60,6 +60,12 @@ bench-compare:
 ## Writes results/profile-<timestamp>/profile.md. Needs perf (Debian: linux-perf).
 bench-profile:
 	python3 conformance/bench/server_profile.py
+
+## The shipped image's libc (not a test): the bench server built for glibc and for static musl by
+## Debian's compiler (installed with apt when missing), side by side under the serving scenarios;
+## writes results/musl-<timestamp>/report.md.
+bench-musl:
+	python3 conformance/bench/musl.py
 
 ## Soak (not a test): 10 minutes at 50 concurrent mixed hooks over HTTP/2, the certificate
 ## rotated every minute; writes results/soak-<timestamp>/report.md with RSS and p99 plots (SVG).

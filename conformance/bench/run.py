@@ -85,8 +85,9 @@ def build():
 
 
 def server_command(kind, bins, certs, port):
-    if kind == "rust":
-        return [str(bins["rust"]), "bench-server", "--webhook-host", "127.0.0.1", "--webhook-port", str(port), "--webhook-cert-dir", certs,
+    """`kind` names a binary of `bins`: "go" is CAPI's Go server, any other a build of capi-ext's."""
+    if kind != "go":
+        return [str(bins[kind]), "bench-server", "--webhook-host", "127.0.0.1", "--webhook-port", str(port), "--webhook-cert-dir", certs,
                 "--metrics-bind-address", "0", "--health-probe-bind-address", "0"]
     return [str(bins["go"]), "--webhook-port", str(port), "--webhook-cert-dir", certs]
 
@@ -116,12 +117,12 @@ def stop(pid):
     os.kill(pid, signal.SIGKILL)
 
 
-def serving(bins, certs):
+def serving(bins, certs, kinds=("rust", "go")):
     scenarios = [(hook, body, proto, c) for hook, body in [("beforeclustercreate/before-cluster-create", SMALL), ("generatepatches/generate-patches", PAYLOAD)]
                  for proto in ["h2", "h1"] for c in [1, 50]]
     results = []
     for rnd in range(ROUNDS):
-        order = ["rust", "go"] if rnd % 2 == 0 else ["go", "rust"]
+        order = list(kinds) if rnd % 2 == 0 else list(reversed(kinds))
         for kind in order:
             port = free_port()
             pid, base, ready_ms, floor_ms = start_server(kind, bins, certs, port)
@@ -135,7 +136,7 @@ def serving(bins, certs):
                 r = json.loads(out.stdout)
                 r.update(server=kind, round=rnd + 1, hook=hook.split("/")[0], proto=proto, clients=c, cpu_s=cpu_seconds(pid) - before, peak_rss_kib=peak_rss_kib(pid))
                 results.append(r)
-                log(f"  {kind:4} {r['hook']:19} {proto} c={c:2}: {r['rps']:8.0f} req/s p99 {r['p99_ms']:7.2f} ms peak RSS {r['peak_rss_kib'] / 1024:5.1f} MiB errors {r['errors']}")
+                log(f"  {kind:5} {r['hook']:19} {proto} c={c:2}: {r['rps']:8.0f} req/s p99 {r['p99_ms']:7.2f} ms peak RSS {r['peak_rss_kib'] / 1024:5.1f} MiB errors {r['errors']}")
             stop(pid)
             results.append({"server": kind, "round": rnd + 1, "ready_ms": ready_ms, "ready_floor_ms": floor_ms, "idle_rss_kib": idle})
     return results
