@@ -2,10 +2,11 @@
 # Coverage-guided fuzzing with AFL++ through cargo-afl (stable Rust, crates.io only): builds the
 # targets of fuzz/, seeds each from testdata/ and the examples, runs each for FUZZ_SECONDS
 # (default 60), and reports seconds fuzzed (all runs so far with FUZZ_RESUME=1), executions, corpus
-# size and crashes per target. Exit 1 when a target
-# crashed: the inputs are in fuzz/target/afl/<target>/default/crashes; replay one with
+# size and crashes per target. Exit 1 when a target has crashes: the inputs are in
+# fuzz/target/afl/<target>/default/crashes; replay one with
 #   fuzz/target/release/<target> < that-file
-# and turn it into a regression test next to the code it broke.
+# turn it into a regression test next to the code it broke, and delete it there (the crashes
+# counted are the inputs in that folder, so a resumed run does not report a fixed one again).
 # FUZZ_TARGETS="go_template render_input" picks targets. FUZZ_RESUME=1 continues each target
 # from the corpus its last run left in fuzz/target/afl/<target> (AFL++'s `-i -`), so campaigns
 # add up; without it each run starts again from the seeds.
@@ -85,7 +86,7 @@ for target in $targets; do
     echo "afl-fuzz failed for $target:" >&2; tail -20 "$work/$target.log" >&2; exit 2; }
   stats="$out/default/fuzzer_stats"
   stat() { sed -n "s/^$1 *: *//p" "$stats"; }
-  crashes=$(stat saved_crashes)
+  crashes=$(find "$out/default/crashes" -type f ! -name README.txt 2>/dev/null | wc -l)
   printf '%-16s %8s %12s %8s %8s\n' "$target" "$(stat run_time)" "$(stat execs_done)" "$(stat corpus_count)" "$crashes"
   [ "${crashes:-0}" -eq 0 ] || crashed+=("$target: $out/default/crashes")
 done
