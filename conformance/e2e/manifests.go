@@ -92,11 +92,7 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 	if namespace == nil {
 		return fmt.Errorf("the kustomize build has no Namespace")
 	}
-	rendered, err := output(s.helm, "template", name, filepath.Join(project, "chart"), "--namespace", namespace.GetName())
-	if err != nil {
-		return err
-	}
-	charted, err := docs(rendered)
+	charted, err := s.helmTemplate(project, name, namespace.GetName())
 	if err != nil {
 		return err
 	}
@@ -151,11 +147,7 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 	helmNS := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace"}}
 	helmNS.SetName(namespace.GetName() + "-helm")
 	helmNS.SetLabels(namespace.GetLabels())
-	rendered, err = output(s.helm, "template", name, filepath.Join(project, "chart"), "--namespace", helmNS.GetName())
-	if err != nil {
-		return err
-	}
-	charted, err = docs(rendered)
+	charted, err = s.helmTemplate(project, name, helmNS.GetName())
 	if err != nil {
 		return err
 	}
@@ -288,11 +280,7 @@ func (s *scenarios) tracingOn(ctx context.Context, c client.Client, w *warnings,
 	if err != nil {
 		return err
 	}
-	rendered, err := output(s.helm, "template", name, filepath.Join(project, "chart"), "--namespace", namespace, "--set", "tracing.otlpEndpoint="+endpoint)
-	if err != nil {
-		return err
-	}
-	charted, err := docs(rendered)
+	charted, err := s.helmTemplate(project, name, namespace, "--set", "tracing.otlpEndpoint="+endpoint)
 	if err != nil {
 		return err
 	}
@@ -345,6 +333,16 @@ func (s *scenarios) tracingOn(ctx context.Context, c client.Client, w *warnings,
 	}
 	fmt.Printf("  tracing on (config/tracing; chart tracing.otlpEndpoint): the same %d objects, OTEL_EXPORTER_OTLP_ENDPOINT set, egress to DNS and TCP/4318, admitted with no warning\n", len(objs))
 	return nil
+}
+
+// helmTemplate renders the project's chart as release name in namespace, with more flags of
+// `helm template` (values), and returns its objects.
+func (s *scenarios) helmTemplate(project, name, namespace string, flags ...string) ([]*unstructured.Unstructured, error) {
+	rendered, err := output(s.helm, append([]string{"template", name, filepath.Join(project, "chart"), "--namespace", namespace}, flags...)...)
+	if err != nil {
+		return nil, err
+	}
+	return docs(rendered)
 }
 
 // output runs a command and returns its standard output; an error carries its standard error.
