@@ -5,8 +5,9 @@
 # size and crashes per target. Exit 1 when a target has crashes: the inputs are in
 # fuzz/target/afl/<target>/default/crashes; replay one with
 #   fuzz/target/release/<target> < that-file
-# turn it into a regression test next to the code it broke, and delete it there (the crashes
-# counted are the inputs in that folder, so a resumed run does not report a fixed one again).
+# and turn it into a regression test next to the code it broke. The crashes counted are the ones
+# this run found: when AFL++ resumes a target it moves the last run's crashes folder aside (to
+# crashes.<date>), so a fixed crash is not reported again; inputs left in those folders are listed.
 # FUZZ_TARGETS="go_template render_input" picks targets. FUZZ_RESUME=1 continues each target
 # from the corpus its last run left in fuzz/target/afl/<target> (AFL++'s `-i -`), so campaigns
 # add up; without it each run starts again from the seeds.
@@ -89,6 +90,8 @@ for target in $targets; do
   crashes=$(find "$out/default/crashes" -type f ! -name README.txt 2>/dev/null | wc -l)
   printf '%-16s %8s %12s %8s %8s\n' "$target" "$(stat run_time)" "$(stat execs_done)" "$(stat corpus_count)" "$crashes"
   [ "${crashes:-0}" -eq 0 ] || crashed+=("$target: $out/default/crashes")
+  earlier=$(find "$out/default" -path "$out/default/crashes.*" -type f ! -name README.txt 2>/dev/null | wc -l)
+  [ "$earlier" -eq 0 ] || echo "  ($target: $earlier crashes of earlier runs are kept in $out/default/crashes.<date>; delete each once its regression test is in)" >&2
 done
 if [ ${#crashed[@]} -gt 0 ]; then
   echo "crashes found:" >&2
