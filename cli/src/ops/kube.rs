@@ -22,14 +22,35 @@ pub struct Kube {
     target: Target,
     token: Option<String>,
     /// Where the kubeconfig's inline certificates were written (removed when dropped).
-    dir: PathBuf,
+    _certificates: Scratch,
     /// `apiVersion/kind` → (resource, namespaced), from API discovery.
     resources: Mutex<BTreeMap<String, (String, bool)>>,
 }
 
-impl Drop for Kube {
+/// A folder only this user can read, for a kubeconfig's inline certificates and key; removed
+/// when dropped, so an error while reading the kubeconfig leaves nothing behind either.
+#[derive(Debug)]
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> std::io::Result<Self> {
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "capi-ext-kube-{}-{}",
+            std::process::id(),
+            MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&dir)?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -94,13 +115,7 @@ impl Kube {
                     path.display()
                 )
             })?;
-        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "capi-ext-kube-{}-{}",
-            std::process::id(),
-            MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir)?;
+        let dir = Scratch::new().context("creating a folder for the kubeconfig's certificates")?;
         let base = path.parent().unwrap_or(Path::new("."));
         // A PEM from `<field>-data` (base64) or the file `<field>` names.
         let pem = |object: &Value, field: &str, file: &str| -> anyhow::Result<Option<PathBuf>> {
@@ -108,7 +123,7 @@ impl Kube {
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(data.trim())
                     .map_err(|e| anyhow!("{}: {field}-data is not base64: {e}", path.display()))?;
-                let written = dir.join(file);
+                let written = dir.0.join(file);
                 std::fs::write(&written, bytes)?;
                 return Ok(Some(written));
             }
@@ -145,7 +160,7 @@ impl Kube {
                 timeout,
             },
             token,
-            dir,
+            _certificates: dir,
             resources: Mutex::new(BTreeMap::new()),
         })
     }
@@ -406,6 +421,18 @@ mod tests {
                 .contains("neither a client certificate nor a token"),
             "{err}"
         );
+        let leftovers = std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.starts_with(&format!("capi-ext-kube-{}-", std::process::id()))
+            })
+            .count();
+        assert_eq!(
+            leftovers, 0,
+            "a kubeconfig refused leaves no certificate behind"
+        );
         let err = Kube::from_kubeconfig(&write(config), Some("y"), timeout).unwrap_err();
         assert!(err.to_string().ends_with("no context named `y`"), "{err}");
         let kube = Kube::from_kubeconfig(
@@ -416,6 +443,15 @@ mod tests {
         .unwrap();
         assert_eq!(kube.target.url, "https://127.0.0.1:6443");
         assert_eq!(std::fs::read(&kube.target.ca).unwrap(), b"---");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let scratch = kube.target.ca.parent().unwrap().to_path_buf();
+            let mode = std::fs::metadata(&scratch).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "only this user reads the inline key");
+            drop(kube);
+            assert!(!scratch.exists(), "removed with the client");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
