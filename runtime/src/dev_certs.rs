@@ -128,29 +128,61 @@ impl DevCerts {
     }
 
     /// Writes `ca.crt`, `tls.crt` and `tls.key` into `dir` (created if needed); each file is
-    /// written to a temporary name first and renamed, so readers never see half a file.
+    /// written to a temporary name first and renamed, so readers never see half a file. On Unix
+    /// `tls.key` is readable by its owner only (mode 0600).
     pub fn write_to(&self, dir: &Path) -> Result<(), DevCertsError> {
         let io = |path: &Path| {
             let path = path.display().to_string();
             move |source| DevCertsError::Write { path, source }
         };
         std::fs::create_dir_all(dir).map_err(io(dir))?;
-        for (name, content) in [
-            ("ca.crt", &self.ca_pem),
-            ("tls.crt", &self.cert_pem),
-            ("tls.key", &self.key_pem),
+        for (name, content, private) in [
+            ("ca.crt", &self.ca_pem, false),
+            ("tls.crt", &self.cert_pem, false),
+            ("tls.key", &self.key_pem, true),
         ] {
-            write_atomic(&dir.join(name), content.as_bytes()).map_err(io(&dir.join(name)))?;
+            let path = dir.join(name);
+            write_file_atomic(&path, content.as_bytes(), private).map_err(io(&path))?;
         }
         Ok(())
     }
 }
 
-/// Writes a file through a temporary sibling and a rename.
+/// Writes a file through a temporary hidden sibling (`.<name>.tmp<pid>`) and a rename, so a
+/// reader never sees half of it and a failed write leaves the old file as it was.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("capi-ext-doc-atomic-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// capi_ext::dev_certs::write_atomic(&dir.join("ca.crt"), b"pem")?;
+/// assert_eq!(std::fs::read(dir.join("ca.crt"))?, b"pem");
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn write_atomic(path: &Path, content: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut file = std::fs::File::create(&tmp)?;
-    file.write_all(content)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
+    write_file_atomic(path, content, false)
+}
+
+fn write_file_atomic(path: &Path, content: &[u8], private: bool) -> std::io::Result<()> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if private {
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    let written = options.open(&tmp).and_then(|mut file| {
+        file.write_all(content)?;
+        file.sync_all()
+    });
+    match written.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
 }

@@ -89,6 +89,14 @@ mod tests {
             lines.iter().all(|l| l.trim_start().starts_with("Created")),
             "{lines:?}"
         );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let mode =
+                |f: &str| std::fs::metadata(dir.join(f)).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode("tls.key"), 0o600, "the key is its owner's alone");
+            assert_ne!(mode("ca.crt") & 0o044, 0, "the CA is for everyone to read");
+        }
         let ca = std::fs::read_to_string(dir.join("ca.crt")).unwrap();
         let err = write(&request(&dir)).unwrap_err().to_string();
         assert!(

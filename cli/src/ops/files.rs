@@ -71,12 +71,8 @@ pub fn write_atomic(path: &Path, content: &str) -> anyhow::Result<()> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating {}", parent.display()))?;
     }
-    let tmp = path.with_file_name(format!(
-        ".{}.capi-ext-tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file")
-    ));
-    std::fs::write(&tmp, content).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
+    capi_ext::dev_certs::write_atomic(path, content.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// Applies the changes. A user-owned file that exists with other content is an error unless
