@@ -284,6 +284,7 @@ async fn record_requests_dir_keeps_each_handlers_last_request_byte_for_byte() {
             "Discovery.json"
         ]
     );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[tokio::test]

@@ -31,14 +31,37 @@ pub fn serve(dir: &Path, cert: (&str, &str), extension: Extension) -> String {
     format!("https://{}", rx.recv().unwrap())
 }
 
+/// A test's own folder, removed when dropped (a test that fails leaves nothing in the
+/// temporary folder either).
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A fresh directory holding `ca.crt` of new development certificates.
-pub fn setup(tag: &str) -> (PathBuf, DevCerts) {
+pub fn setup(tag: &str) -> (Scratch, DevCerts) {
     let dir = std::env::temp_dir().join(format!("capi-ext-cli-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let certs = DevCerts::generate(&[]).unwrap();
     std::fs::write(dir.join("ca.crt"), &certs.ca_pem).unwrap();
-    (dir, certs)
+    (Scratch(dir), certs)
 }
 
 /// Runs the built `capi-ext`.
