@@ -1,6 +1,9 @@
 # capi-ext — the commands the README documents.
 .PHONY: demo test lint unit goldens first-run conformance roundtrip differential otel e2e fuzz bench bench-compare bench-profile bench-musl soak fmt
 
+# The projects the tests generate and build get the workspace's debug setting (see Cargo.toml).
+export CARGO_PROFILE_DEV_DEBUG := line-tables-only
+
 ## The main job: build and start the example extension with fresh dev certificates, call it.
 demo:
 	./scripts/demo.sh
