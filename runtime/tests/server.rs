@@ -425,7 +425,86 @@ async fn mtls_accepts_trusted_clients_and_rejects_others() {
             .is_err(),
         "a certificate from another CA is rejected"
     );
+    support::wait_metric(
+        server.admin[0],
+        r#"capi_ext_tls_handshake_failures_total{reason="error"}"#,
+        |n| n == 2.0,
+    )
+    .await;
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// The expiry gauge against openssl's own reading of the same certificate: `-checkend N` says
+/// whether it expires within N seconds from now.
+fn openssl_expires_within(cert: &std::path::Path, seconds: i64) -> bool {
+    let out = std::process::Command::new("openssl")
+        .args(["x509", "-noout", "-checkend", &seconds.to_string(), "-in"])
+        .arg(cert)
+        .output()
+        .expect("openssl runs");
+    !out.status.success()
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificate_expiry_and_reloads_are_measured() {
+    let server = TestServer::start(extension(), |o| {
+        o.cert_reload_interval = Duration::from_millis(50)
+    })
+    .await;
+    let metrics = server.admin[0];
+    const EXPIRY: &str = "capi_ext_certificate_expiration_timestamp_seconds";
+    const RELOADED: &str = r#"capi_ext_certificate_reloads_total{result="success"}"#;
+    const REFUSED: &str = r#"capi_ext_certificate_reloads_total{result="error"}"#;
+    let first = support::wait_metric(metrics, EXPIRY, |v| v > 0.0).await as i64;
+    let left = first - unix_now();
+    let cert = server.dir.join("tls.crt");
+    assert!(!openssl_expires_within(&cert, left - 5) && openssl_expires_within(&cert, left + 5));
+
+    // Unusable files: counted once, however many times they are polled; the old one serves.
+    capi_ext::dev_certs::write_atomic(&cert, b"not a certificate").unwrap();
+    support::wait_metric(metrics, REFUSED, |n| n == 1.0).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(support::metric(metrics, REFUSED).await, Some(1.0));
+    assert_eq!(support::metric(metrics, EXPIRY).await, Some(first as f64));
+    assert_eq!(support::metric(metrics, RELOADED).await, None);
+
+    // A certificate openssl made, valid for 30 days: its notAfter becomes the gauge.
+    let made = support::temp_dir("openssl");
+    let status = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+        ])
+        .args(["-subj", "/CN=localhost", "-days", "30", "-keyout"])
+        .arg(made.join("tls.key"))
+        .arg("-out")
+        .arg(made.join("tls.crt"))
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+    for name in ["tls.key", "tls.crt"] {
+        let content = std::fs::read(made.join(name)).unwrap();
+        capi_ext::dev_certs::write_atomic(&server.dir.join(name), &content).unwrap();
+    }
+    support::wait_metric(metrics, RELOADED, |n| n == 1.0).await;
+    let now_in_use = support::metric(metrics, EXPIRY).await.unwrap() as i64;
+    let left = now_in_use - unix_now();
+    assert!((29 * 86_400..=30 * 86_400 + 60).contains(&left), "{left}");
+    let cert = made.join("tls.crt");
+    assert!(!openssl_expires_within(&cert, left - 5) && openssl_expires_within(&cert, left + 5));
+    std::fs::remove_dir_all(made).ok();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -598,6 +677,15 @@ async fn at_the_connection_cap_accepting_waits_until_one_closes() {
         first.post(CREATE, create_body(json!({}))).await,
         support::Outcome::Answered(200)
     ));
+    let metrics = server.admin[0];
+    assert_eq!(
+        support::metric(metrics, "capi_ext_connections_max").await,
+        Some(2.0)
+    );
+    assert_eq!(
+        support::metric(metrics, "capi_ext_connections_open").await,
+        Some(2.0)
+    );
     // A third connection is not served while two are open...
     let third = tokio::spawn({
         let client = client.clone();
@@ -608,6 +696,10 @@ async fn at_the_connection_cap_accepting_waits_until_one_closes() {
         !third.is_finished(),
         "a third connection was served beyond the cap"
     );
+    support::wait_metric(metrics, "capi_ext_connection_cap_reached_total", |n| {
+        n >= 1.0
+    })
+    .await;
     // ...and is, as soon as one closes.
     drop(first);
     let answer = tokio::time::timeout(Duration::from_secs(3), third)

@@ -7,7 +7,9 @@
 //! served on one thread, [`super::lane`], so that freed memory is reused rather than kept by
 //! each worker's allocator arena).
 
+use super::metrics::Metrics;
 use crate::error::RequestError;
+use prometheus_client::metrics::gauge::Gauge;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,21 +29,47 @@ const KIB: usize = 1024;
 pub(crate) struct Budget {
     semaphore: Arc<Semaphore>,
     bytes: usize,
+    /// Bytes charged now (`capi_ext_request_body_budget_used_bytes`).
+    used: Gauge,
+    /// Requests waiting for room (`capi_ext_request_body_budget_waiting`).
+    waiting: Gauge,
 }
 
 /// A request's share of the budget, returned when dropped.
 #[derive(Debug)]
 pub(crate) struct Charge {
-    _permit: Option<OwnedSemaphorePermit>,
+    _permit: OwnedSemaphorePermit,
+    used: Gauge,
+    bytes: i64,
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.used.dec_by(self.bytes);
+    }
+}
+
+/// Counts a waiting request for as long as it waits.
+struct Waiting(Gauge);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }
 
 impl Budget {
-    /// A budget of `bytes`.
-    pub(crate) fn new(bytes: usize) -> Self {
+    /// A budget of `bytes`, reported in `metrics`.
+    pub(crate) fn new(bytes: usize, metrics: &Metrics) -> Self {
         let kib = (bytes / KIB).clamp(1, u32::MAX as usize);
+        metrics
+            .budget_bytes
+            .set(i64::try_from(bytes).unwrap_or(i64::MAX));
         Budget {
             semaphore: Arc::new(Semaphore::new(kib)),
             bytes,
+            used: metrics.budget_used_bytes.clone(),
+            waiting: metrics.budget_waiting.clone(),
         }
     }
 
@@ -59,10 +87,25 @@ impl Budget {
             });
         }
         let kib = needed.div_ceil(KIB).max(1).min(u32::MAX as usize) as u32;
-        match tokio::time::timeout(wait, self.semaphore.clone().acquire_many_owned(kib)).await {
-            Ok(Ok(permit)) => Ok(Charge {
-                _permit: Some(permit),
-            }),
+        let acquired = match self.semaphore.clone().try_acquire_many_owned(kib) {
+            Ok(permit) => Ok(Ok(permit)),
+            Err(_) => {
+                self.waiting.inc();
+                let _waiting = Waiting(self.waiting.clone());
+                let acquire = self.semaphore.clone().acquire_many_owned(kib);
+                tokio::time::timeout(wait, acquire).await
+            }
+        };
+        match acquired {
+            Ok(Ok(permit)) => {
+                let bytes = i64::from(kib) * KIB as i64;
+                self.used.inc_by(bytes);
+                Ok(Charge {
+                    _permit: permit,
+                    used: self.used.clone(),
+                    bytes,
+                })
+            }
             Ok(Err(_)) => Err(RequestError::Internal("the memory budget is closed".into())),
             Err(_) => Err(RequestError::Busy {
                 budget: self.bytes,
@@ -153,18 +196,39 @@ mod tests {
 
     #[tokio::test]
     async fn requests_wait_for_room_and_oversized_ones_are_refused() {
-        let budget = Budget::new(30 * KIB);
+        let metrics = Metrics::default();
+        let budget = Budget::new(30 * KIB, &metrics);
         let first = budget
             .charge(8 * KIB, Duration::from_secs(1))
             .await
             .unwrap();
+        assert_eq!(metrics.budget_used_bytes.get(), 24 * KIB as i64);
         // 24 KiB charged; another 8 KiB body (24 KiB) must wait until the first is done.
-        let waited = budget.charge(8 * KIB, Duration::from_millis(50)).await;
+        let waiter = budget.charge(8 * KIB, Duration::from_millis(200));
+        tokio::pin!(waiter);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(20), &mut waiter)
+                .await
+                .is_err()
+        );
+        assert_eq!(metrics.budget_waiting.get(), 1, "counted while it waits");
+        let waited = waiter.await;
         assert!(
             matches!(waited, Err(RequestError::Busy { .. })),
             "{waited:?}"
         );
+        assert_eq!(metrics.budget_waiting.get(), 0);
         drop(first);
+        assert_eq!(
+            metrics.budget_used_bytes.get(),
+            0,
+            "returned with the charge"
+        );
+        assert!(
+            metrics
+                .encode()
+                .contains("capi_ext_request_body_budget_bytes 30720")
+        );
         let second = budget.charge(8 * KIB, Duration::from_millis(50)).await;
         assert!(second.is_ok());
         let too_big = budget.charge(11 * KIB, Duration::from_secs(1)).await;

@@ -1,4 +1,6 @@
-//! Prometheus metrics of the hook server.
+//! Prometheus metrics of the hook server: the requests, and what an operator watches next to
+//! them: open connections against their cap, failed TLS handshakes, the memory budget in use
+//! and the requests waiting for it, and the serving certificate's expiry and reloads.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -29,12 +31,35 @@ pub struct HandlerLabels {
     pub handler: String,
 }
 
+/// Labels of a failed TLS handshake.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    /// `error` or `timeout`.
+    pub reason: String,
+}
+
+/// Labels of a certificate reload.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabels {
+    /// `success` or `error`.
+    pub result: String,
+}
+
 /// The server's metrics and their registry.
 pub struct Metrics {
     registry: Registry,
     requests: Family<RequestLabels, Counter>,
     duration: Family<HandlerLabels, Histogram>,
     in_flight: Gauge,
+    pub(crate) connections_open: Gauge,
+    pub(crate) connections_max: Gauge,
+    pub(crate) connection_cap_reached: Counter,
+    handshake_failures: Family<ReasonLabels, Counter>,
+    pub(crate) budget_bytes: Gauge,
+    pub(crate) budget_used_bytes: Gauge,
+    pub(crate) budget_waiting: Gauge,
+    certificate_expiry: Gauge,
+    certificate_reloads: Family<ResultLabels, Counter>,
 }
 
 /// CAPI's own buckets for `capi_runtime_sdk_request_duration_seconds`, so both sides line up.
@@ -65,11 +90,73 @@ impl Default for Metrics {
             "Hook requests being served",
             in_flight.clone(),
         );
+        let gauge = |registry: &mut Registry, name: &str, help: &str| {
+            let gauge = Gauge::default();
+            registry.register(name, help, gauge.clone());
+            gauge
+        };
+        let connections_open = gauge(
+            &mut registry,
+            "connections_open",
+            "Connections accepted and not yet closed (TLS handshakes included)",
+        );
+        let connections_max = gauge(
+            &mut registry,
+            "connections_max",
+            "The cap on open connections (--max-connections)",
+        );
+        let connection_cap_reached = Counter::default();
+        registry.register(
+            "connection_cap_reached",
+            "Times accepting waited because every allowed connection was open",
+            connection_cap_reached.clone(),
+        );
+        let handshake_failures = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "tls_handshake_failures",
+            "TLS handshakes that failed (reason=error: e.g. a client that does not trust the certificate or, with mTLS, one without a valid client certificate) or timed out (reason=timeout)",
+            handshake_failures.clone(),
+        );
+        let budget_bytes = gauge(
+            &mut registry,
+            "request_body_budget_bytes",
+            "The memory budget of requests in flight (--max-in-flight-body-bytes or its default)",
+        );
+        let budget_used_bytes = gauge(
+            &mut registry,
+            "request_body_budget_used_bytes",
+            "Bytes of the budget charged to requests in flight (three times each body)",
+        );
+        let budget_waiting = gauge(
+            &mut registry,
+            "request_body_budget_waiting",
+            "Requests waiting for room in the memory budget",
+        );
+        let certificate_expiry = gauge(
+            &mut registry,
+            "certificate_expiration_timestamp_seconds",
+            "When the serving certificate in use stops being valid (its notAfter, Unix seconds)",
+        );
+        let certificate_reloads = Family::<ResultLabels, Counter>::default();
+        registry.register(
+            "certificate_reloads",
+            "Changes of the certificate files seen, by result (success: now in use; error: unusable, the previous one is kept)",
+            certificate_reloads.clone(),
+        );
         Metrics {
             registry,
             requests,
             duration,
             in_flight,
+            connections_open,
+            connections_max,
+            connection_cap_reached,
+            handshake_failures,
+            budget_bytes,
+            budget_used_bytes,
+            budget_waiting,
+            certificate_expiry,
+            certificate_reloads,
         }
     }
 }
@@ -99,12 +186,54 @@ impl Metrics {
             .observe(seconds);
     }
 
+    /// Counts a failed TLS handshake (`reason`: `error` or `timeout`).
+    pub fn handshake_failed(&self, reason: &str) {
+        self.handshake_failures
+            .get_or_create(&ReasonLabels {
+                reason: reason.to_string(),
+            })
+            .inc();
+    }
+
+    /// Records the serving certificate now in use: its `notAfter` in Unix seconds, when it
+    /// could be read.
+    pub fn certificate_in_use(&self, not_after: Option<i64>) {
+        if let Some(not_after) = not_after {
+            self.certificate_expiry.set(not_after);
+        }
+    }
+
+    /// Counts a change of the certificate files (`result`: `success` or `error`).
+    pub fn certificate_reloaded(&self, result: &str) {
+        self.certificate_reloads
+            .get_or_create(&ResultLabels {
+                result: result.to_string(),
+            })
+            .inc();
+    }
+
     /// The metrics in the Prometheus text format.
     pub fn encode(&self) -> String {
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)
             .expect("writing to a String cannot fail");
         out
+    }
+}
+
+/// An open connection, counted in `capi_ext_connections_open` until dropped.
+pub(crate) struct Open(Gauge);
+
+impl Open {
+    pub(crate) fn new(metrics: &Metrics) -> Self {
+        metrics.connections_open.inc();
+        Open(metrics.connections_open.clone())
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 

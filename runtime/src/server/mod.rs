@@ -22,6 +22,7 @@ mod options;
 mod otel;
 mod record;
 mod tls;
+mod x509;
 
 pub use logging::init as init_logging;
 pub use metrics::Metrics;
@@ -169,12 +170,13 @@ impl Server {
                 None
             }
         };
+        let budget = budget::Budget::new(budget_bytes, &metrics);
         Ok(BoundServer {
             shared: Arc::new(Shared {
                 extension,
                 options,
                 metrics,
-                budget: budget::Budget::new(budget_bytes),
+                budget,
                 tracer,
             }),
             listener,
@@ -312,7 +314,7 @@ impl BoundServer {
         }
         if let Some(cert) = cert {
             background.push(tokio::spawn(
-                cert.watch(shared.options.cert_reload_interval),
+                cert.watch(shared.options.cert_reload_interval, shared.metrics.clone()),
             ));
         }
         let addr = listener.local_addr().ok();
@@ -351,11 +353,16 @@ impl BoundServer {
             tokio::sync::Semaphore::MAX_PERMITS.min(u32::MAX as usize),
         );
         let permits = Arc::new(tokio::sync::Semaphore::new(cap));
+        shared
+            .metrics
+            .connections_max
+            .set(i64::try_from(cap).unwrap_or(i64::MAX));
         let (closing_tx, closing) = tokio::sync::watch::channel(false);
         let mut seed = u64::from(std::process::id()) << 32;
         tokio::pin!(shutdown);
         loop {
             if permits.available_permits() == 0 {
+                shared.metrics.connection_cap_reached.inc();
                 tracing::warn!(
                     max_connections = cap,
                     "connection cap reached: new connections wait until one closes"
@@ -379,8 +386,10 @@ impl BoundServer {
             let closing = closing.clone();
             seed = seed.wrapping_add(1);
             let conn_seed = seed;
+            let open = metrics::Open::new(&shared.metrics);
             tokio::spawn(async move {
                 let _permit = permit;
+                let _open = open;
                 let handshake_timeout = shared.options.tls_handshake_timeout;
                 let io: Box<dyn connection::Io> = match acceptor {
                     Some(acceptor) => {
@@ -389,9 +398,13 @@ impl BoundServer {
                         match handshake {
                             Ok(Ok(tls)) => Box::new(tls),
                             Ok(Err(e)) => {
+                                shared.metrics.handshake_failed("error");
                                 return tracing::debug!(%peer, error = %e, "TLS handshake failed");
                             }
-                            Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
+                            Err(_) => {
+                                shared.metrics.handshake_failed("timeout");
+                                return tracing::debug!(%peer, "TLS handshake timed out");
+                            }
                         }
                     }
                     None => Box::new(stream),

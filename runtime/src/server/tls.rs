@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use super::metrics::Metrics;
 use super::options::{ServerOptions, TlsVersion};
 
 /// A TLS setup problem, naming the file and what to do.
@@ -125,20 +126,39 @@ impl ReloadingCert {
         Ok(true)
     }
 
-    /// Polls for changes forever (run it on its own task).
-    pub async fn watch(self: Arc<Self>, interval: Duration) {
+    /// When the certificate in use stops being valid (its leaf's `notAfter`, Unix seconds);
+    /// `None` when it cannot be read from the certificate.
+    pub fn not_after(&self) -> Option<i64> {
+        let state = self.state.read().expect("lock");
+        super::x509::not_after(state.0.end_entity_cert().ok()?)
+    }
+
+    /// Polls for changes forever (run it on its own task), keeping `metrics` told of the
+    /// certificate in use and of each reload. A failed reload is retried at every tick but
+    /// counted once per change of the files.
+    pub async fn watch(self: Arc<Self>, interval: Duration, metrics: Arc<Metrics>) {
+        metrics.certificate_in_use(self.not_after());
         let mut ticker = tokio::time::interval(interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         ticker.tick().await;
+        let mut failed: Option<String> = None;
         loop {
             ticker.tick().await;
             match self.reload() {
                 Ok(true) => {
-                    tracing::info!(cert = %self.cert_path.display(), "serving certificate reloaded")
+                    failed = None;
+                    metrics.certificate_reloaded("success");
+                    metrics.certificate_in_use(self.not_after());
+                    tracing::info!(cert = %self.cert_path.display(), not_after = ?self.not_after(), "serving certificate reloaded")
                 }
-                Ok(false) => {}
+                Ok(false) => failed = None,
                 Err(e) => {
-                    tracing::error!(error = %e, "serving certificate not reloaded; keeping the previous one")
+                    let message = e.to_string();
+                    if failed.as_ref() != Some(&message) {
+                        metrics.certificate_reloaded("error");
+                        tracing::error!(error = %e, "serving certificate not reloaded; keeping the previous one");
+                        failed = Some(message);
+                    }
                 }
             }
         }

@@ -277,6 +277,30 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
     (status, String::from_utf8_lossy(&body).into_owned())
 }
 
+/// The value of one series (`name{labels}` exactly as exposed) on the metrics listener.
+pub async fn metric(addr: SocketAddr, series: &str) -> Option<f64> {
+    let (_, text) = http_get(addr, "/metrics").await;
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .map(|value| value.trim().parse().unwrap())
+}
+
+/// Polls `series` until `wanted` holds of its value (up to 5 s); returns the value.
+pub async fn wait_metric(addr: SocketAddr, series: &str, wanted: impl Fn(f64) -> bool) -> f64 {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let value = metric(addr, series).await;
+        if let Some(v) = value.filter(|v| wanted(*v)) {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{series} is {value:?} after 5 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 enum Sender {
     H2(hyper::client::conn::http2::SendRequest<Full<Bytes>>),
     H1(hyper::client::conn::http1::SendRequest<Full<Bytes>>),
