@@ -137,7 +137,7 @@ impl ReloadingCert {
     /// certificate in use and of each reload. A failed reload is retried at every tick but
     /// counted once per change of the files.
     pub async fn watch(self: Arc<Self>, interval: Duration, metrics: Arc<Metrics>) {
-        metrics.certificate_in_use(self.not_after());
+        self.in_use(&metrics);
         let mut ticker = tokio::time::interval(interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         ticker.tick().await;
@@ -148,8 +148,8 @@ impl ReloadingCert {
                 Ok(true) => {
                     failed = None;
                     metrics.certificate_reloaded("success");
-                    metrics.certificate_in_use(self.not_after());
-                    tracing::info!(cert = %self.cert_path.display(), not_after = ?self.not_after(), "serving certificate reloaded")
+                    tracing::info!(cert = %self.cert_path.display(), "serving certificate reloaded");
+                    self.in_use(&metrics);
                 }
                 Ok(false) => failed = None,
                 Err(e) => {
@@ -161,6 +161,25 @@ impl ReloadingCert {
                     }
                 }
             }
+        }
+    }
+}
+
+impl ReloadingCert {
+    /// Tells the metrics of the certificate now in use, and the log when it has expired or
+    /// expires within a week (CAPI refuses an expired certificate: every hook call fails).
+    fn in_use(&self, metrics: &Metrics) {
+        let not_after = self.not_after();
+        metrics.certificate_in_use(not_after);
+        let Some(not_after) = not_after else { return };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let cert = self.cert_path.display();
+        if not_after <= now {
+            tracing::error!(%cert, expired_seconds_ago = now - not_after, "the serving certificate has expired: callers refuse it; renew it (cert-manager: check the Certificate's status)");
+        } else if not_after - now < 7 * 86_400 {
+            tracing::warn!(%cert, expires_in_hours = (not_after - now) / 3600, "the serving certificate expires within a week");
         }
     }
 }
