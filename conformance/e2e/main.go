@@ -31,9 +31,9 @@ func must(err error) {
 }
 
 type options struct {
-	etcd, apiserver, capi, kcp, assets, extension, capiExt, conformanceBin, capiVersion, kustomize, helm, clusterctl, certManagerCRDs string
-	keep                                                                                                                              bool
-	only                                                                                                                              string
+	etcd, apiserver, capi, kcp, assets, extension, capiExt, conformanceBin, capiVersion, kustomize, helm, clusterctl, certManagerCRDs, promcheck string
+	keep                                                                                                                                         bool
+	only                                                                                                                                         string
 }
 
 func main() {
@@ -51,6 +51,7 @@ func main() {
 	flag.StringVar(&o.helm, "helm", "", "the helm binary (renders and lints a scaffolded project's chart)")
 	flag.StringVar(&o.clusterctl, "clusterctl", "", "the clusterctl binary (reads what capi-ext generate release writes)")
 	flag.StringVar(&o.certManagerCRDs, "cert-manager-crds", "", "directory with cert-manager's CRDs")
+	flag.StringVar(&o.promcheck, "promcheck", "", "the promcheck binary (conformance/promcheck: reads a metrics endpoint as Prometheus does)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text, and the first (Discovery: it creates the namespace); for working on one scenario")
 	flag.Parse()
@@ -170,8 +171,9 @@ func run(o options, work string, ps *processes) error {
 	// manager's with render's); the ExtensionConfig points at the extension itself.
 	recordDir := filepath.Join(work, "recorded")
 	must(os.MkdirAll(recordDir, 0o755))
+	extMetrics := freePort()
 	ext := ps.start("extension", o.extension, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", extPort),
-		"--webhook-cert-dir="+extDir, "--metrics-bind-address=0", fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", extProbes),
+		"--webhook-cert-dir="+extDir, fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", extMetrics), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", extProbes),
 		"--log-format=json", "--record-requests-dir="+recordDir, "--webhook-client-ca-name=client-ca.crt")
 	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", extProbes), 60*time.Second, ext); err != nil {
 		return err
@@ -213,7 +215,7 @@ func run(o options, work string, ps *processes) error {
 	minor, _ := strconv.Atoi(strings.Split(targetOf(o.capiVersion), ".")[1])
 	s := &scenarios{minor: minor, kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
 		extLog: ext.log, apiPort: apiPort, kcpLog: kcp.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
-		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics), kcpMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", kcpMetrics),
+		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics), extMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", extMetrics), promcheck: o.promcheck, kcpMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", kcpMetrics),
 		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin,
 		capiVersion: o.capiVersion, kustomize: o.kustomize, helm: o.helm, clusterctl: o.clusterctl, certManagerCRDs: o.certManagerCRDs}
 	// Why a scenario does not apply to an older release, by scenario.
@@ -246,6 +248,7 @@ func run(o options, work string, ps *processes) error {
 		{"In-place updates through KubeadmControlPlane: CanUpdateMachine accepts a change and UpdateMachine carries it out on the same control plane Machine; a refused change replaces the Machine", s.kubeadmControlPlaneInPlace},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
 		{"CAPI's runtime SDK metrics count the calls, all answered with HTTP 200", s.capiMetrics},
+		{"Metrics: the extension's own, read as Prometheus scrapes them and linted, count at least the calls CAPI counted; its certificate's expiry is the one Go reads", s.extensionMetrics},
 		{"Transport: every call of the manager reached the extension itself, over HTTP/2, with HTTP 200", s.transport},
 	} {
 		step(sc.name)

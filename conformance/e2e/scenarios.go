@@ -50,6 +50,8 @@ type scenarios struct {
 	extLog     string
 	pki        *pki
 	metricsURL string
+	// the example extension's own metrics, and the command that reads them as Prometheus does
+	extMetricsURL, promcheck string
 	// the KubeadmControlPlane manager's metrics (its runtime client calls CanUpdateMachine)
 	kcpMetricsURL string
 	recorded      recorded
@@ -186,9 +188,9 @@ func (s *scenarios) mutualTLS(ctx context.Context) error {
 		must(os.WriteFile(filepath.Join(dir, f), data, 0o600))
 	}
 	must(os.WriteFile(filepath.Join(dir, "client-ca.crt"), otherCA.caPEM, 0o644))
-	port, probes := freePort(), freePort()
+	port, probes, otherMetrics := freePort(), freePort(), freePort()
 	other := s.ps.start("extension-other-ca", s.extBin, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", port),
-		"--webhook-cert-dir="+dir, "--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
+		"--webhook-cert-dir="+dir, "--webhook-client-ca-name=client-ca.crt", fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", otherMetrics),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json")
 	if err := waitHTTP(httpClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, other); err != nil {
 		return err
@@ -214,10 +216,21 @@ spec:
 		return st == "False" && reason == "NotDiscovered" && strings.Contains(msg, "tls:") && strings.Contains(msg, "certificate"),
 			fmt.Sprintf("Discovered=%s/%s %q", st, reason, msg)
 	})
-	if err == nil {
-		fmt.Printf("  CAPI: %s\n", message)
+	if err != nil {
+		return err
 	}
-	return err
+	fmt.Printf("  CAPI: %s\n", message)
+	// The extension saw it too: CAPI's handshakes with a certificate it does not trust.
+	m, err := scrape(s.promcheck, fmt.Sprintf("http://127.0.0.1:%d/metrics", otherMetrics))
+	if err != nil {
+		return err
+	}
+	failed := m.value("capi_ext_tls_handshake_failures_total", map[string]string{"reason": "error"})
+	if failed < 1 {
+		return fmt.Errorf("the extension that refused CAPI's client certificate counted %v failed handshakes", failed)
+	}
+	fmt.Printf("  the refusing extension counted %v failed TLS handshakes\n", failed)
+	return nil
 }
 
 func (s *scenarios) discoverVariables(ctx context.Context) error {

@@ -10,6 +10,10 @@ cd "$root"
 source conformance/versions.env
 cargo build --quiet -p capi-ext-example-quickstart -p capi-ext-cli -p capi-ext-conformance
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+# Reads the extension's metrics with Prometheus's own parser and linter (its own module: the
+# Prometheus module would raise the Kubernetes libraries the e2e shares with Cluster API).
+promcheck="$target_dir/promcheck"
+(cd conformance/promcheck && go build -o "$promcheck" .) || { echo "e2e: building conformance/promcheck failed (see above)" >&2; exit 1; }
 summary=()
 for entry in $CAPI_MATRIX; do
   capi=${entry%%:*}
@@ -24,7 +28,7 @@ for entry in $CAPI_MATRIX; do
     cd conformance/e2e
     go run . -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -kcp-manager "$KCP_MANAGER" -capi-assets "$CAPI_ASSETS" \
       -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
-      -conformance "$target_dir/debug/capi-ext-conformance" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" "$@"
+      -conformance "$target_dir/debug/capi-ext-conformance" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" -promcheck "$promcheck" "$@"
   )
   summary+=("$capi: passed in $(( $(date +%s) - started ))s")
 done
