@@ -143,6 +143,18 @@ impl Default for Metrics {
             "Changes of the certificate files seen, by result (success: now in use; error: unusable, the previous one is kept)",
             certificate_reloads.clone(),
         );
+        // Every label value exists from the start at 0, so that the first failure is an
+        // increase Prometheus sees (a series appearing at 1 has no increase).
+        for reason in ["error", "timeout"] {
+            let _ = handshake_failures.get_or_create(&ReasonLabels {
+                reason: reason.into(),
+            });
+        }
+        for result in ["success", "error"] {
+            let _ = certificate_reloads.get_or_create(&ResultLabels {
+                result: result.into(),
+            });
+        }
         Metrics {
             registry,
             requests,
