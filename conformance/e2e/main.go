@@ -31,9 +31,9 @@ func must(err error) {
 }
 
 type options struct {
-	etcd, apiserver, capi, kcp, assets, extension, capiExt, conformanceBin, capiVersion, kustomize, helm, clusterctl, certManagerCRDs, promcheck string
-	keep                                                                                                                                         bool
-	only                                                                                                                                         string
+	etcd, apiserver, capi, kcp, assets, extension, capiExt, conformanceBin, capiVersion, kustomize, helm, clusterctl, certManagerCRDs, promOperatorCRDs, promcheck string
+	keep                                                                                                                                                           bool
+	only                                                                                                                                                           string
 }
 
 func main() {
@@ -51,6 +51,7 @@ func main() {
 	flag.StringVar(&o.helm, "helm", "", "the helm binary (renders and lints a scaffolded project's chart)")
 	flag.StringVar(&o.clusterctl, "clusterctl", "", "the clusterctl binary (reads what capi-ext generate release writes)")
 	flag.StringVar(&o.certManagerCRDs, "cert-manager-crds", "", "directory with cert-manager's CRDs")
+	flag.StringVar(&o.promOperatorCRDs, "prometheus-operator-crds", "", "directory with prometheus-operator's PodMonitor and PrometheusRule CRDs")
 	flag.StringVar(&o.promcheck, "promcheck", "", "the promcheck binary (conformance/promcheck: reads a metrics endpoint as Prometheus does)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text, and the first (Discovery: it creates the namespace); for working on one scenario")
@@ -217,7 +218,7 @@ func run(o options, work string, ps *processes) error {
 		extLog: ext.log, apiPort: apiPort, kcpLog: kcp.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
 		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics), extMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", extMetrics), promcheck: o.promcheck, kcpMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", kcpMetrics),
 		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin,
-		capiVersion: o.capiVersion, kustomize: o.kustomize, helm: o.helm, clusterctl: o.clusterctl, certManagerCRDs: o.certManagerCRDs}
+		capiVersion: o.capiVersion, kustomize: o.kustomize, helm: o.helm, clusterctl: o.clusterctl, certManagerCRDs: o.certManagerCRDs, promOperatorCRDs: o.promOperatorCRDs}
 	// Why a scenario does not apply to an older release, by scenario.
 	skips := map[string]string{}
 	if minor < 13 {

@@ -192,6 +192,9 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 	if err := s.tracingOn(ctx, c, w, project, name, namespace.GetName()); err != nil {
 		return fmt.Errorf("tracing turned on: %w", err)
 	}
+	if err := s.monitoringOn(ctx, c, w, project, name, namespace.GetName()); err != nil {
+		return fmt.Errorf("monitoring turned on: %w", err)
+	}
 	fmt.Printf("  kustomize build: %d objects admitted with no warning (%s); a Pod from the Deployment passes Pod Security restricted, a privileged one does not\n", len(objs), strings.Join(kinds, ", "))
 	fmt.Printf("  helm: the chart lints; helm template renders the same %d objects (the Namespace aside), admitted with no warning in %s\n", len(charted), helmNS.GetName())
 	return nil
@@ -332,6 +335,106 @@ func (s *scenarios) tracingOn(ctx context.Context, c client.Client, w *warnings,
 		return fmt.Errorf("%s", strings.Join(problems, "\n  "))
 	}
 	fmt.Printf("  tracing on (config/tracing; chart tracing.otlpEndpoint): the same %d objects, OTEL_EXPORTER_OTLP_ENDPOINT set, egress to DNS and TCP/4318, admitted with no warning\n", len(objs))
+	return nil
+}
+
+// monitoringOn turns Prometheus monitoring on as the scaffold says (after tracing: the
+// commented `- ../prometheus` of config/default/kustomization.yaml uncommented; the chart's
+// monitoring.enabled set): both render the same objects, the PodMonitor scrapes the Deployment's
+// metrics port, and the PodMonitor and PrometheusRule are admitted by prometheus-operator's CRDs
+// with no warning. (The e2e's metrics scenarios evaluate the rules.)
+func (s *scenarios) monitoringOn(ctx context.Context, c client.Client, w *warnings, project, name, namespace string) error {
+	crds, err := s.kube.applyFiles(ctx, s.promOperatorCRDs, nil)
+	if err != nil {
+		return err
+	}
+	if err := s.kube.waitEstablished(ctx, crds); err != nil {
+		return err
+	}
+	path := filepath.Join(project, "config", "default", "kustomization.yaml")
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	commented := "#   - ../prometheus\n"
+	if !strings.Contains(string(text), "components:\n  - ../tracing\n") || !strings.Contains(string(text), commented) {
+		return fmt.Errorf("%s has no commented `- ../prometheus` under the uncommented components:\n%s", path, text)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(text), commented, "  - ../prometheus\n", 1)), 0o644); err != nil {
+		return err
+	}
+	built, err := output(s.kustomize, "build", filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	objs, err := docs(built)
+	if err != nil {
+		return err
+	}
+	charted, err := s.helmTemplate(project, name, namespace, "--set", "tracing.otlpEndpoint=http://otel-collector.observability:4318", "--set", "monitoring.enabled=true")
+	if err != nil {
+		return err
+	}
+	if err := sameObjects(objs, charted); err != nil {
+		return fmt.Errorf("helm template (monitoring.enabled) and kustomize build (prometheus component) differ: %w", err)
+	}
+	var problems []string
+	ports := map[string]bool{}
+	var selected, scraped, scrapedPorts []string
+	applied := 0
+	for _, obj := range objs {
+		switch obj.GetKind() {
+		case "Deployment":
+			containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
+			for _, container := range containers {
+				list, _, _ := unstructured.NestedSlice(container.(map[string]any), "ports")
+				for _, p := range list {
+					ports[fmt.Sprint(p.(map[string]any)["name"])] = true
+				}
+			}
+			labels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "template", "metadata", "labels")
+			for k, v := range labels {
+				selected = append(selected, k+"="+v)
+			}
+			continue
+		case "PodMonitor":
+			match, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector", "matchLabels")
+			for k, v := range match {
+				scraped = append(scraped, k+"="+v)
+			}
+			endpoints, _, _ := unstructured.NestedSlice(obj.Object, "spec", "podMetricsEndpoints")
+			for _, e := range endpoints {
+				scrapedPorts = append(scrapedPorts, fmt.Sprint(e.(map[string]any)["port"]))
+			}
+		case "PrometheusRule":
+		default:
+			continue
+		}
+		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("capi-ext-e2e"), client.ForceOwnership); err != nil {
+			problems = append(problems, fmt.Sprintf("%s %s: %v", obj.GetKind(), obj.GetName(), err))
+		}
+		for _, warning := range w.take() {
+			problems = append(problems, fmt.Sprintf("%s %s: warning: %s", obj.GetKind(), obj.GetName(), warning))
+		}
+		applied++
+	}
+	for _, port := range scrapedPorts {
+		if !ports[port] {
+			problems = append(problems, "the PodMonitor scrapes port "+port+", which the Deployment's container does not name")
+		}
+	}
+	for _, l := range scraped {
+		if !strings.Contains(" "+strings.Join(selected, " ")+" ", " "+l+" ") {
+			problems = append(problems, "the PodMonitor selects "+l+", which the Deployment's Pods do not carry")
+		}
+	}
+	if applied != 2 || len(scraped) == 0 || len(scrapedPorts) == 0 {
+		problems = append(problems, fmt.Sprintf("expected a PodMonitor with a selector and a PrometheusRule; applied %d objects", applied))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "\n  "))
+	}
+	fmt.Printf("  monitoring on (config/prometheus; chart monitoring.enabled): the same %d objects, the PodMonitor selects the Deployment's Pods and scrapes their metrics port, PodMonitor and PrometheusRule admitted by prometheus-operator's CRDs with no warning\n", len(objs))
 	return nil
 }
 

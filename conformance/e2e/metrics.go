@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
+	"time"
 )
 
 // scraped is what promcheck (conformance/promcheck) read of a metrics endpoint with
@@ -25,19 +27,89 @@ type scraped struct {
 	Lint []string `json:"lint"`
 }
 
-func scrape(promcheck, url string) (*scraped, error) {
-	out, err := exec.Command(promcheck, url).Output()
+// scrape reads url with promcheck; when keep is not empty, the scrape is also written there
+// (for promcheck alerts).
+func scrape(promcheck, url, keep string) (*scraped, error) {
+	out, err := runPromcheck(promcheck, url)
 	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			return nil, fmt.Errorf("promcheck %s: %v: %s", url, err, ee.Stderr)
-		}
-		return nil, fmt.Errorf("promcheck %s: %v", url, err)
+		return nil, err
 	}
 	var s scraped
 	if err := json.Unmarshal(out, &s); err != nil {
 		return nil, fmt.Errorf("promcheck %s: %v", url, err)
 	}
+	if keep != "" {
+		if err := os.WriteFile(keep, out, 0o644); err != nil {
+			return nil, err
+		}
+	}
 	return &s, nil
+}
+
+func runPromcheck(promcheck string, args ...string) ([]byte, error) {
+	out, err := exec.Command(promcheck, args...).Output()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return nil, fmt.Errorf("promcheck %s: %v: %s", strings.Join(args, " "), err, ee.Stderr)
+		}
+		return nil, fmt.Errorf("promcheck %s: %v", strings.Join(args, " "), err)
+	}
+	return out, nil
+}
+
+// scaffoldedRules is the PrometheusRule of the project the manifests scenario scaffolds.
+func (s *scenarios) scaffoldedRules() (string, string, error) {
+	project := filepath.Join(s.work, "scaffolded", "admitted")
+	rules := filepath.Join(project, "config", "prometheus", "prometheusrule.yaml")
+	if _, err := os.Stat(rules); err != nil {
+		return "", "", fmt.Errorf("the manifests scenario's project has no alerting rules (run it first): %w", err)
+	}
+	return rules, filepath.Base(project), nil
+}
+
+// alertsHolding evaluates the scaffolded project's alerting rules with Prometheus's engine over
+// scrapes of a running extension, its series labelled as the project's PodMonitor labels its
+// Pods, and returns the alerts whose condition holds, with their series.
+func (s *scenarios) alertsHolding(scrapes ...string) (map[string][]string, error) {
+	rules, name, err := s.scaffoldedRules()
+	if err != nil {
+		return nil, err
+	}
+	out, err := runPromcheck(s.promcheck, append([]string{"alerts", "-rules", rules, "-label", "app_kubernetes_io_name=" + name}, scrapes...)...)
+	if err != nil {
+		return nil, err
+	}
+	var evaluated []struct {
+		Name  string
+		Holds []string
+	}
+	if err := json.Unmarshal(out, &evaluated); err != nil {
+		return nil, err
+	}
+	if len(evaluated) == 0 {
+		return nil, fmt.Errorf("%s: no alert", rules)
+	}
+	holding := map[string][]string{}
+	for _, a := range evaluated {
+		if len(a.Holds) > 0 {
+			holding[a.Name] = a.Holds
+		}
+	}
+	return holding, nil
+}
+
+// expectAlerts says which alerts hold, and fails unless exactly want do.
+func expectAlerts(holding map[string][]string, want ...string) error {
+	var got []string
+	for name := range holding {
+		got = append(got, name)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		return fmt.Errorf("alerts whose condition holds: %v; expected %v (%v)", got, want, holding)
+	}
+	return nil
 }
 
 // value sums the samples of name whose labels include all of want; -1 when there is none.
@@ -68,14 +140,15 @@ func (s *scraped) value(name string, want map[string]string) float64 {
 // them against what CAPI counted of its own calls and against the serving certificate as Go's
 // crypto/x509 reads it.
 func (s *scenarios) extensionMetrics(ctx context.Context) error {
-	ours, err := scrape(s.promcheck, s.extMetricsURL)
+	first := filepath.Join(s.work, "metrics-extension-1.json")
+	ours, err := scrape(s.promcheck, s.extMetricsURL, first)
 	if err != nil {
 		return err
 	}
 	if len(ours.Lint) > 0 {
 		return fmt.Errorf("promlint on the extension's metrics:\n%s", strings.Join(ours.Lint, "\n"))
 	}
-	capi, err := scrape(s.promcheck, s.metricsURL)
+	capi, err := scrape(s.promcheck, s.metricsURL, "")
 	if err != nil {
 		return err
 	}
@@ -121,5 +194,21 @@ func (s *scenarios) extensionMetrics(ctx context.Context) error {
 		return fmt.Errorf("budget %v bytes with %v used; %v of %v connections open", budget, used, open, max)
 	}
 	fmt.Printf("  %d families (%s), promlint: no problem; budget %v MiB, %v connections open\n", len(ours.Families), ours.ContentType, budget/(1<<20), open)
+
+	// The scaffold's alerting rules over two scrapes of this healthy extension: only the
+	// certificate's (this one lives a day) holds.
+	time.Sleep(2 * time.Second)
+	second := filepath.Join(s.work, "metrics-extension-2.json")
+	if _, err := scrape(s.promcheck, s.extMetricsURL, second); err != nil {
+		return err
+	}
+	holding, err := s.alertsHolding(first, second)
+	if err != nil {
+		return err
+	}
+	if err := expectAlerts(holding, "CapiExtCertificateExpiresSoon"); err != nil {
+		return err
+	}
+	fmt.Printf("  the scaffold's alerting rules, evaluated by Prometheus's engine: only CapiExtCertificateExpiresSoon holds (the certificate lives a day)\n")
 	return nil
 }

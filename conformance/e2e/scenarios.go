@@ -81,6 +81,8 @@ type scenarios struct {
 	helm            string
 	clusterctl      string
 	certManagerCRDs string
+	// prometheus-operator's PodMonitor and PrometheusRule CRDs
+	promOperatorCRDs string
 }
 
 func (s *scenarios) discovery(ctx context.Context) error {
@@ -195,6 +197,11 @@ func (s *scenarios) mutualTLS(ctx context.Context) error {
 	if err := waitHTTP(httpClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, other); err != nil {
 		return err
 	}
+	otherURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", otherMetrics)
+	before := filepath.Join(s.work, "metrics-other-ca-1.json")
+	if _, err := scrape(s.promcheck, otherURL, before); err != nil {
+		return err
+	}
 	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
 kind: ExtensionConfig
 metadata: {name: other-ca}
@@ -221,7 +228,8 @@ spec:
 	}
 	fmt.Printf("  CAPI: %s\n", message)
 	// The extension saw it too: CAPI's handshakes with a certificate it does not trust.
-	m, err := scrape(s.promcheck, fmt.Sprintf("http://127.0.0.1:%d/metrics", otherMetrics))
+	after := filepath.Join(s.work, "metrics-other-ca-2.json")
+	m, err := scrape(s.promcheck, otherURL, after)
 	if err != nil {
 		return err
 	}
@@ -229,7 +237,14 @@ spec:
 	if failed < 1 {
 		return fmt.Errorf("the extension that refused CAPI's client certificate counted %v failed handshakes", failed)
 	}
-	fmt.Printf("  the refusing extension counted %v failed TLS handshakes\n", failed)
+	holding, err := s.alertsHolding(before, after)
+	if err != nil {
+		return err
+	}
+	if err := expectAlerts(holding, "CapiExtTLSHandshakesFailing", "CapiExtCertificateExpiresSoon"); err != nil {
+		return err
+	}
+	fmt.Printf("  the refusing extension counted %v failed TLS handshakes; the scaffold's CapiExtTLSHandshakesFailing holds for %v\n", failed, holding["CapiExtTLSHandshakesFailing"])
 	return nil
 }
 

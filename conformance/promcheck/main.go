@@ -1,8 +1,18 @@
-// Command promcheck scrapes a metrics endpoint the way Prometheus does and prints what
-// Prometheus reads from it, as JSON: the parser Prometheus picks for the answer's Content-Type
-// (model/textparse), the families' types and help, every sample, and what client_golang's
-// promlint (the linter behind `promtool check metrics`) says of the names. It exits 1 when
-// Prometheus could not parse the answer. The e2e judges the extension's metrics with it.
+// Command promcheck is Prometheus's side of the e2e, from Prometheus's own packages.
+//
+// `promcheck URL` scrapes a metrics endpoint the way Prometheus does and prints what Prometheus
+// reads from it, as JSON: the parser Prometheus picks for the answer's Content-Type
+// (model/textparse), the families' types and help, every sample, what client_golang's promlint
+// (the linter behind `promtool check metrics`) says of the names, and the answer itself with
+// the time of the scrape. It exits 1 when Prometheus could not parse the answer.
+//
+// `promcheck alerts -rules FILE [-label k=v]... SCRAPE.json...` loads those scrapes into a
+// Prometheus TSDB at the times they were made (each series with the labels given, as the
+// scrape's target labels), reads the rule file (a Prometheus rule file, or a prometheus-operator
+// PrometheusRule object) with Prometheus's rulefmt, and evaluates every alert's expression with
+// the PromQL engine at the time of the last scrape. It prints, as JSON, each alert's name and
+// the series for which its condition holds (it is pending then, and fires once that has lasted
+// its `for`).
 package main
 
 import (
@@ -14,6 +24,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
@@ -38,6 +49,9 @@ type sample struct {
 }
 
 type report struct {
+	URL         string            `json:"url"`
+	ScrapedAt   int64             `json:"scrapedAtMillis"`
+	Body        string            `json:"body"`
 	ContentType string            `json:"contentType"`
 	Families    map[string]family `json:"families"`
 	Samples     []sample          `json:"samples"`
@@ -45,17 +59,23 @@ type report struct {
 }
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: promcheck URL")
+	var out any
+	var err error
+	switch {
+	case len(os.Args) >= 2 && os.Args[1] == "alerts":
+		out, err = alerts(os.Args[2:])
+	case len(os.Args) == 2:
+		out, err = check(os.Args[1])
+	default:
+		fmt.Fprintln(os.Stderr, "usage: promcheck URL | promcheck alerts -rules FILE [-label k=v]... SCRAPE.json...")
 		os.Exit(2)
 	}
-	r, err := check(os.Args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "promcheck:", err)
 		os.Exit(1)
 	}
-	out, _ := json.MarshalIndent(r, "", "  ")
-	fmt.Println(string(out))
+	text, _ := json.MarshalIndent(out, "", "  ")
+	fmt.Println(string(text))
 }
 
 func check(url string) (*report, error) {
@@ -64,6 +84,7 @@ func check(url string) (*report, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", accept)
+	scrapedAt := time.Now()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
@@ -76,10 +97,25 @@ func check(url string) (*report, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: HTTP %d", url, resp.StatusCode)
 	}
-	r := &report{ContentType: resp.Header.Get("Content-Type"), Families: map[string]family{}, Lint: []string{}}
-	p, err := textparse.New(body, r.ContentType, labels.NewSymbolTable(), textparse.ParserOptions{})
+	r := &report{URL: url, ScrapedAt: scrapedAt.UnixMilli(), Body: string(body), ContentType: resp.Header.Get("Content-Type"), Families: map[string]family{}, Lint: []string{}}
+	if err := parse(r); err != nil {
+		return nil, err
+	}
+	problems, err := promlint.NewWithMetricFamilies(families(r)).Lint()
 	if err != nil {
-		return nil, fmt.Errorf("Content-Type %q: %w", r.ContentType, err)
+		return nil, err
+	}
+	for _, pr := range problems {
+		r.Lint = append(r.Lint, pr.Metric+": "+pr.Text)
+	}
+	return r, nil
+}
+
+// parse reads r.Body as Prometheus's scrape loop does, into r's families and samples.
+func parse(r *report) error {
+	p, err := textparse.New([]byte(r.Body), r.ContentType, labels.NewSymbolTable(), textparse.ParserOptions{})
+	if err != nil {
+		return fmt.Errorf("Content-Type %q: %w", r.ContentType, err)
 	}
 	for {
 		entry, err := p.Next()
@@ -87,7 +123,7 @@ func check(url string) (*report, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("Prometheus cannot parse the answer: %w", err)
+			return fmt.Errorf("Prometheus cannot parse the answer: %w", err)
 		}
 		switch entry {
 		case textparse.EntryType:
@@ -109,17 +145,10 @@ func check(url string) (*report, error) {
 			delete(m, model.MetricNameLabel)
 			r.Samples = append(r.Samples, sample{Name: name, Labels: m, Value: value})
 		case textparse.EntryHistogram:
-			return nil, errors.New("native histograms are not expected here")
+			return errors.New("native histograms are not expected here")
 		}
 	}
-	problems, err := promlint.NewWithMetricFamilies(families(r)).Lint()
-	if err != nil {
-		return nil, err
-	}
-	for _, pr := range problems {
-		r.Lint = append(r.Lint, pr.Metric+": "+pr.Text)
-	}
-	return r, nil
+	return nil
 }
 
 // families are the parsed families as client_golang would expose them in the text format

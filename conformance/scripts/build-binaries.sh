@@ -85,6 +85,16 @@ cert_manager_crds() {
   rm -rf "$out"; mv "$out.tmp" "$out"
 }
 
+prometheus_operator_crds() {
+  local out=$CACHE/assets/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION dir
+  [ -f "$out/monitoring.coreos.com_prometheusrules.yaml" ] && return
+  log "fetching prometheus-operator $PROMETHEUS_OPERATOR_VERSION's PodMonitor and PrometheusRule CRDs"
+  dir=$(go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  mkdir -p "$out.tmp"
+  cp "$dir"/example/prometheus-operator-crd/monitoring.coreos.com_{podmonitors,prometheusrules}.yaml "$out.tmp/"
+  rm -rf "$out"; mv "$out.tmp" "$out"
+}
+
 build_capi() {
   local out=$BIN/capi-manager-$CAPI_VERSION assets=$CACHE/assets/capi-$CAPI_VERSION
   local capi_minor manager_pkg=sigs.k8s.io/cluster-api config=config
@@ -140,6 +150,7 @@ build_apiserver
 (build_tool helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION")
 (build_clusterctl)
 (cert_manager_crds)
+(prometheus_operator_crds)
 echo "ETCD=$BIN/etcd-$ETCD_VERSION"
 echo "KUBE_APISERVER=$BIN/kube-apiserver-$KUBERNETES_VERSION"
 echo "CAPI_MANAGER=$BIN/capi-manager-$CAPI_VERSION"
@@ -149,3 +160,4 @@ echo "KUSTOMIZE=$BIN/kustomize-$KUSTOMIZE_VERSION"
 echo "HELM=$BIN/helm-$HELM_VERSION"
 echo "CLUSTERCTL=$BIN/clusterctl-$CLUSTERCTL_VERSION"
 echo "CERT_MANAGER_CRDS=$CACHE/assets/cert-manager-$CERT_MANAGER_VERSION"
+echo "PROMETHEUS_OPERATOR_CRDS=$CACHE/assets/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION"

@@ -28,7 +28,8 @@ for entry in $CAPI_MATRIX; do
     cd conformance/e2e
     go run . -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -kcp-manager "$KCP_MANAGER" -capi-assets "$CAPI_ASSETS" \
       -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
-      -conformance "$target_dir/debug/capi-ext-conformance" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" -promcheck "$promcheck" "$@"
+      -conformance "$target_dir/debug/capi-ext-conformance" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" \
+      -prometheus-operator-crds "$PROMETHEUS_OPERATOR_CRDS" -promcheck "$promcheck" "$@"
   )
   summary+=("$capi: passed in $(( $(date +%s) - started ))s")
 done

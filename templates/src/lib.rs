@@ -45,6 +45,10 @@ templates!(
     "project/config/certmanager/certificate.yaml.hbs",
     "project/config/extension/kustomization.yaml.hbs",
     "project/config/tracing/kustomization.yaml.hbs",
+    "project/config/prometheus/kustomization.yaml.hbs",
+    "project/config/prometheus/podmonitor.yaml.hbs",
+    "project/config/prometheus/prometheusrule.yaml.hbs",
+    "project/config/prometheus/groups.yaml.hbs",
     "project/config/extension/extensionconfig.yaml.hbs",
     "project/config/extension/patch-entry.yaml.hbs",
     "project/config/extension/clusterclass-patch.yaml.hbs",
@@ -61,6 +65,7 @@ templates!(
     "project/chart/templates/networkpolicy.yaml.hbs",
     "project/chart/templates/certmanager.yaml.hbs",
     "project/chart/templates/extensionconfig.yaml.hbs",
+    "project/chart/templates/monitoring.yaml.hbs",
     "project/chart/templates/NOTES.txt.hbs",
 );
 

@@ -76,6 +76,18 @@ pub const PROJECT_FILES: &[(&str, &str)] = &[
         "config/tracing/kustomization.yaml",
         "project/config/tracing/kustomization.yaml.hbs",
     ),
+    (
+        "config/prometheus/kustomization.yaml",
+        "project/config/prometheus/kustomization.yaml.hbs",
+    ),
+    (
+        "config/prometheus/podmonitor.yaml",
+        "project/config/prometheus/podmonitor.yaml.hbs",
+    ),
+    (
+        "config/prometheus/prometheusrule.yaml",
+        "project/config/prometheus/prometheusrule.yaml.hbs",
+    ),
 ];
 
 /// The values the project templates are rendered with, for a project as `meta` describes it,
