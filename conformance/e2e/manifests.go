@@ -115,13 +115,7 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 		if obj.GetKind() == "Deployment" {
 			deployment = obj.DeepCopy()
 		}
-		err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("capi-ext-e2e"), client.ForceOwnership)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s %s: %v", obj.GetKind(), obj.GetName(), err))
-		}
-		for _, warning := range w.take() {
-			problems = append(problems, fmt.Sprintf("%s %s: warning: %s", obj.GetKind(), obj.GetName(), warning))
-		}
+		problems = append(problems, applyNoWarning(ctx, c, w, obj)...)
 	}
 	sort.Strings(kinds)
 	if deployment == nil {
@@ -152,11 +146,8 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 		return err
 	}
 	for _, obj := range append([]*unstructured.Unstructured{helmNS}, charted...) {
-		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("capi-ext-e2e"), client.ForceOwnership); err != nil {
-			problems = append(problems, fmt.Sprintf("helm: %s %s: %v", obj.GetKind(), obj.GetName(), err))
-		}
-		for _, warning := range w.take() {
-			problems = append(problems, fmt.Sprintf("helm: %s %s: warning: %s", obj.GetKind(), obj.GetName(), warning))
+		for _, problem := range applyNoWarning(ctx, c, w, obj) {
+			problems = append(problems, "helm: "+problem)
 		}
 	}
 	if len(problems) > 0 {
@@ -262,46 +253,19 @@ func (s *scenarios) clusterctlReads(project, name string, kustomized []*unstruct
 // export out (DNS and the Collector's port), and the changed objects are admitted with no warning.
 func (s *scenarios) tracingOn(ctx context.Context, c client.Client, w *warnings, project, name, namespace string) error {
 	const endpoint = "http://otel-collector.observability:4318"
-	path := filepath.Join(project, "config", "default", "kustomization.yaml")
-	text, err := os.ReadFile(path)
+	objs, err := s.turnOn(project, name, namespace, "# components:\n#   - ../tracing\n", "components:\n  - ../tracing\n",
+		"tracing", "--set", "tracing.otlpEndpoint="+endpoint)
 	if err != nil {
 		return err
-	}
-	commented := "# components:\n#   - ../tracing\n"
-	if !strings.Contains(string(text), commented) {
-		return fmt.Errorf("%s has no commented `components: [../tracing]` to uncomment:\n%s", path, text)
-	}
-	uncommented := strings.Replace(string(text), commented, "components:\n  - ../tracing\n", 1)
-	if err := os.WriteFile(path, []byte(uncommented), 0o644); err != nil {
-		return err
-	}
-	built, err := output(s.kustomize, "build", filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	objs, err := docs(built)
-	if err != nil {
-		return err
-	}
-	charted, err := s.helmTemplate(project, name, namespace, "--set", "tracing.otlpEndpoint="+endpoint)
-	if err != nil {
-		return err
-	}
-	if err := sameObjects(objs, charted); err != nil {
-		return fmt.Errorf("helm template (tracing.otlpEndpoint set) and kustomize build (tracing component) differ: %w", err)
 	}
 	var problems []string
 	seen := map[string]bool{}
 	for _, obj := range objs {
 		switch obj.GetKind() {
 		case "Deployment":
-			containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
-			for _, container := range containers {
-				env, _, _ := unstructured.NestedSlice(container.(map[string]any), "env")
-				for _, e := range env {
-					if e := e.(map[string]any); e["name"] == "OTEL_EXPORTER_OTLP_ENDPOINT" {
-						seen["endpoint"] = e["value"] == endpoint
-					}
+			for _, e := range containerItems(obj, "env") {
+				if e["name"] == "OTEL_EXPORTER_OTLP_ENDPOINT" {
+					seen["endpoint"] = e["value"] == endpoint
 				}
 			}
 		case "NetworkPolicy":
@@ -316,12 +280,7 @@ func (s *scenarios) tracingOn(ctx context.Context, c client.Client, w *warnings,
 		default:
 			continue
 		}
-		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("capi-ext-e2e"), client.ForceOwnership); err != nil {
-			problems = append(problems, fmt.Sprintf("%s %s: %v", obj.GetKind(), obj.GetName(), err))
-		}
-		for _, warning := range w.take() {
-			problems = append(problems, fmt.Sprintf("%s %s: warning: %s", obj.GetKind(), obj.GetName(), warning))
-		}
+		problems = append(problems, applyNoWarning(ctx, c, w, obj)...)
 	}
 	if !seen["endpoint"] {
 		problems = append(problems, "the Deployment does not export to "+endpoint+" (OTEL_EXPORTER_OTLP_ENDPOINT)")
@@ -351,32 +310,10 @@ func (s *scenarios) monitoringOn(ctx context.Context, c client.Client, w *warnin
 	if err := s.kube.waitEstablished(ctx, crds); err != nil {
 		return err
 	}
-	path := filepath.Join(project, "config", "default", "kustomization.yaml")
-	text, err := os.ReadFile(path)
+	objs, err := s.turnOn(project, name, namespace, "#   - ../prometheus\n", "  - ../prometheus\n",
+		"monitoring", "--set", "tracing.otlpEndpoint=http://otel-collector.observability:4318", "--set", "monitoring.enabled=true")
 	if err != nil {
 		return err
-	}
-	commented := "#   - ../prometheus\n"
-	if !strings.Contains(string(text), "components:\n  - ../tracing\n") || !strings.Contains(string(text), commented) {
-		return fmt.Errorf("%s has no commented `- ../prometheus` under the uncommented components:\n%s", path, text)
-	}
-	if err := os.WriteFile(path, []byte(strings.Replace(string(text), commented, "  - ../prometheus\n", 1)), 0o644); err != nil {
-		return err
-	}
-	built, err := output(s.kustomize, "build", filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	objs, err := docs(built)
-	if err != nil {
-		return err
-	}
-	charted, err := s.helmTemplate(project, name, namespace, "--set", "tracing.otlpEndpoint=http://otel-collector.observability:4318", "--set", "monitoring.enabled=true")
-	if err != nil {
-		return err
-	}
-	if err := sameObjects(objs, charted); err != nil {
-		return fmt.Errorf("helm template (monitoring.enabled) and kustomize build (prometheus component) differ: %w", err)
 	}
 	var problems []string
 	ports := map[string]bool{}
@@ -385,12 +322,8 @@ func (s *scenarios) monitoringOn(ctx context.Context, c client.Client, w *warnin
 	for _, obj := range objs {
 		switch obj.GetKind() {
 		case "Deployment":
-			containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "containers")
-			for _, container := range containers {
-				list, _, _ := unstructured.NestedSlice(container.(map[string]any), "ports")
-				for _, p := range list {
-					ports[fmt.Sprint(p.(map[string]any)["name"])] = true
-				}
+			for _, p := range containerItems(obj, "ports") {
+				ports[fmt.Sprint(p["name"])] = true
 			}
 			labels, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "template", "metadata", "labels")
 			for k, v := range labels {
@@ -410,12 +343,7 @@ func (s *scenarios) monitoringOn(ctx context.Context, c client.Client, w *warnin
 		default:
 			continue
 		}
-		if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("capi-ext-e2e"), client.ForceOwnership); err != nil {
-			problems = append(problems, fmt.Sprintf("%s %s: %v", obj.GetKind(), obj.GetName(), err))
-		}
-		for _, warning := range w.take() {
-			problems = append(problems, fmt.Sprintf("%s %s: warning: %s", obj.GetKind(), obj.GetName(), warning))
-		}
+		problems = append(problems, applyNoWarning(ctx, c, w, obj)...)
 		applied++
 	}
 	for _, port := range scrapedPorts {
@@ -436,6 +364,68 @@ func (s *scenarios) monitoringOn(ctx context.Context, c client.Client, w *warnin
 	}
 	fmt.Printf("  monitoring on (config/prometheus; chart monitoring.enabled): the same %d objects, the PodMonitor selects the Deployment's Pods and scrapes their metrics port, PodMonitor and PrometheusRule admitted by prometheus-operator's CRDs with no warning\n", len(objs))
 	return nil
+}
+
+// turnOn turns an optional part of the scaffold on as a user would: the commented text of
+// config/default/kustomization.yaml replaced by the uncommented; then kustomize build and helm
+// template with flags (the chart's values for the same parts) must give the same objects.
+func (s *scenarios) turnOn(project, name, namespace, commented, uncommented, what string, flags ...string) ([]*unstructured.Unstructured, error) {
+	path := filepath.Join(project, "config", "default", "kustomization.yaml")
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(string(text), commented) {
+		return nil, fmt.Errorf("%s has no %q to uncomment for %s:\n%s", path, commented, what, text)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(string(text), commented, uncommented, 1)), 0o644); err != nil {
+		return nil, err
+	}
+	built, err := output(s.kustomize, "build", filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	objs, err := docs(built)
+	if err != nil {
+		return nil, err
+	}
+	charted, err := s.helmTemplate(project, name, namespace, flags...)
+	if err != nil {
+		return nil, err
+	}
+	if err := sameObjects(objs, charted); err != nil {
+		return nil, fmt.Errorf("%s on: helm template %v and kustomize build differ: %w", what, flags, err)
+	}
+	return objs, nil
+}
+
+// containerItems lists the items of a list field (env, ports) of every container of a
+// Deployment.
+func containerItems(deployment *unstructured.Unstructured, field string) []map[string]any {
+	var items []map[string]any
+	containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	for _, container := range containers {
+		list, _, _ := unstructured.NestedSlice(container.(map[string]any), field)
+		for _, item := range list {
+			if item, ok := item.(map[string]any); ok {
+				items = append(items, item)
+			}
+		}
+	}
+	return items
+}
+
+// applyNoWarning applies obj server-side, as `kubectl apply --server-side` does, and returns
+// what went wrong: an error, or any warning the API server sent.
+func applyNoWarning(ctx context.Context, c client.Client, w *warnings, obj *unstructured.Unstructured) []string {
+	var problems []string
+	if err := c.Patch(ctx, obj, client.Apply, client.FieldOwner("capi-ext-e2e"), client.ForceOwnership); err != nil {
+		problems = append(problems, fmt.Sprintf("%s %s: %v", obj.GetKind(), obj.GetName(), err))
+	}
+	for _, warning := range w.take() {
+		problems = append(problems, fmt.Sprintf("%s %s: warning: %s", obj.GetKind(), obj.GetName(), warning))
+	}
+	return problems
 }
 
 // helmTemplate renders the project's chart as release name in namespace, with more flags of

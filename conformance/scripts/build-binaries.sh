@@ -75,23 +75,15 @@ build_clusterctl() {
   mv "$out.tmp" "$out"
 }
 
-cert_manager_crds() {
-  local out=$CACHE/assets/cert-manager-$CERT_MANAGER_VERSION dir
-  [ -f "$out/cert-manager.io_certificates.yaml" ] && return
-  log "fetching cert-manager $CERT_MANAGER_VERSION's CRDs"
-  dir=$(go mod download -json "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+# Files of a Go module's release (CRDs), copied out of the module cache into $1 once.
+module_files() {
+  local out=$1 module=$2 dir f; shift 2
+  [ -d "$out" ] && return
+  log "fetching $(basename "$out") from $module"
+  dir=$(go mod download -json "$module" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
   mkdir -p "$out.tmp"
-  cp "$dir"/deploy/crds/*.yaml "$out.tmp/"
-  rm -rf "$out"; mv "$out.tmp" "$out"
-}
-
-prometheus_operator_crds() {
-  local out=$CACHE/assets/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION dir
-  [ -f "$out/monitoring.coreos.com_prometheusrules.yaml" ] && return
-  log "fetching prometheus-operator $PROMETHEUS_OPERATOR_VERSION's PodMonitor and PrometheusRule CRDs"
-  dir=$(go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
-  mkdir -p "$out.tmp"
-  cp "$dir"/example/prometheus-operator-crd/monitoring.coreos.com_{podmonitors,prometheusrules}.yaml "$out.tmp/"
+  # shellcheck disable=SC2086 # each pattern is a glob in the module
+  for f in "$@"; do cp "$dir"/$f "$out.tmp/"; done
   rm -rf "$out"; mv "$out.tmp" "$out"
 }
 
@@ -149,8 +141,9 @@ build_apiserver
 (build_tool kustomize "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5)
 (build_tool helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION")
 (build_clusterctl)
-(cert_manager_crds)
-(prometheus_operator_crds)
+(module_files "$CACHE/assets/cert-manager-$CERT_MANAGER_VERSION" "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION" 'deploy/crds/*.yaml')
+(module_files "$CACHE/assets/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION" "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" \
+  example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml)
 echo "ETCD=$BIN/etcd-$ETCD_VERSION"
 echo "KUBE_APISERVER=$BIN/kube-apiserver-$KUBERNETES_VERSION"
 echo "CAPI_MANAGER=$BIN/capi-manager-$CAPI_VERSION"
