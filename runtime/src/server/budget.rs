@@ -7,7 +7,7 @@
 //! served on one thread, [`super::lane`], so that freed memory is reused rather than kept by
 //! each worker's allocator arena).
 
-use super::metrics::Metrics;
+use super::metrics::{Held, Metrics};
 use crate::error::RequestError;
 use prometheus_client::metrics::gauge::Gauge;
 use std::path::Path;
@@ -49,15 +49,6 @@ impl Drop for Charge {
     }
 }
 
-/// Counts a waiting request for as long as it waits.
-struct Waiting(Gauge);
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        self.0.dec();
-    }
-}
-
 impl Budget {
     /// A budget of `bytes`, reported in `metrics`.
     pub(crate) fn new(bytes: usize, metrics: &Metrics) -> Self {
@@ -90,8 +81,7 @@ impl Budget {
         let acquired = match self.semaphore.clone().try_acquire_many_owned(kib) {
             Ok(permit) => Ok(Ok(permit)),
             Err(_) => {
-                self.waiting.inc();
-                let _waiting = Waiting(self.waiting.clone());
+                let _waiting = Held::new(&self.waiting);
                 let acquire = self.semaphore.clone().acquire_many_owned(kib);
                 tokio::time::timeout(wait, acquire).await
             }

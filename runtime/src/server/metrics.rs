@@ -176,8 +176,9 @@ impl Default for Metrics {
 impl Metrics {
     /// Marks a request as started; the guard marks it finished when dropped.
     pub fn start(&self) -> InFlight {
-        self.in_flight.inc();
-        InFlight(self.in_flight.clone())
+        InFlight {
+            _held: Held::new(&self.in_flight),
+        }
     }
 
     /// Records a finished request.
@@ -233,29 +234,25 @@ impl Metrics {
     }
 }
 
-/// An open connection, counted in `capi_ext_connections_open` until dropped.
-pub(crate) struct Open(Gauge);
+/// Counts one in a gauge (connections open, requests waiting) for as long as it lives.
+pub(crate) struct Held(Gauge);
 
-impl Open {
-    pub(crate) fn new(metrics: &Metrics) -> Self {
-        metrics.connections_open.inc();
-        Open(metrics.connections_open.clone())
+impl Held {
+    pub(crate) fn new(gauge: &Gauge) -> Self {
+        gauge.inc();
+        Held(gauge.clone())
     }
 }
 
-impl Drop for Open {
+impl Drop for Held {
     fn drop(&mut self) {
         self.0.dec();
     }
 }
 
-/// Decrements the in-flight gauge when dropped.
-pub struct InFlight(Gauge);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.dec();
-    }
+/// Counts a request in the in-flight gauge until dropped.
+pub struct InFlight {
+    _held: Held,
 }
 
 #[cfg(test)]

@@ -386,7 +386,7 @@ impl BoundServer {
             let closing = closing.clone();
             seed = seed.wrapping_add(1);
             let conn_seed = seed;
-            let open = metrics::Open::new(&shared.metrics);
+            let open = metrics::Held::new(&shared.metrics.connections_open);
             tokio::spawn(async move {
                 let _permit = permit;
                 let _open = open;
