@@ -32,8 +32,12 @@ fn schema_of(value: &Value) -> Value {
     }
 }
 
+fn unreadable(e: serde_json::Error) -> capi_ext_render::CallError {
+    capi_ext_render::CallError::Unreadable(e.to_string())
+}
+
 impl capi_ext_render::Caller for Extension {
-    async fn call(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>, String> {
+    async fn call(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>, capi_ext_render::CallError> {
         let answer = if path.contains("/discovervariables/") {
             let mut response = DiscoverVariablesResponse::success();
             for (name, value) in &self.variables {
@@ -41,13 +45,13 @@ impl capi_ext_render::Caller for Extension {
                     "name": name, "required": false,
                     "schema": {"openAPIV3Schema": schema_of(value)},
                 }))
-                .map_err(|e| e.to_string())?;
+                .map_err(unreadable)?;
                 response.variables.push(variable);
             }
             serde_json::to_vec(&response)
         } else if path.contains("/generatepatches/") {
             let request: GeneratePatchesRequest =
-                serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+                serde_json::from_slice(&body).map_err(unreadable)?;
             let response =
                 request
                     .items
@@ -65,7 +69,7 @@ impl capi_ext_render::Caller for Extension {
         } else {
             serde_json::to_vec(&ValidateTopologyResponse::success())
         };
-        answer.map_err(|e| e.to_string())
+        answer.map_err(unreadable)
     }
 }
 

@@ -1,9 +1,9 @@
 //! Returned patches applied as CAPI applies them (`applyPatchToRequest`), and the patched
 //! templates copied into the desired objects (`updateDesiredState`).
 
-use super::RenderError;
-use super::desired::{self, Desired, Worker};
-use super::object::{FieldCopy, copy_fields, string};
+use crate::desired::{self, Desired, Worker};
+use crate::error::RenderError;
+use crate::object::{FieldCopy, copy_fields, string};
 use capi_ext::CapiVersion;
 use capi_ext::hooks::v1alpha1::{GeneratePatchesRequest, GeneratePatchesResponse, Patch};
 use serde_json::Value;

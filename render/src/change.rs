@@ -43,8 +43,8 @@
 //! assert_eq!(changes[0].rolls_out().as_deref(), Some("MachineDeployment md-0"));
 //! ```
 
-use crate::Rendered;
 use crate::object::string;
+use crate::output::Rendered;
 use serde_json::Value;
 use std::fmt;
 

@@ -1,8 +1,10 @@
 //! The Cluster's variables checked as CAPI's webhook checks them: every value against its
 //! definition (defaulted first), required variables present, no undefined or conflicting ones.
 
-use super::object::string;
-use super::{Definition, RenderError, values};
+use crate::error::RenderError;
+use crate::object::string;
+use crate::output::Definition;
+use crate::values;
 use serde_json::Value;
 
 pub(super) fn check_definitions(definitions: &[Definition]) -> Result<(), RenderError> {

@@ -3,8 +3,8 @@
 //! values from `value`, `valueFrom.variable` or `valueFrom.template` (Go templates, see
 //! [`go_template`](super::go_template)).
 
-use super::go_template;
-use super::object::{get, string};
+use crate::go_template;
+use crate::object::{get, string};
 use capi_ext::hooks::v1alpha1::{
     GeneratePatchesRequest, GeneratePatchesResponse, Patch, PatchType,
 };

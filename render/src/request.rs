@@ -2,9 +2,9 @@
 //! one item per template with holder references, global and per-item builtin variables, and
 //! only the variables the patch declared.
 
-use super::RenderError;
-use super::desired::{self, Blueprint, Desired, Worker};
-use super::object::{copy_fields, get, string, string_map};
+use crate::desired::{self, Blueprint, Desired, Worker};
+use crate::error::RenderError;
+use crate::object::{copy_fields, get, string, string_map};
 use capi_ext::hooks::v1alpha1::{
     Builtins, ClusterBuiltins, ClusterClassRefBuiltins, ClusterNetworkBuiltins,
     ClusterTopologyBuiltins, ControlPlaneBuiltins, ControlPlaneMachineTemplateBuiltins,

@@ -28,8 +28,8 @@
 //! patched.assert_changed_only(&["/spec/template/metadata"]);
 //! ```
 
-use crate::Caller;
 use crate::apply::patch_object;
+use crate::caller::Caller;
 use capi_ext::hooks::v1alpha1::{
     GeneratePatches, GeneratePatchesRequest, GeneratePatchesRequestItem, GeneratePatchesResponse,
     HolderReference, Hook, JsonPatchOp, ResponseStatus, Settings, Variable,
@@ -285,7 +285,8 @@ impl TemplateCase {
         let body = serde_json::to_vec(&self.request()).map_err(|e| e.to_string())?;
         let answer = caller
             .call(&GeneratePatches::info().path(handler), body)
-            .await?;
+            .await
+            .map_err(|e| e.to_string())?;
         let response: GeneratePatchesResponse = serde_json::from_slice(&answer)
             .map_err(|e| format!("the answer is not a GeneratePatchesResponse: {e}"))?;
         self.patched(response)

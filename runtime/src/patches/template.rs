@@ -352,7 +352,8 @@ mod tests {
         std::thread::Builder::new()
             .stack_size(2 << 20)
             .spawn(|| {
-                let input = include_str!("template_crashes/deep-pointer.txt");
+                let input =
+                    include_str!("../../tests/fuzz-crashes/patch_template/deep-pointer.txt");
                 let (pointer, _) = input.split_once('\n').unwrap_or((input, "{}"));
                 let mut t = Template::new(json!({}));
                 let err = t.set(pointer, json!({})).unwrap_err();

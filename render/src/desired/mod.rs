@@ -1,0 +1,329 @@
+//! The desired state CAPI's topology controller computes before it patches: the ClusterClass's
+//! templates looked up, and the objects they become (names, labels, annotations), as in
+//! `exp/topology/desiredstate`.
+//!
+//! [`blueprint`] resolves the class (CAPI's `blueprint.go`), [`names`] names the objects
+//! (`internal/topology/names`), [`templates`] turns templates into objects
+//! (`templateToObject`, `templateToTemplate`), [`workers`] computes MachineDeployments and
+//! MachinePools (`computeMachineDeployment`, `computeMachinePool`); this module computes the
+//! rest (`computeInfrastructureCluster`, `computeControlPlane`).
+
+mod blueprint;
+mod names;
+mod templates;
+mod workers;
+
+pub(crate) use blueprint::Blueprint;
+pub(crate) use templates::{builtin_annotations, clean_template};
+
+use crate::change::Role;
+use crate::error::RenderError;
+use crate::object::{get, map_value, merge_maps, set, string, string_map};
+use names::{simple_name, template_name};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use templates::{template_to_object, template_to_template};
+
+pub(crate) const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+pub(crate) const TOPOLOGY_OWNED_LABEL: &str = "topology.cluster.x-k8s.io/owned";
+pub(crate) const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deployment-name";
+pub(crate) const POOL_NAME_LABEL: &str = "topology.cluster.x-k8s.io/pool-name";
+pub(crate) const CLONED_FROM_NAME: &str = "cluster.x-k8s.io/cloned-from-name";
+pub(crate) const CLONED_FROM_GROUP_KIND: &str = "cluster.x-k8s.io/cloned-from-groupkind";
+pub(super) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub(super) const CONVERSION_DATA: &str = "cluster.x-k8s.io/conversion-data";
+pub(super) const HOLD_UPGRADE_SEQUENCE: &str = "topology.cluster.x-k8s.io/hold-upgrade-sequence";
+pub(super) const DEFER_UPGRADE: &str = "topology.cluster.x-k8s.io/defer-upgrade";
+
+/// One MachineDeployment or MachinePool of the topology and what it becomes.
+pub(crate) struct Worker {
+    pub topology: Value,
+    pub class: String,
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub bootstrap: Value,
+    pub infrastructure: Value,
+}
+
+/// The desired objects, before patches.
+pub(crate) struct Desired {
+    pub cluster: Value,
+    pub infrastructure_cluster: Value,
+    pub control_plane: Value,
+    pub control_plane_machine: Option<Value>,
+    pub machine_deployments: Vec<Worker>,
+    pub machine_pools: Vec<Worker>,
+}
+
+pub(super) fn input(message: String) -> RenderError {
+    RenderError::Input(message)
+}
+
+pub(super) fn key(object: &Value) -> String {
+    format!(
+        "{} {}/{}",
+        string(object, &["kind"]),
+        string(object, &["metadata", "namespace"]),
+        string(object, &["metadata", "name"])
+    )
+}
+
+/// Whether the ControlPlane uses the v1beta1 contract (its API version says so).
+pub(crate) fn v1beta1_control_plane(control_plane: &Value) -> bool {
+    string(control_plane, &["apiVersion"]).ends_with("/v1beta1")
+}
+
+/// The holder field path of the control plane's machine template.
+pub(crate) fn control_plane_machine_field(control_plane: &Value) -> &'static str {
+    if v1beta1_control_plane(control_plane) {
+        "spec.machineTemplate.infrastructureRef"
+    } else {
+        "spec.machineTemplate.spec.infrastructureRef"
+    }
+}
+
+pub(super) fn metadata_maps(value: &Value) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    (
+        string_map(value, &["labels"]),
+        string_map(value, &["annotations"]),
+    )
+}
+
+impl Desired {
+    /// The objects, in the order `render` prints them.
+    pub(crate) fn objects(&self) -> Vec<Value> {
+        let mut objects = vec![
+            self.infrastructure_cluster.clone(),
+            self.control_plane.clone(),
+        ];
+        objects.extend(self.control_plane_machine.clone());
+        for worker in self.machine_deployments.iter().chain(&self.machine_pools) {
+            objects.push(worker.bootstrap.clone());
+            objects.push(worker.infrastructure.clone());
+        }
+        objects
+    }
+
+    /// What each object of [`objects`](Self::objects) is, in the same order.
+    pub(crate) fn roles(&self) -> Vec<Role> {
+        let mut roles = vec![Role::InfrastructureCluster, Role::ControlPlane];
+        if self.control_plane_machine.is_some() {
+            roles.push(Role::ControlPlaneMachineTemplate);
+        }
+        let name = |worker: &Worker| string(&worker.topology, &["name"]).to_string();
+        for worker in &self.machine_deployments {
+            roles.push(Role::MachineDeploymentBootstrapTemplate(name(worker)));
+            roles.push(Role::MachineDeploymentInfrastructureTemplate(name(worker)));
+        }
+        for worker in &self.machine_pools {
+            roles.push(Role::MachinePoolBootstrapConfig(name(worker)));
+            roles.push(Role::MachinePoolInfrastructure(name(worker)));
+        }
+        roles
+    }
+
+    /// `current` holds existing objects (MachineDeployments, MachinePools, the ControlPlane) whose
+    /// names and references CAPI keeps; without them new names are made.
+    pub(crate) fn compute(
+        blueprint: &Blueprint,
+        cluster: &Value,
+        current: &[Value],
+    ) -> Result<Self, RenderError> {
+        let cluster_name = string(cluster, &["metadata", "name"]).to_string();
+        let class = &blueprint.class;
+        let topology = get(cluster, &["spec", "topology"])
+            .cloned()
+            .unwrap_or(Value::Null);
+        let version = string(&topology, &["version"]).to_string();
+
+        let mut desired_cluster = cluster.clone();
+        let mut labels = string_map(cluster, &["metadata", "labels"]);
+        labels.insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
+        labels.insert(TOPOLOGY_OWNED_LABEL.into(), String::new());
+        set(
+            &mut desired_cluster,
+            &["metadata", "labels"],
+            map_value(&labels),
+        );
+
+        // The name the Cluster already references, or one from the class's naming template.
+        let name_of = |reference: &str, class_field: &str| match string(
+            cluster,
+            &["spec", reference, "name"],
+        ) {
+            "" => {
+                let template = match string(class, &["spec", class_field, "naming", "template"]) {
+                    "" => "{{ .cluster.name }}-{{ .random }}",
+                    template => template,
+                };
+                template_name(
+                    template,
+                    &[(".cluster.name", cluster_name.as_str())],
+                    &format!("spec.{class_field}.naming.template"),
+                )
+            }
+            current => Ok(current.to_string()),
+        };
+        let infra_name = name_of("infrastructureRef", "infrastructure")?;
+        let infrastructure_cluster = template_to_object(
+            &blueprint.infrastructure_cluster,
+            cluster,
+            infra_name,
+            BTreeMap::new(),
+            BTreeMap::new(),
+            false,
+        );
+
+        let current_control_plane = current.iter().find(|o| {
+            let template_kind = string(&blueprint.control_plane.object, &["kind"]);
+            Some(string(o, &["kind"])) == template_kind.strip_suffix("Template")
+                && string(o, &["metadata", "name"])
+                    == string(cluster, &["spec", "controlPlaneRef", "name"])
+        });
+        let control_plane_machine = blueprint.control_plane_machine.as_ref().map(|template| {
+            let current_name = current_control_plane.map_or("", |cp| {
+                match get(
+                    cp,
+                    &[
+                        "spec",
+                        "machineTemplate",
+                        "spec",
+                        "infrastructureRef",
+                        "name",
+                    ],
+                ) {
+                    Some(name) => name.as_str().unwrap_or_default(),
+                    None => string(
+                        cp,
+                        &["spec", "machineTemplate", "infrastructureRef", "name"],
+                    ),
+                }
+            });
+            let name = if current_name.is_empty() {
+                simple_name(&format!("{cluster_name}-"), "control-plane-machine")
+            } else {
+                current_name.to_string()
+            };
+            template_to_template(template, cluster, name, None)
+        });
+
+        let (topology_labels, topology_annotations) =
+            metadata_maps(get(&topology, &["controlPlane", "metadata"]).unwrap_or(&Value::Null));
+        let (class_labels, class_annotations) = metadata_maps(
+            get(class, &["spec", "controlPlane", "metadata"]).unwrap_or(&Value::Null),
+        );
+        let mut cp_labels = merge_maps(&[topology_labels, class_labels]);
+        cp_labels.insert(CLUSTER_NAME_LABEL.into(), cluster_name.clone());
+        cp_labels.insert(TOPOLOGY_OWNED_LABEL.into(), String::new());
+        let cp_annotations = merge_maps(&[topology_annotations, class_annotations]);
+        let cp_name = name_of("controlPlaneRef", "controlPlane")?;
+        let mut control_plane = template_to_object(
+            &blueprint.control_plane,
+            cluster,
+            cp_name,
+            cp_labels.clone(),
+            cp_annotations.clone(),
+            false,
+        );
+        if let Some(machine) = &control_plane_machine {
+            let reference_path: &[&str] = if v1beta1_control_plane(&control_plane) {
+                &["spec", "machineTemplate", "infrastructureRef"]
+            } else {
+                &["spec", "machineTemplate", "spec", "infrastructureRef"]
+            };
+            let reference = if v1beta1_control_plane(&control_plane) {
+                json!({"apiVersion": machine["apiVersion"], "kind": machine["kind"], "name": machine["metadata"]["name"], "namespace": machine["metadata"]["namespace"]})
+            } else {
+                let group = string(machine, &["apiVersion"])
+                    .rsplit_once('/')
+                    .map_or("", |(g, _)| g)
+                    .to_string();
+                json!({"apiGroup": group, "kind": machine["kind"], "name": machine["metadata"]["name"]})
+            };
+            set(&mut control_plane, reference_path, reference);
+            let metadata = get(&control_plane, &["spec", "machineTemplate", "metadata"])
+                .cloned()
+                .unwrap_or(Value::Null);
+            let (labels, annotations) = metadata_maps(&metadata);
+            let mut machine_metadata = serde_json::Map::new();
+            let labels = merge_maps(&[cp_labels.clone(), labels]);
+            let annotations = merge_maps(&[cp_annotations.clone(), annotations]);
+            if !labels.is_empty() {
+                machine_metadata.insert("labels".into(), map_value(&labels));
+            }
+            if !annotations.is_empty() {
+                machine_metadata.insert("annotations".into(), map_value(&annotations));
+            }
+            set(
+                &mut control_plane,
+                &["spec", "machineTemplate", "metadata"],
+                Value::Object(machine_metadata),
+            );
+        }
+        if let Some(replicas) = get(&topology, &["controlPlane", "replicas"]) {
+            set(&mut control_plane, &["spec", "replicas"], replicas.clone());
+        }
+        set(&mut control_plane, &["spec", "version"], json!(version));
+
+        let machine_deployments = workers::compute(
+            current,
+            blueprint,
+            cluster,
+            &topology,
+            "machineDeployments",
+            &blueprint.machine_deployments,
+            DEPLOYMENT_NAME_LABEL,
+            ".machineDeployment.topologyName",
+        )?;
+        let machine_pools = workers::compute(
+            current,
+            blueprint,
+            cluster,
+            &topology,
+            "machinePools",
+            &blueprint.machine_pools,
+            POOL_NAME_LABEL,
+            ".machinePool.topologyName",
+        )?;
+
+        Ok(Desired {
+            cluster: desired_cluster,
+            infrastructure_cluster,
+            control_plane,
+            control_plane_machine,
+            machine_deployments,
+            machine_pools,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_capi_templates_and_are_repeatable() {
+        let name = template_name(
+            "{{ .cluster.name }}-{{ .random }}",
+            &[(".cluster.name", "c1")],
+            "f",
+        )
+        .unwrap();
+        assert_eq!(name.len(), "c1-".len() + 5);
+        assert!(name.starts_with("c1-"));
+        assert_eq!(
+            name,
+            template_name(
+                "{{.cluster.name}}-{{.random}}",
+                &[(".cluster.name", "c1")],
+                "f"
+            )
+            .unwrap()
+        );
+        let err =
+            template_name("{{ .cluster.uid }}", &[(".cluster.name", "c1")], "spec.x").unwrap_err();
+        assert!(err.to_string().contains("not `.cluster.uid`"), "{err}");
+        assert_eq!(template_name(&"a".repeat(70), &[], "f").unwrap().len(), 63);
+    }
+}

@@ -1,0 +1,103 @@
+//! Why a render stopped, as values a caller can match (never by their text).
+
+use crate::caller::CallError;
+use crate::values;
+
+/// Why a render stopped.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RenderError {
+    /// The Cluster, ClusterClass or templates are not what render needs.
+    #[error("{0}")]
+    Input(String),
+    /// The Cluster's variable values break their definitions (what the Cluster webhook rejects).
+    #[error("the Cluster's variables are invalid (CAPI's webhook would reject the Cluster):\n  {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
+    Variables(Vec<values::FieldError>),
+    /// The extension could not be called or answered something CAPI cannot use.
+    #[error("{hook} `{handler}` (patch {patch}): {error}")]
+    Call {
+        /// The hook.
+        hook: &'static str,
+        /// The handler.
+        handler: String,
+        /// The ClusterClass patch.
+        patch: String,
+        /// Why no usable answer came.
+        error: CallError,
+    },
+    /// The extension answered `Failure` (for ValidateTopology: the topology is rejected).
+    #[error("{hook} `{handler}` (patch {patch}) answered Failure: {message}")]
+    Failure {
+        /// The hook.
+        hook: &'static str,
+        /// The handler.
+        handler: String,
+        /// The ClusterClass patch.
+        patch: String,
+        /// The extension's message.
+        message: String,
+    },
+    /// An inline patch of the ClusterClass cannot be generated (CAPI fails the reconcile).
+    #[error("ClusterClass spec.patches[{index}] ({patch}): {message}")]
+    Inline {
+        /// The patch's name.
+        patch: String,
+        /// Its index in `spec.patches`.
+        index: usize,
+        /// What went wrong.
+        message: String,
+    },
+    /// The extension answered the same request differently: CAPI calls on every reconcile, so
+    /// an answer that changes makes it churn (patches rotate templates, messages land in the
+    /// Cluster's conditions).
+    #[error("{} `{}` (patch {}) is not deterministic: {} changed {} from {} to {}", .0.hook, .0.handler, .0.patch, .0.what, .0.field, .0.first, .0.second)]
+    Nondeterministic(Box<Nondeterminism>),
+    /// The extension's message holds something that changes from call to call (a time, a
+    /// UUID): CAPI writes messages into the Cluster's conditions, so it would rewrite them on
+    /// every reconcile.
+    #[error(
+        "{hook} `{handler}` (patch {patch}) answered a message with {what} in it (`{part}`): CAPI writes extension messages into the Cluster's conditions, so one that changes on every call rewrites them on every reconcile; leave times and random parts out of messages (log them instead)"
+    )]
+    VolatileMessage {
+        /// The hook.
+        hook: &'static str,
+        /// The handler.
+        handler: String,
+        /// The ClusterClass patch.
+        patch: String,
+        /// What it looks like (`a timestamp`, `a UUID`…).
+        what: &'static str,
+        /// The part of the message.
+        part: String,
+    },
+    /// A returned patch cannot be applied (CAPI fails the reconcile the same way).
+    #[error("patch {patch}: cannot apply the patch for item {uid} ({kind}): {message}")]
+    Patch {
+        /// The ClusterClass patch.
+        patch: String,
+        /// The item's uid.
+        uid: String,
+        /// The item's kind.
+        kind: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Where an extension answered the same question twice differently.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Nondeterminism {
+    /// The hook.
+    pub hook: &'static str,
+    /// The handler.
+    pub handler: String,
+    /// The ClusterClass patch.
+    pub patch: String,
+    /// What was sent again: `the same request` or `the items in reverse order`.
+    pub what: &'static str,
+    /// Where the answers differ (a JSON pointer into the response, or `the patch of item <uid>`).
+    pub field: String,
+    /// The first answer there.
+    pub first: String,
+    /// The second.
+    pub second: String,
+}

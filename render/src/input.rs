@@ -1,0 +1,141 @@
+//! What a render reads: the Cluster, its ClusterClass and the templates, from YAML or values,
+//! and the checks of their kinds and references before anything is called.
+
+use crate::error::RenderError;
+use crate::object::{get, string};
+use capi_ext::hooks::v1alpha1::Settings;
+use serde_json::Value;
+
+/// What to render: the Cluster, its ClusterClass and the templates the class references.
+#[derive(Debug, Clone, Default)]
+pub struct Input {
+    /// A `cluster.x-k8s.io/v1beta2` Cluster with `spec.topology`.
+    pub cluster: Value,
+    /// The `cluster.x-k8s.io/v1beta2` ClusterClass it names.
+    pub cluster_class: Value,
+    /// Every template the class references (infrastructure cluster, control plane, machine,
+    /// bootstrap templates), and existing objects whose names CAPI keeps: the Cluster's
+    /// MachineDeployments and MachinePools (found by their topology labels) and its ControlPlane.
+    pub templates: Vec<Value>,
+    /// The ExtensionConfig's `spec.settings` (the ClusterClass patch's settings are laid over them).
+    pub settings: Settings,
+    /// The Cluster API release whose topology engine to play (`None`: the newest modelled,
+    /// 1.14). Before 1.14 CAPI sends the templates without the labels and annotations of the
+    /// objects made from them, and drops the metadata patches set on templates.
+    pub capi_version: Option<capi_ext::CapiVersion>,
+}
+
+/// The Kubernetes objects in a multi-document YAML (or JSON) text; empty documents are skipped,
+/// a document without `kind` is an error naming its position.
+pub fn documents(text: &str) -> Result<Vec<Value>, String> {
+    let documents: Vec<Value> =
+        serde_saphyr::from_multiple(text).map_err(|e| format!("not valid YAML: {e}"))?;
+    let documents: Vec<Value> = documents.into_iter().filter(|d| !d.is_null()).collect();
+    for (i, document) in documents.iter().enumerate() {
+        if string(document, &["kind"]).is_empty() {
+            return Err(format!(
+                "document {} has no `kind`; render reads Kubernetes objects",
+                i + 1
+            ));
+        }
+    }
+    Ok(documents)
+}
+
+impl Input {
+    /// Reads the objects of YAML files (the Cluster, its ClusterClass, the templates; in any
+    /// files, in any order), as `capi-ext render` reads them.
+    ///
+    /// ```no_run
+    /// let input = capi_ext_render::Input::from_yaml_files(["render/cluster.yaml", "render/clusterclass.yaml", "render/templates.yaml"]).unwrap();
+    /// ```
+    pub fn from_yaml_files<P: AsRef<std::path::Path>>(
+        paths: impl IntoIterator<Item = P>,
+    ) -> Result<Self, RenderError> {
+        let mut all = Vec::new();
+        for path in paths {
+            let path = path.as_ref();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| RenderError::Input(format!("reading {}: {e}", path.display())))?;
+            all.extend(
+                documents(&text)
+                    .map_err(|e| RenderError::Input(format!("{}: {e}", path.display())))?,
+            );
+        }
+        Self::from_documents(all)
+    }
+
+    /// Sorts a list of objects into the Cluster, the ClusterClass and templates; errors name what
+    /// is missing or doubled.
+    pub fn from_documents(documents: Vec<Value>) -> Result<Self, RenderError> {
+        let mut input = Input::default();
+        for document in documents {
+            match string(&document, &["kind"]) {
+                "Cluster" if input.cluster.is_null() => input.cluster = document,
+                "ClusterClass" if input.cluster_class.is_null() => input.cluster_class = document,
+                kind @ ("Cluster" | "ClusterClass") => {
+                    return Err(RenderError::Input(format!(
+                        "more than one {kind} given; render works on one Cluster and its ClusterClass"
+                    )));
+                }
+                _ => input.templates.push(document),
+            }
+        }
+        Ok(input)
+    }
+}
+
+pub(crate) fn check_kinds(input: &Input) -> Result<(), RenderError> {
+    for (object, kind) in [
+        (&input.cluster, "Cluster"),
+        (&input.cluster_class, "ClusterClass"),
+    ] {
+        if object.is_null() {
+            return Err(RenderError::Input(format!("no {kind} given")));
+        }
+        if string(object, &["kind"]) != kind {
+            return Err(RenderError::Input(format!(
+                "expected a {kind}, got kind `{}`",
+                string(object, &["kind"])
+            )));
+        }
+        let api_version = string(object, &["apiVersion"]);
+        if api_version != "cluster.x-k8s.io/v1beta2" {
+            return Err(RenderError::Input(format!(
+                "{kind} {}: apiVersion is `{api_version}`; render reads cluster.x-k8s.io/v1beta2 (the version CAPI 1.11+ stores)",
+                string(object, &["metadata", "name"])
+            )));
+        }
+    }
+    let cluster = &input.cluster;
+    match get(cluster, &["spec", "topology"]) {
+        None => {
+            return Err(RenderError::Input(format!(
+                "Cluster {}: spec.topology is missing; only a Cluster with a topology uses a ClusterClass",
+                string(cluster, &["metadata", "name"])
+            )));
+        }
+        Some(topology) if !topology.is_object() => {
+            return Err(RenderError::Input(format!(
+                "Cluster {}: spec.topology is {topology}, not an object (check the indentation of the fields below it)",
+                string(cluster, &["metadata", "name"])
+            )));
+        }
+        Some(_) => {}
+    }
+    let namespace = string(cluster, &["metadata", "namespace"]);
+    let class_ref = string(cluster, &["spec", "topology", "classRef", "name"]);
+    let class_ns = match string(cluster, &["spec", "topology", "classRef", "namespace"]) {
+        "" => namespace,
+        ns => ns,
+    };
+    let class_name = string(&input.cluster_class, &["metadata", "name"]);
+    let class_actual_ns = string(&input.cluster_class, &["metadata", "namespace"]);
+    if class_ref != class_name || (!class_actual_ns.is_empty() && class_actual_ns != class_ns) {
+        return Err(RenderError::Input(format!(
+            "Cluster {namespace}/{}: spec.topology.classRef names ClusterClass {class_ns}/{class_ref}, but the ClusterClass given is {class_actual_ns}/{class_name}",
+            string(cluster, &["metadata", "name"])
+        )));
+    }
+    Ok(())
+}

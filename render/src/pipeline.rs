@@ -1,0 +1,359 @@
+//! The pipeline CAPI's topology controller runs for one Cluster: DiscoverVariables, the
+//! variables defaulted and validated, the desired objects, GeneratePatches patch by patch
+//! (inline or external), ValidateTopology, the patched objects.
+
+use crate::apply::{self, apply_response, update_desired};
+use crate::caller::{CallError, Caller};
+use crate::cluster_variables::{check_definitions, default_and_validate};
+use crate::desired::{Blueprint, Desired};
+use crate::determinism;
+use crate::error::{Nondeterminism, RenderError};
+use crate::inline;
+use crate::input::{Input, check_kinds};
+use crate::object::{self, get, string, string_map};
+use crate::output::{Definition, Exchange, Rendered};
+use crate::request::{add_variables, build_request};
+use capi_ext::hooks::v1alpha1::{
+    ClusterClassVariable, DiscoverVariables, DiscoverVariablesRequest, DiscoverVariablesResponse,
+    GeneratePatches, GeneratePatchesRequest, GeneratePatchesResponse, Hook, HookResponse,
+    ResponseStatus, Settings, ValidateTopology, ValidateTopologyRequest,
+    ValidateTopologyRequestItem, ValidateTopologyResponse,
+};
+use serde_json::Value;
+
+const INLINE: &str = "inline";
+
+struct Patch {
+    name: String,
+    index: usize,
+    generate: String,
+    validate: String,
+    discover: String,
+    settings: Settings,
+    /// No `external`: its variables are the ClusterClass's inline ones.
+    external: bool,
+    /// The ClusterClass `spec.patches` entry.
+    definition: Value,
+}
+
+fn patches(class: &Value, extension_settings: &Settings) -> Vec<Patch> {
+    get(class, &["spec", "patches"])
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .enumerate()
+                .map(|(index, p)| {
+                    let mut settings = extension_settings.clone();
+                    settings.extend(string_map(p, &["external", "settings"]));
+                    Patch {
+                        name: string(p, &["name"]).to_string(),
+                        index,
+                        generate: string(p, &["external", "generatePatchesExtension"]).to_string(),
+                        validate: string(p, &["external", "validateTopologyExtension"]).to_string(),
+                        discover: string(p, &["external", "discoverVariablesExtension"])
+                            .to_string(),
+                        settings,
+                        external: p.get("external").is_some_and(|e| !e.is_null()),
+                        definition: p.clone(),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// GeneratePatches must not depend on the order of the items (CAPI builds them from maps):
+/// the items sent in reverse order must get the same patch per uid.
+async fn check_item_order<C: Caller>(
+    caller: &C,
+    patch: &Patch,
+    request: &GeneratePatchesRequest,
+    first: &GeneratePatchesResponse,
+) -> Result<(), RenderError> {
+    let Some(reversed) = determinism::reversed(request) else {
+        return Ok(());
+    };
+    if first.status == ResponseStatus::Failure {
+        return Ok(());
+    }
+    let handler = handler_of(&patch.generate).to_string();
+    let body = serde_json::to_vec(&reversed).unwrap_or_default();
+    let answer = caller
+        .call(&GeneratePatches::info().path(&handler), body)
+        .await
+        .map_err(|error| RenderError::Call {
+            hook: "GeneratePatches",
+            handler: handler.clone(),
+            patch: patch.name.clone(),
+            error,
+        })?;
+    let second: GeneratePatchesResponse =
+        serde_json::from_slice(&answer).map_err(|e| RenderError::Call {
+            hook: "GeneratePatches",
+            handler: handler.clone(),
+            patch: patch.name.clone(),
+            error: CallError::Unreadable(format!(
+                "the response is not a GeneratePatchesResponse CAPI can read: {e}"
+            )),
+        })?;
+    match determinism::item_patch_difference(first, &second) {
+        Some(difference) => Err(RenderError::Nondeterministic(Box::new(Nondeterminism {
+            hook: "GeneratePatches",
+            handler,
+            patch: patch.name.clone(),
+            what: "the items in reverse order",
+            field: difference.field,
+            first: difference.first,
+            second: difference.second,
+        }))),
+        None => Ok(()),
+    }
+}
+
+/// The handler name in `<handler>.<extension config>`.
+fn handler_of(registered: &str) -> &str {
+    registered.split_once('.').map_or(registered, |(h, _)| h)
+}
+
+async fn exchange<H: Hook, C: Caller>(
+    caller: &C,
+    patch: &Patch,
+    registered: &str,
+    request: &H::Request,
+    log: &mut Vec<Exchange>,
+) -> Result<H::Response, RenderError> {
+    let info = H::info();
+    let handler = handler_of(registered).to_string();
+    let call_error = |error: CallError| RenderError::Call {
+        hook: info.name,
+        handler: handler.clone(),
+        patch: patch.name.clone(),
+        error,
+    };
+    let body = serde_json::to_vec(request)
+        .map_err(|e| call_error(CallError::Unreadable(e.to_string())))?;
+    let answer = caller
+        .call(&info.path(&handler), body.clone())
+        .await
+        .map_err(call_error)?;
+    // CAPI sends the same request on every reconcile: the answer must not change.
+    let again = caller
+        .call(&info.path(&handler), body)
+        .await
+        .map_err(call_error)?;
+    let (first, second): (Value, Value) = (
+        serde_json::from_slice(&answer).unwrap_or_default(),
+        serde_json::from_slice(&again).unwrap_or_default(),
+    );
+    if let Some(difference) = determinism::first_difference(&first, &second) {
+        return Err(RenderError::Nondeterministic(Box::new(Nondeterminism {
+            hook: info.name,
+            handler,
+            patch: patch.name.clone(),
+            what: "the same request",
+            field: difference.field,
+            first: difference.first,
+            second: difference.second,
+        })));
+    }
+    let response: H::Response = serde_json::from_slice(&answer).map_err(|e| {
+        call_error(CallError::Unreadable(format!(
+            "the response is not a {}Response CAPI can read: {e}",
+            info.name
+        )))
+    })?;
+    log.push(Exchange {
+        hook: info.name,
+        patch: patch.name.clone(),
+        handler: handler.clone(),
+        request: serde_json::to_value(request).unwrap_or_default(),
+        response: serde_json::from_slice(&answer).unwrap_or_default(),
+    });
+    if let Some((what, part)) = determinism::volatile_part(response.message()) {
+        return Err(RenderError::VolatileMessage {
+            hook: info.name,
+            handler,
+            patch: patch.name.clone(),
+            what,
+            part: part.to_string(),
+        });
+    }
+    if response.status() == ResponseStatus::Failure {
+        return Err(RenderError::Failure {
+            hook: info.name,
+            handler,
+            patch: patch.name.clone(),
+            message: response.message().to_string(),
+        });
+    }
+    Ok(response)
+}
+
+/// The input with what CAPI's webhooks fill in before anything runs: the ClusterClass in the
+/// Cluster's namespace when it names none.
+fn prepared(input: &Input) -> Result<Input, RenderError> {
+    check_kinds(input)?;
+    let mut input = input.clone();
+    let namespace = string(&input.cluster, &["metadata", "namespace"]).to_string();
+    if string(&input.cluster_class, &["metadata", "namespace"]).is_empty() {
+        object::set(
+            &mut input.cluster_class,
+            &["metadata", "namespace"],
+            namespace.into(),
+        );
+    }
+    Ok(input)
+}
+
+/// The variable definitions of the ClusterClass as CAPI's ClusterClass reconciler writes them
+/// into its `status.variables`: the inline ones and what each patch's DiscoverVariables
+/// returns, checked for conflicts, by name. The first step of [`render`], on its own for
+/// callers that compare two versions of an extension's variables.
+pub async fn definitions<C: Caller>(
+    input: &Input,
+    caller: &C,
+) -> Result<Vec<Definition>, RenderError> {
+    let input = prepared(input)?;
+    let patches = patches(&input.cluster_class, &input.settings);
+    discover(&input, &patches, caller, &mut Vec::new()).await
+}
+
+async fn discover<C: Caller>(
+    input: &Input,
+    patches: &[Patch],
+    caller: &C,
+    exchanges: &mut Vec<Exchange>,
+) -> Result<Vec<Definition>, RenderError> {
+    // `variables: null` is no variables, as for CAPI's decoder.
+    let inline: Vec<ClusterClassVariable> = get(&input.cluster_class, &["spec", "variables"])
+        .filter(|v| !v.is_null())
+        .map(|v| serde_json::from_value(v.clone()))
+        .transpose()
+        .map_err(|e| RenderError::Input(format!("ClusterClass spec.variables: {e}")))?
+        .unwrap_or_default();
+    let mut definitions: Vec<Definition> = inline
+        .into_iter()
+        .map(|variable| Definition {
+            from: INLINE.into(),
+            variable,
+        })
+        .collect();
+    for patch in patches.iter().filter(|p| !p.discover.is_empty()) {
+        let mut request = DiscoverVariablesRequest::new();
+        request.settings = patch.settings.clone();
+        let response: DiscoverVariablesResponse =
+            exchange::<DiscoverVariables, _>(caller, patch, &patch.discover, &request, exchanges)
+                .await?;
+        definitions.extend(response.variables.into_iter().map(|variable| Definition {
+            from: patch.name.clone(),
+            variable,
+        }));
+    }
+    check_definitions(&definitions)?;
+    // CAPI's ClusterClass status lists them by name, and the webhook appends defaulted values
+    // in that order (`reconcileVariables`, `getAllVariables`).
+    definitions.sort_by(|a, b| a.variable.name.cmp(&b.variable.name));
+    Ok(definitions)
+}
+
+/// Renders `input` against the extension behind `caller`.
+pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, RenderError> {
+    let mut input = prepared(input)?;
+    let patches = patches(&input.cluster_class, &input.settings);
+    let mut rendered = Rendered::default();
+
+    // Variables: inline definitions and those each patch's DiscoverVariables returns.
+    rendered.definitions = discover(&input, &patches, caller, &mut rendered.exchanges).await?;
+    default_and_validate(&mut input.cluster, &rendered.definitions)?;
+    rendered.cluster = input.cluster.clone();
+
+    let capi_version = input.capi_version.unwrap_or(capi_ext::CapiVersion::DEFAULT);
+    let blueprint = Blueprint::resolve(&input.cluster_class, &input.templates, capi_version)?;
+    let mut desired = Desired::compute(&blueprint, &input.cluster, &input.templates)?;
+    rendered.unpatched = desired.objects();
+    rendered.roles = desired.roles();
+
+    let mut request = build_request(
+        &blueprint,
+        &desired,
+        capi_version >= capi_ext::CapiVersion::new(1, 14),
+    );
+    let sent = request.clone();
+    for patch in &patches {
+        let declared: Vec<&str> = rendered
+            .definitions
+            .iter()
+            .filter(|d| {
+                d.from
+                    == if patch.external {
+                        patch.name.as_str()
+                    } else {
+                        INLINE
+                    }
+            })
+            .map(|d| d.variable.name.as_str())
+            .collect();
+        add_variables(&mut request, &desired, &declared)?;
+        let response = if patch
+            .definition
+            .get("definitions")
+            .is_some_and(|d| d.as_array().is_some_and(|d| !d.is_empty()))
+        {
+            inline::generate(&patch.definition, &request).map_err(|message| {
+                RenderError::Inline {
+                    patch: patch.name.clone(),
+                    index: patch.index,
+                    message,
+                }
+            })?
+        } else if !patch.generate.is_empty() {
+            request.settings = patch.settings.clone();
+            let response = exchange::<GeneratePatches, _>(
+                caller,
+                patch,
+                &patch.generate,
+                &request,
+                &mut rendered.exchanges,
+            )
+            .await?;
+            check_item_order(caller, patch, &request, &response).await?;
+            response
+        } else {
+            return Err(RenderError::Input(format!(
+                "ClusterClass spec.patches[{}] ({}) has neither definitions nor external.generatePatchesExtension",
+                patch.index, patch.name
+            )));
+        };
+        apply_response(&mut request, &response, &patch.name)?;
+    }
+
+    let mut validation = ValidateTopologyRequest::new();
+    validation.variables = request.variables.clone();
+    validation.items = request
+        .items
+        .iter()
+        .map(|item| ValidateTopologyRequestItem {
+            holder_reference: item.holder_reference.clone(),
+            object: item.object.clone(),
+            variables: item.variables.clone(),
+        })
+        .collect();
+    for patch in patches.iter().filter(|p| !p.validate.is_empty()) {
+        validation.settings = patch.settings.clone();
+        let _: ValidateTopologyResponse = exchange::<ValidateTopology, _>(
+            caller,
+            patch,
+            &patch.validate,
+            &validation,
+            &mut rendered.exchanges,
+        )
+        .await?;
+    }
+
+    if capi_version < capi_ext::CapiVersion::new(1, 14) {
+        rendered.warnings = apply::dropped_metadata(&sent, &request, capi_version);
+    }
+    update_desired(&request, &mut desired, capi_version);
+    rendered.objects = desired.objects();
+    Ok(rendered)
+}
