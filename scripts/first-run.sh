@@ -80,8 +80,11 @@ step "a new version of the GeneratePatches handler leaves today's ClusterClasses
 git add -A && git -c user.name=first-run -c user.email=first-run@example.com commit -qm "worker label"
 capi-ext create hook GeneratePatches --next-version-of generate-patches
 capi-ext diff > diff.log 2>&1 || { cat diff.log >&2; exit 1; }
-grep -q "render/generate-patches/cluster.yaml): unchanged" diff.log || { cat diff.log >&2; exit 1; }
-grep -q "render/cluster.yaml): new" diff.log || { cat diff.log >&2; exit 1; }
+# The Cluster that exists still calls generate-patches, which the head serves unchanged; the
+# edited and the added case are the head's own, rendered with the head alone.
+grep -q "render/cluster.yaml): unchanged" diff.log || { cat diff.log >&2; exit 1; }
+grep -q "render/cluster.yaml): changed; renders with the head" diff.log || { cat diff.log >&2; exit 1; }
+grep -q "render/generate-patches/cluster.yaml): added; renders with the head" diff.log || { cat diff.log >&2; exit 1; }
 git add -A && git -c user.name=first-run -c user.email=first-run@example.com commit -qm "generate-patches-v2"
 capi-ext create patch v2-region --handler generate-patches-v2 --target infrastructure-cluster
 capi-ext diff > diff.log 2>&1 || { cat diff.log >&2; exit 1; }
@@ -89,6 +92,37 @@ grep -q "render/generate-patches/cluster.yaml): unchanged" diff.log || { cat dif
 grep -q "render/cluster.yaml): 1 object changes; no Machine is replaced" diff.log || { cat diff.log >&2; exit 1; }
 step "capi-ext diff between two revisions (both built in worktrees)"
 capi-ext diff --base HEAD~1 --head HEAD > diff.log 2>&1 || { cat diff.log >&2; exit 1; }
-grep -q "render/generate-patches/cluster.yaml): unchanged" diff.log || { cat diff.log >&2; exit 1; }
-grep -q "render/cluster.yaml): new" diff.log || { cat diff.log >&2; exit 1; }
+grep -q "render/cluster.yaml): unchanged" diff.log || { cat diff.log >&2; exit 1; }
+grep -q "render/generate-patches/cluster.yaml): added; renders with the head" diff.log || { cat diff.log >&2; exit 1; }
+
+step "capi-ext diff: a renamed handler breaks the ClusterClasses that call it"
+git add -A && git -c user.name=first-run -c user.email=first-run@example.com commit -qm "v2 region"
+grep -rl 'name = "generate-patches-v2"' src | xargs sed -i 's/name = "generate-patches-v2"/name = "generate-patches-v3"/'
+capi-ext generate manifests
+grep -q "generatePatchesExtension: generate-patches-v3" render/clusterclass.yaml || { cat render/clusterclass.yaml >&2; exit 1; }
+code=0
+capi-ext diff > diff.log 2>&1 || code=$?
+[ "$code" = 1 ] || { cat diff.log >&2; echo "capi-ext diff exited $code, not 1 (a handler the deployed ClusterClass calls is gone)" >&2; exit 1; }
+grep -q "render/cluster.yaml): BREAKS" diff.log || { cat diff.log >&2; exit 1; }
+grep -q "calls the GeneratePatches handler \`generate-patches-v2\`, which the head does not serve" diff.log || { cat diff.log >&2; exit 1; }
+grep -q -- "--next-version-of generate-patches-v2" diff.log || { cat diff.log >&2; exit 1; }
+git checkout -q -- . && git clean -qfd
+
+step "capi-ext diff: a rollout is not hidden by a new variable the edited case sets"
+capi-ext create patch worker-tier --target machine-deployments
+python3 - <<'PY'
+import re
+path = "src/variables.rs"
+text = open(path).read()
+text = re.sub(r"(pub struct Variables \{.*?)\n\}", r"\1\n    /// The tier of the Cluster.\n    pub tier: Option<String>,\n}", text, count=1, flags=re.S)
+open(path, "w").write(text)
+PY
+printf '    - name: tier\n      value: gold\n' >> render/cluster.yaml
+code=0
+capi-ext diff > diff.log 2>&1 || code=$?
+[ "$code" = 1 ] || { cat diff.log >&2; echo "capi-ext diff exited $code, not 1 (a rollout)" >&2; exit 1; }
+grep -q "render/cluster.yaml): .*Machines roll out: MachineDeployment md-0" diff.log || { cat diff.log >&2; exit 1; }
+grep -q "render/cluster.yaml): changed; renders with the head" diff.log || { cat diff.log >&2; exit 1; }
+grep -q "added \`tier\`" diff.log || { cat diff.log >&2; exit 1; }
+git checkout -q -- . && git clean -qfd
 step "first run: passed"

@@ -7,6 +7,7 @@ mod support;
 use capi_ext::Extension;
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext_example_quickstart::QuickstartVariables;
+use std::path::{Path, PathBuf};
 use support::{cli, setup, text};
 
 const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/quickstart/render");
@@ -21,6 +22,10 @@ struct Version {
     refuse: bool,
     /// A label on the MachineDeployment's infrastructure template itself.
     label: bool,
+    /// The name of the GeneratePatches handler.
+    patches: &'static str,
+    /// A variable `tier` beside the quickstart's: `Some(required)`.
+    tier: Option<bool>,
 }
 
 const V1: Version = Version {
@@ -28,14 +33,41 @@ const V1: Version = Version {
     region: "eu-west-1",
     refuse: false,
     label: false,
+    patches: "patches",
+    tier: None,
 };
+
+/// The quickstart's variables (and `tier`, when the version has it), as DiscoverVariables
+/// answers them.
+fn variables(v: Version) -> capi_ext::Registration {
+    capi_ext::Registration::new(
+        DiscoverVariables,
+        "variables",
+        move |_: DiscoverVariablesRequest| async move {
+            let mut definitions = <QuickstartVariables as capi_ext::Variables>::definitions_json();
+            if let Some(required) = v.tier {
+                definitions.push(serde_json::json!({
+                    "name": "tier", "required": required,
+                    "schema": {"openAPIV3Schema": {"type": "string"}},
+                }));
+            }
+            let mut response = DiscoverVariablesResponse::success();
+            for definition in definitions {
+                response
+                    .variables
+                    .push(serde_json::from_value(definition).unwrap());
+            }
+            response
+        },
+    )
+}
 
 fn extension(v: Version) -> Extension {
     Extension::builder()
-        .variables::<QuickstartVariables>("variables")
+        .handler(variables(v))
         .handler(capi_ext::Registration::new(
             GeneratePatches,
-            "patches",
+            v.patches,
             move |req: GeneratePatchesRequest| async move {
                 let mut response = GeneratePatchesResponse::success();
                 for item in &req.items {
@@ -76,6 +108,28 @@ fn extension(v: Version) -> Extension {
 }
 
 fn diff(base: Version, head: Version, extra: &[&str]) -> std::process::Output {
+    diff_cases(base, head, CASES, extra)
+}
+
+/// A copy of the quickstart's render/ with `edit` applied to each file's text.
+fn cases(tag: &str, edit: impl Fn(&str, String) -> String) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("capi-ext-diff-cases-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in [
+        "cluster.yaml",
+        "clusterclass.yaml",
+        "templates.yaml",
+        "extensionconfig.yaml",
+    ] {
+        let text = std::fs::read_to_string(Path::new(CASES).join(file)).unwrap();
+        std::fs::write(dir.join(file), edit(file, text)).unwrap();
+    }
+    dir
+}
+
+fn diff_cases(base: Version, head: Version, cases: &str, extra: &[&str]) -> std::process::Output {
     // A folder per call: tests run in parallel, and two sharing one would overwrite each
     // other's certificates (a test then saw a CA that did not sign its server).
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -101,7 +155,7 @@ fn diff(base: Version, head: Version, extra: &[&str]) -> std::process::Output {
         "--head-ca",
         ca,
         "--cases",
-        CASES,
+        cases,
     ];
     args.extend_from_slice(extra);
     cli(&args)
@@ -255,4 +309,111 @@ fn a_template_label_is_in_place_on_1_14_and_dropped_with_a_warning_before() {
             && report.contains("Cluster API 1.13 copies only spec.template.spec"),
         "{report}"
     );
+}
+
+#[test]
+fn a_handler_the_head_no_longer_serves_breaks_the_clusters_whose_class_calls_it() {
+    // The head renamed `patches` to `patches-v2` and pointed its own ClusterClass at it; the
+    // ClusterClass deployed today still calls `patches`.
+    let deployed = cases("renamed-base", |_, text| text);
+    let edited = cases("renamed-head", |_, text| {
+        text.replace("patches.quickstart", "patches-v2.quickstart")
+    });
+    let head = Version {
+        patches: "patches-v2",
+        ..V1
+    };
+    let out = diff_cases(
+        V1,
+        head,
+        edited.to_str().unwrap(),
+        &["--base-cases", deployed.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report = stdout(&out);
+    for expected in [
+        "cluster.yaml): BREAKS: rendered with the base, fails with the head",
+        "ClusterClass default/quickstart (patch quickstart) calls the GeneratePatches handler `patches`, which the head does not serve",
+        "every Cluster of them stops reconciling once the head is deployed",
+        "`capi-ext create hook GeneratePatches --next-version-of patches`",
+        "cluster.yaml): changed; renders with the head",
+        "Summary: 1 Cluster: 0 changed, 1 broken",
+    ] {
+        assert!(report.contains(expected), "{expected}\n{report}");
+    }
+    // The same two versions over the head's cases alone: the head's class calls a handler
+    // only the head serves, which no Cluster runs yet.
+    let out = diff_cases(V1, head, edited.to_str().unwrap(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(stdout(&out).contains("): new: its ClusterClass calls a handler only the head serves"));
+    std::fs::remove_dir_all(deployed).unwrap();
+    std::fs::remove_dir_all(edited).unwrap();
+}
+
+#[test]
+fn an_edited_case_does_not_hide_the_rollout_of_the_clusters_that_exist() {
+    // The head rolls md-0 out and declares `tier`, which its own case now sets.
+    let deployed = cases("rollout-base", |_, text| text);
+    let edited = cases("rollout-head", |file, text| {
+        if file == "cluster.yaml" {
+            text.replace(
+                "    - name: workerSize\n",
+                "    - name: tier\n      value: gold\n    - name: workerSize\n",
+            )
+        } else {
+            text
+        }
+    });
+    assert!(
+        std::fs::read_to_string(edited.join("cluster.yaml"))
+            .unwrap()
+            .contains("tier")
+    );
+    let head = Version {
+        arch: "arm64",
+        tier: Some(false),
+        ..V1
+    };
+    let out = diff_cases(
+        V1,
+        head,
+        edited.to_str().unwrap(),
+        &["--base-cases", deployed.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report = stdout(&out);
+    for expected in [
+        "1 object changes; Machines roll out: MachineDeployment md-0",
+        "cluster.yaml): changed; renders with the head",
+        "added `tier` (ClusterClass default/quickstart): new in the head (from quickstart), optional",
+        "Machines replaced in 1 Cluster: default/demo (MachineDeployment md-0)",
+    ] {
+        assert!(report.contains(expected), "{expected}\n{report}");
+    }
+    std::fs::remove_dir_all(deployed).unwrap();
+    std::fs::remove_dir_all(edited).unwrap();
+}
+
+#[test]
+fn a_new_required_variable_breaks_the_clusters_that_do_not_set_it() {
+    let head = Version {
+        tier: Some(true),
+        ..V1
+    };
+    let out = diff(V1, head, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let report = stdout(&out);
+    for expected in [
+        "BREAKS: rendered with the base, fails with the head",
+        r#"required variable "tier" must be set"#,
+        "added `tier` (ClusterClass default/quickstart): new in the head (from quickstart), required and without a default",
+        "    Clusters: default/demo",
+    ] {
+        assert!(report.contains(expected), "{expected}\n{report}");
+    }
+    let out = diff(V1, head, &["--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["variables"][0]["variable"], "tier");
+    assert_eq!(json["variables"][0]["clusters"][0], "default/demo");
+    assert_eq!(json["clusters"][0]["outcome"], "breaks");
 }

@@ -1,18 +1,21 @@
 //! `capi-ext diff`: what a new version of the extension does to every Cluster, before it ships.
 
-use crate::ops::diff::{Report, Version, read_cases, render_version};
+use crate::ops::diff::{self, Report, Version};
 use crate::ops::files::status_line;
 use crate::ops::local;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Render each Cluster with two versions of the extension and say what CAPI would do with the
-/// difference: nothing, metadata patched in place, a template rotated and a MachineDeployment or
-/// the control plane rolled out, a control plane field propagated in place, an infrastructure
-/// cluster updated. Exit 0: no Machine would be replaced (or --allow-rollout); 1: Machines would
-/// (or may) be replaced, or a Cluster that rendered no longer does; 2: bad input, a failed build
-/// or an unreachable extension.
+/// Judge a new version of the extension by what it does to the Clusters that exist (the base's
+/// cases, as the base deployed them): render each with both versions and say what CAPI would do
+/// with the difference: nothing, metadata patched in place, a template rotated and a
+/// MachineDeployment or the control plane rolled out, a control plane field propagated in place,
+/// an infrastructure cluster updated; a handler the head no longer serves, or a variable change
+/// that makes a Cluster invalid, breaks it. Cases the head edits or adds are reported apart,
+/// rendered with the head alone. Exit 0: no Machine would be replaced (or --allow-rollout); 1:
+/// Machines would (or may) be replaced, a Cluster that rendered no longer does, or a case the
+/// head edits does not render with it; 2: bad input, a failed build or an unreachable extension.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The version deployed today: a git revision of the project (built in a temporary
@@ -37,6 +40,12 @@ pub struct Args {
     /// render output, is skipped). Default: the project's render/.
     #[arg(long, value_name = "DIR")]
     cases: Option<PathBuf>,
+    /// The Clusters that exist today, when they are not the base revision's copy of --cases
+    /// (with --base URL they are --cases itself): e.g. a folder `render --kubeconfig
+    /// --write-inputs` wrote from the management cluster. --cases then holds the head's own
+    /// inputs, reported apart.
+    #[arg(long, value_name = "DIR")]
+    base_cases: Option<PathBuf>,
     /// Print JSON instead of the report.
     #[arg(long)]
     json: bool,
@@ -95,16 +104,20 @@ fn compare(args: &Args) -> anyhow::Result<Report> {
     } else {
         args.project.clone()
     };
-    let mut cases = read_cases(&args.cases.clone().unwrap_or_else(|| project.join("render")))?;
-    let capi_version = args
-        .capi_version
-        .or_else(|| super::render::project_target(&project));
-    for case in &mut cases {
-        case.input.capi_version = capi_version;
-    }
+    let cases = args.cases.clone().unwrap_or_else(|| project.join("render"));
     let status = |verb: &str, what: &str| eprintln!("{}", status_line(verb, what));
-    let timeout = Duration::from_secs(args.timeout);
-    let before = render_version(&base, "base", &project, &cases, timeout, &status)?;
-    let after = render_version(&head, "head", &project, &cases, timeout, &status)?;
-    Ok(Report::new(&cases, before, after))
+    diff::compare(
+        &diff::Request {
+            base: &base,
+            head: &head,
+            project: &project,
+            cases: &cases,
+            base_cases: args.base_cases.as_deref(),
+            capi_version: args
+                .capi_version
+                .or_else(|| crate::ops::project::target(&project)),
+            timeout: Duration::from_secs(args.timeout),
+        },
+        &status,
+    )
 }

@@ -288,6 +288,13 @@ pub fn name_from_dir(dir: &std::path::Path) -> anyhow::Result<String> {
     )
 }
 
+/// The Cluster API release the capi-ext project holding `dir` targets (its capi-ext.toml), if
+/// `dir` is in one.
+pub fn target(dir: &Path) -> Option<CapiVersion> {
+    let root = find_root(dir).ok()?;
+    Metadata::read(&root).ok()?.capi().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
