@@ -104,7 +104,12 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
                 .to_string_lossy()
                 .replace('\\', "/");
             // Made by building and running the project (check-goldens.sh checks them).
-            if rel == "target" || rel == "Cargo.lock" || rel == "render/rendered.yaml" {
+            // `.git`: init makes the project a repository (its contents are git's).
+            if rel == "target"
+                || rel == "Cargo.lock"
+                || rel == "render/rendered.yaml"
+                || rel == ".git"
+            {
                 continue;
             }
             if path.is_dir() {
@@ -277,7 +282,7 @@ fn check_reports_stale_files_with_a_diff_and_errors_name_file_and_line() {
     .unwrap();
     let out = run(&["generate", "manifests"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("src/hooks/before_cluster_create.rs:10:8: unknown hook `BeforeClusterCreat`; did you mean `BeforeClusterCreate`?"), "{err}");
+    assert!(err.contains("src/hooks/before_cluster_create.rs:11:8: unknown hook `BeforeClusterCreat`; did you mean `BeforeClusterCreate`?"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

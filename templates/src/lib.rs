@@ -3,7 +3,7 @@
 //!
 //! ```
 //! let out = capi_ext_templates::render("project/gitignore.hbs", &serde_json::json!({})).unwrap();
-//! assert_eq!(out, "/target\n");
+//! assert!(out.starts_with("/target\n"));
 //! ```
 
 use handlebars::Handlebars;

@@ -15,12 +15,14 @@ use std::time::Duration;
 pub struct Args {
     /// The hook, e.g. BeforeClusterCreate (Discovery needs no --handler).
     hook: String,
-    /// The handler name as advertised in Discovery (not for Discovery itself).
+    /// The handler name as advertised in Discovery (not for Discovery itself). Inside a
+    /// project: the project's handler of the hook, when it has one.
     #[arg(long)]
     handler: Option<String>,
     #[command(flatten)]
     connection: Connection,
-    /// Request body (JSON); default: `capi-ext example <Hook>`. `-` reads stdin.
+    /// Request body (JSON, or the YAML `capi-ext example --format yaml` writes); default:
+    /// `capi-ext example <Hook>`. `-` reads stdin.
     #[arg(short = 'f', long)]
     file: Option<PathBuf>,
     /// Seconds to wait (sent as ?timeout=).
@@ -38,8 +40,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         _ => project::hook_for(&args.hook, args.capi_version)?,
     };
     let body = match &args.file {
-        Some(p) if p.as_os_str() == "-" => std::io::read_to_string(std::io::stdin())?.into_bytes(),
-        Some(p) => std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
+        Some(p) if p.as_os_str() == "-" => {
+            call::request_body(std::io::read_to_string(std::io::stdin())?.as_bytes())?
+        }
+        Some(p) => call::request_body(
+            &std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
+        )
+        .with_context(|| p.display().to_string())?,
         None => examples::request(hook).as_bytes().to_vec(),
     };
     let request: serde_json::Value =
@@ -55,16 +62,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             hook.request_kind
         );
     }
-    let target = args.connection.target(Duration::from_secs(args.timeout));
-    let handler = match (&args.handler, hook.singleton) {
-        (_, true) => "",
-        (Some(h), false) => h.as_str(),
-        (None, false) => anyhow::bail!(
-            "--handler is required for {} (the name advertised in Discovery)",
-            hook.name
-        ),
-    };
-    let path = hook.path(handler);
+    let root = std::env::current_dir()
+        .ok()
+        .and_then(|dir| project::find_root(&dir).ok());
+    let handler = call::handler_for(hook, args.handler.as_deref(), root.as_deref())?;
+    let target = args.connection.target(Duration::from_secs(args.timeout))?;
+    let path = hook.path(&handler);
     let answer = match call::post(&target, &path, body.clone()) {
         Ok(a) => a,
         Err(e) => {

@@ -27,7 +27,7 @@ pub struct PatchArgs {
     #[arg(long, value_enum, default_value = "control-plane")]
     target: patches::Target,
     /// The project (default: the current directory or its nearest parent with capi-ext.toml).
-    #[arg(long, default_value = ".")]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     project: PathBuf,
     /// Print what would be written, write nothing.
     #[arg(long)]
@@ -54,7 +54,7 @@ pub struct HookArgs {
     #[arg(long, value_name = "NAME")]
     next_version_of: Option<String>,
     /// The project (default: the current directory or its nearest parent with capi-ext.toml).
-    #[arg(long, default_value = ".")]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     project: PathBuf,
     /// Print what would be written, write nothing.
     #[arg(long)]

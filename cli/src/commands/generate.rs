@@ -44,7 +44,7 @@ pub struct ReleaseArgs {
     #[arg(long)]
     dry_run: bool,
     /// The project (default: the current directory or its nearest parent with capi-ext.toml).
-    #[arg(long, default_value = ".")]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     project: PathBuf,
 }
 
@@ -61,7 +61,7 @@ pub struct Args {
     #[arg(long)]
     dry_run: bool,
     /// The project (default: the current directory or its nearest parent with capi-ext.toml).
-    #[arg(long, default_value = ".")]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     project: PathBuf,
 }
 

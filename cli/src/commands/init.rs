@@ -1,7 +1,7 @@
 //! `capi-ext init`: a new extension project that builds, tests and deploys as it is.
 
 use crate::ops::source::CrateSource;
-use crate::ops::{files, project, scaffold};
+use crate::ops::{files, project, scaffold, vcs};
 use anyhow::{Context, bail};
 use capi_ext::CapiVersion;
 use std::path::PathBuf;
@@ -36,6 +36,10 @@ pub struct Args {
     /// Take capi-ext's crates and CLI from crates.io, at this version.
     #[arg(long, value_name = "VERSION")]
     capi_ext_version: Option<String>,
+    /// Version control: `git` (a repository, unless the directory is inside one already:
+    /// `diff` and the scaffolded CI compare revisions) or `none`.
+    #[arg(long, value_enum, default_value_t = vcs::Vcs::Git, hide_possible_values = true)]
+    vcs: vcs::Vcs,
     /// Write into a non-empty directory, replacing files the scaffold creates.
     #[arg(long)]
     force: bool,
@@ -79,6 +83,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::report(&lines);
     eprintln!("{:>12} {}", "Using", source.describe());
     if !args.dry_run {
+        match vcs::init(&dir, args.vcs)? {
+            vcs::Outcome::Initialized => eprintln!(
+                "{}",
+                files::status_line("Initialized", "a git repository (--vcs none skips it)")
+            ),
+            vcs::Outcome::Inside(_) | vcs::Outcome::Skipped => {}
+        }
         let cd = match dir.as_os_str().to_str() {
             Some(".") | Some("") => String::new(),
             _ => format!("  cd {}\n", dir.display()),

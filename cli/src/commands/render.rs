@@ -5,7 +5,7 @@ use crate::ops::call::Connection;
 use crate::ops::files::{status_line, unified_diff, write_atomic};
 use crate::ops::kube::{self, Kube};
 use crate::ops::local::LocalExtension;
-use crate::ops::render::{self, Files, Https};
+use crate::ops::render::{self, Https};
 use capi_ext_render::RenderError;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,19 +19,21 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The Cluster (cluster.x-k8s.io/v1beta2, with spec.topology): a file, or NAMESPACE/NAME
-    /// with --kubeconfig.
-    #[arg(long, value_name = "FILE|NS/NAME")]
-    cluster: String,
-    /// The ClusterClass the Cluster names.
+    /// with --kubeconfig. With --project: the project's render/cluster.yaml when not given.
+    #[arg(long, value_name = "FILE|NS/NAME", required_unless_present = "project")]
+    cluster: Option<String>,
+    /// The ClusterClass the Cluster names. With --project: its render/clusterclass.yaml when
+    /// not given.
     #[arg(
         long,
-        required_unless_present = "kubeconfig",
+        required_unless_present_any = ["kubeconfig", "project"],
         conflicts_with = "kubeconfig"
     )]
     clusterclass: Option<PathBuf>,
     /// The templates the ClusterClass references (any number of files, multi-document YAML);
     /// existing MachineDeployments, MachinePools and the ControlPlane here keep their names.
-    #[arg(long, num_args = 1.., required_unless_present = "kubeconfig", conflicts_with = "kubeconfig")]
+    /// With --project: its render/templates.yaml when not given.
+    #[arg(long, num_args = 1.., required_unless_present_any = ["kubeconfig", "project"], conflicts_with = "kubeconfig")]
     templates: Vec<PathBuf>,
     /// The ExtensionConfig, for the settings CAPI sends with each call.
     #[arg(long, conflicts_with = "kubeconfig")]
@@ -82,27 +84,20 @@ pub struct Args {
     timeout: u64,
 }
 
-/// The Cluster API release a capi-ext project targets (its capi-ext.toml), if it is one.
-pub(crate) fn project_target(dir: &std::path::Path) -> Option<capi_ext::CapiVersion> {
-    let root = crate::ops::project::find_root(dir).ok()?;
-    crate::ops::project::Metadata::read(&root).ok()?.capi().ok()
-}
-
 /// The render input: from files, or read from a management cluster.
 fn read_input(args: &Args, timeout: Duration) -> anyhow::Result<capi_ext_render::Input> {
     let Some(kubeconfig) = &args.kubeconfig else {
-        return render::load(&Files {
-            cluster: PathBuf::from(&args.cluster),
-            cluster_class: args.clusterclass.clone().unwrap_or_default(),
-            templates: args.templates.clone(),
-            extension_config: args.extension_config.clone(),
-        });
+        return render::load(&render::Files::with_project_defaults(
+            args.cluster.as_deref().map(PathBuf::from),
+            args.clusterclass.clone(),
+            args.templates.clone(),
+            args.extension_config.clone(),
+            args.project.as_deref(),
+        )?);
     };
-    let Some((namespace, name)) = args.cluster.split_once('/') else {
-        anyhow::bail!(
-            "--cluster {}: with --kubeconfig, name the Cluster as NAMESPACE/NAME",
-            args.cluster
-        );
+    let cluster = args.cluster.as_deref().unwrap_or_default();
+    let Some((namespace, name)) = cluster.split_once('/') else {
+        anyhow::bail!("--cluster {cluster}: with --kubeconfig, name the Cluster as NAMESPACE/NAME");
     };
     let kube = Kube::from_kubeconfig(kubeconfig, args.context.as_deref(), timeout)?;
     let (input, objects) = tokio::runtime::Builder::new_current_thread()
@@ -134,9 +129,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let timeout = Duration::from_secs(args.timeout);
     let input = match read_input(&args, timeout) {
         Ok(mut input) => {
-            input.capi_version = args
-                .capi_version
-                .or_else(|| args.project.as_deref().and_then(project_target));
+            input.capi_version = args.capi_version.or_else(|| {
+                args.project
+                    .as_deref()
+                    .and_then(crate::ops::project::target)
+            });
             input
         }
         Err(e) => {
@@ -147,7 +144,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Kept alive until the render is done; dropping it stops the extension.
     let mut local = None;
     let target = match (args.connection, &args.project) {
-        (Some(connection), None) => connection.target(timeout),
+        (Some(connection), None) => match connection.target(timeout) {
+            Ok(target) => target,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                return Ok(ExitCode::from(2));
+            }
+        },
         (None, Some(dir)) => match LocalExtension::start(dir, timeout) {
             Ok(started) => {
                 eprintln!(
@@ -180,7 +183,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(rendered) => rendered,
         Err(e) => {
             eprintln!("error: {e}");
-            if let Some(local) = &local {
+            // The extension's log helps when it answered; an input error is the input's.
+            let from_extension = !matches!(
+                e,
+                RenderError::Input(_) | RenderError::Variables(_) | RenderError::Inline { .. }
+            );
+            if let (Some(local), true) = (&local, from_extension) {
                 eprintln!("extension log:\n{}", local.log());
             }
             let code = match e {

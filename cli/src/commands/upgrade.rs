@@ -11,7 +11,7 @@ pub struct Args {
     #[arg(long)]
     dry_run: bool,
     /// The project (default: the current directory or its nearest parent with capi-ext.toml).
-    #[arg(long, default_value = ".")]
+    #[arg(long, default_value = ".", hide_default_value = true)]
     project: PathBuf,
 }
 

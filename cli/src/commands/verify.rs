@@ -23,7 +23,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let target: Target = args.connection.target(Duration::from_secs(10));
+    let target: Target = args.connection.target(Duration::from_secs(10))?;
     let discovery = capi_ext::catalog::find("Discovery").expect("catalog");
     let body = examples::request(discovery).as_bytes().to_vec();
     let answer = match call::post(&target, &discovery.path(""), body.clone()) {

@@ -15,5 +15,6 @@ pub mod render;
 pub mod scaffold;
 pub mod source;
 pub mod upgrade;
+pub mod vcs;
 pub mod versions;
 pub mod worktree;

@@ -5,7 +5,7 @@ use crate::ops::call::{Target, post_async};
 use crate::ops::files::{unified_diff, write_atomic};
 use anyhow::{Context, bail};
 use capi_ext::hooks::v1alpha1::Settings;
-use capi_ext_render::{Caller, Exchange, Input, Rendered};
+use capi_ext_render::{CallError, Caller, Exchange, Input, Rendered};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -20,6 +20,50 @@ pub struct Files {
     pub templates: Vec<PathBuf>,
     /// Optionally holds the ExtensionConfig, whose `spec.settings` CAPI sends with each call.
     pub extension_config: Option<PathBuf>,
+}
+
+impl Files {
+    /// The files given, the ones not given taken from the project's `render/` (when `project`
+    /// is given): `cluster.yaml`, `clusterclass.yaml`, `templates.yaml`, as `init` writes them.
+    pub fn with_project_defaults(
+        cluster: Option<PathBuf>,
+        cluster_class: Option<PathBuf>,
+        templates: Vec<PathBuf>,
+        extension_config: Option<PathBuf>,
+        project: Option<&Path>,
+    ) -> anyhow::Result<Self> {
+        let render = match project {
+            Some(dir) if cluster.is_none() || cluster_class.is_none() || templates.is_empty() => {
+                Some(crate::ops::project::find_root(dir)?.join("render"))
+            }
+            _ => None,
+        };
+        let default = |given: Option<PathBuf>, file: &str, flag: &str| match (given, &render) {
+            (Some(path), _) => Ok(path),
+            (None, Some(render)) => {
+                let path = render.join(file);
+                if path.is_file() {
+                    Ok(path)
+                } else {
+                    bail!(
+                        "{}: not there, and --{flag} was not given; give it, or write the project's render/ (a topology project gets it from `capi-ext init` with GeneratePatches)",
+                        path.display()
+                    )
+                }
+            }
+            (None, None) => bail!("--{flag} FILE is required"),
+        };
+        Ok(Files {
+            cluster: default(cluster, "cluster.yaml", "cluster")?,
+            cluster_class: default(cluster_class, "clusterclass.yaml", "clusterclass")?,
+            templates: if templates.is_empty() {
+                vec![default(None, "templates.yaml", "templates")?]
+            } else {
+                templates
+            },
+            extension_config,
+        })
+    }
 }
 
 /// Every YAML (or JSON) document of a file, `---`-separated; empty documents are skipped.
@@ -102,16 +146,15 @@ pub fn settings(extension_config: &Value) -> Settings {
 pub struct Https(pub Target);
 
 impl Caller for Https {
-    async fn call(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>, String> {
+    async fn call(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>, CallError> {
         let answer = post_async(&self.0, path, body)
             .await
-            .map_err(|e| format!("{e:#}"))?;
+            .map_err(|e| CallError::Transport(format!("{e:#}")))?;
         if answer.status != 200 {
-            return Err(format!(
-                "HTTP {} (CAPI only reads 200 answers): {}",
-                answer.status,
-                String::from_utf8_lossy(&answer.body).trim()
-            ));
+            return Err(CallError::Status {
+                status: answer.status,
+                body: String::from_utf8_lossy(&answer.body).trim().to_string(),
+            });
         }
         Ok(answer.body)
     }

@@ -50,12 +50,17 @@ use tracing::Instrument;
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     /// A listener could not bind.
-    #[error("cannot listen on {addr} ({what}): {source}")]
+    #[error(
+        "cannot listen on {addr} ({what}): {source}{}",
+        bind_hint(source, flag)
+    )]
     Bind {
         /// The address.
         addr: SocketAddr,
         /// Which listener.
         what: &'static str,
+        /// The flag that sets its address (its environment variable is named beside it).
+        flag: &'static str,
         /// The OS error.
         source: std::io::Error,
     },
@@ -120,21 +125,31 @@ impl Server {
             (Some(TlsAcceptor::from(Arc::new(config))), Some(cert))
         };
         let addr = SocketAddr::new(options.webhook_host, options.webhook_port);
-        let listener = bind(addr, "hook server").await?;
+        let listener = bind(addr, "hook server", "webhook-port").await?;
         let mut admin = Vec::new();
         match (
             options.metrics_bind_address.0,
             options.health_probe_bind_address.0,
         ) {
-            (Some(m), Some(h)) if m == h && m.port() != 0 => {
-                admin.push((bind(m, "metrics and probes").await?, true, true))
-            }
+            (Some(m), Some(h)) if m == h && m.port() != 0 => admin.push((
+                bind(m, "metrics and probes", "metrics-bind-address").await?,
+                true,
+                true,
+            )),
             (m, h) => {
                 if let Some(m) = m {
-                    admin.push((bind(m, "metrics").await?, true, false));
+                    admin.push((
+                        bind(m, "metrics", "metrics-bind-address").await?,
+                        true,
+                        false,
+                    ));
                 }
                 if let Some(h) = h {
-                    admin.push((bind(h, "health probes").await?, false, true));
+                    admin.push((
+                        bind(h, "health probes", "health-probe-bind-address").await?,
+                        false,
+                        true,
+                    ));
                 }
             }
         }
@@ -247,10 +262,30 @@ impl Server {
     }
 }
 
-async fn bind(addr: SocketAddr, what: &'static str) -> Result<TcpListener, ServeError> {
+async fn bind(
+    addr: SocketAddr,
+    what: &'static str,
+    flag: &'static str,
+) -> Result<TcpListener, ServeError> {
     TcpListener::bind(addr)
         .await
-        .map_err(|source| ServeError::Bind { addr, what, source })
+        .map_err(|source| ServeError::Bind {
+            addr,
+            what,
+            flag,
+            source,
+        })
+}
+
+/// What to do when a port is taken: the flag and the environment variable that move it.
+fn bind_hint(source: &std::io::Error, flag: &str) -> String {
+    if source.kind() != std::io::ErrorKind::AddrInUse {
+        return String::new();
+    }
+    let env = format!("CAPI_EXT_{}", flag.to_uppercase().replace('-', "_"));
+    format!(
+        "; another process listens there (another copy of this extension?): stop it, or choose another address with --{flag} (or {env})"
+    )
 }
 
 /// Resolves on SIGTERM or Ctrl-C.
@@ -317,9 +352,11 @@ impl BoundServer {
                 cert.watch(shared.options.cert_reload_interval, shared.metrics.clone()),
             ));
         }
-        let addr = listener.local_addr().ok();
+        let addr = listener
+            .local_addr()
+            .map_or_else(|_| "unknown".to_string(), |a| a.to_string());
         tracing::info!(
-            address = ?addr,
+            address = %addr,
             tls = acceptor.is_some(),
             handlers = shared.extension.handlers().len(),
             target = %shared.extension.target(),
@@ -626,4 +663,26 @@ fn error_message(body: &[u8]) -> String {
                 .map(str::to_string)
         })
         .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_taken_port_names_the_flag_and_variable_that_move_it() {
+        let taken = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = taken.local_addr().unwrap();
+        let err = bind(addr, "metrics", "metrics-bind-address")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(&format!("cannot listen on {addr} (metrics): "))
+                && err.ends_with(
+                    "stop it, or choose another address with --metrics-bind-address (or CAPI_EXT_METRICS_BIND_ADDRESS)"
+                ),
+            "{err}"
+        );
+    }
 }

@@ -3,8 +3,9 @@
 use capi_ext::hook;
 use capi_ext::hooks::v1alpha1::*;
 
-/// While the Cluster carries this annotation, CAPI is asked to call again in 10 seconds.
-pub const HOLD_ANNOTATION: &str = "every-hook.example.com/hold";
+/// While the Cluster carries this annotation, CAPI is asked to call again in 10 seconds
+/// (one annotation per handler: holding creation does not hold deletion).
+pub const HOLD_ANNOTATION: &str = "every-hook.example.com/hold-before-cluster-delete";
 
 /// Answers BeforeClusterDelete for every-hook.
 #[hook(BeforeClusterDelete, name = "before-cluster-delete")]
