@@ -54,10 +54,16 @@ pub(super) fn default_and_validate(
                         .iter()
                         .map(|d| d.variable.name.as_str())
                         .collect();
+                    let hint = capi_ext_codegen::naming::did_you_mean(&name, known.iter().copied())
+                        .map(|n| format!("did you mean `{n}`? "))
+                        .unwrap_or_default();
                     errors.push(values::raw_invalid(
                         &entry_path,
                         entry.get("value").unwrap_or(&Value::Null),
-                        &format!("variable is not defined (defined: {})", known.join(", ")),
+                        &format!(
+                            "variable is not defined ({hint}defined: {})",
+                            known.join(", ")
+                        ),
                     ));
                     continue;
                 };

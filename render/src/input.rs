@@ -110,6 +110,8 @@ pub(crate) fn check_kinds(input: &Input) -> Result<(), RenderError> {
     let cluster = &input.cluster;
     match get(cluster, &["spec", "topology"]) {
         None => {
+            // A misspelled `topology:` is named as such.
+            check_fields(input)?;
             return Err(RenderError::Input(format!(
                 "Cluster {}: spec.topology is missing; only a Cluster with a topology uses a ClusterClass",
                 string(cluster, &["metadata", "name"])
@@ -136,6 +138,36 @@ pub(crate) fn check_kinds(input: &Input) -> Result<(), RenderError> {
             "Cluster {namespace}/{}: spec.topology.classRef names ClusterClass {class_ns}/{class_ref}, but the ClusterClass given is {class_actual_ns}/{class_name}",
             string(cluster, &["metadata", "name"])
         )));
+    }
+    Ok(())
+}
+
+/// Fields of the Cluster and the ClusterClass their CRDs do not define (`structural`).
+pub(crate) fn check_fields(input: &Input) -> Result<(), RenderError> {
+    // The CRDs render carries are those of Cluster API 1.14; a newer release's objects may
+    // hold fields they do not know (1.15's inline templates).
+    let carried = input.capi_version.unwrap_or(capi_ext::CapiVersion::DEFAULT)
+        <= capi_ext::CapiVersion::new(1, 14);
+    for object in [&input.cluster, &input.cluster_class]
+        .into_iter()
+        .filter(|_| carried)
+    {
+        let kind = string(object, &["kind"]);
+        let Some(schema) = crate::structural::crd_schema(kind) else {
+            continue;
+        };
+        let unknown = crate::structural::unknown_fields(schema, object);
+        if !unknown.is_empty() {
+            return Err(RenderError::Input(format!(
+                "{kind} {}: {}; the API server refuses what its CRD does not define (strict field validation, kubectl's default) or drops it, so CAPI would never see it",
+                string(object, &["metadata", "name"]),
+                unknown
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
     }
     Ok(())
 }

@@ -65,6 +65,7 @@ mod object;
 mod output;
 mod pipeline;
 mod request;
+pub mod structural;
 pub mod testing;
 pub mod values;
 pub mod yaml11;

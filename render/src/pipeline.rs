@@ -9,7 +9,7 @@ use crate::desired::{Blueprint, Desired};
 use crate::determinism;
 use crate::error::{Nondeterminism, RenderError};
 use crate::inline;
-use crate::input::{Input, check_kinds};
+use crate::input::{Input, check_fields, check_kinds};
 use crate::object::{self, get, string, string_map};
 use crate::output::{Definition, Exchange, Rendered};
 use crate::request::{add_variables, build_request};
@@ -189,8 +189,18 @@ async fn exchange<H: Hook, C: Caller>(
     Ok(response)
 }
 
+impl Input {
+    /// Checks the input as far as it can be checked without the extension: kinds and
+    /// references, the templates the ClusterClass names, and fields the CRDs do not define.
+    /// [`render`] starts with the same checks; a caller that must start the extension first
+    /// (`capi-ext render --project` builds it) checks before.
+    pub fn check(&self) -> Result<(), RenderError> {
+        prepared(self).map(|_| ())
+    }
+}
+
 /// The input with what CAPI's webhooks fill in before anything runs: the ClusterClass in the
-/// Cluster's namespace when it names none.
+/// Cluster's namespace when it names none. Checks it first ([`Input::check`]).
 fn prepared(input: &Input) -> Result<Input, RenderError> {
     check_kinds(input)?;
     let mut input = input.clone();
@@ -202,6 +212,11 @@ fn prepared(input: &Input) -> Result<Input, RenderError> {
             namespace.into(),
         );
     }
+    let capi_version = input.capi_version.unwrap_or(capi_ext::CapiVersion::DEFAULT);
+    // Its own errors (a template that is missing, inline before 1.15) say more than an
+    // unknown field would.
+    Blueprint::resolve(&input.cluster_class, &input.templates, capi_version)?;
+    check_fields(&input)?;
     Ok(input)
 }
 

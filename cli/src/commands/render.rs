@@ -141,6 +141,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
+    // What can be checked without the extension is checked before it is built and started.
+    if let Err(e) = input.check() {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(2));
+    }
     // Kept alive until the render is done; dropping it stops the extension.
     let mut local = None;
     let target = match (args.connection, &args.project) {

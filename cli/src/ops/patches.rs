@@ -27,6 +27,11 @@ pub enum Target {
     MachineDeployments,
     /// The infrastructure templates of every MachinePool class.
     MachinePools,
+    /// The bootstrap config templates of every MachineDeployment class (kubeadm's files,
+    /// commands, kubelet flags).
+    MachineDeploymentBootstrap,
+    /// The bootstrap config templates of every MachinePool class.
+    MachinePoolBootstrap,
 }
 
 impl Target {
@@ -57,6 +62,18 @@ impl Target {
                 "TemplateCase::machine_pool_infrastructure(\"default-pool\", template())",
                 "GenericInfrastructureMachinePoolTemplate",
                 "infrastructure.cluster.x-k8s.io/v1beta2",
+            ),
+            Target::MachineDeploymentBootstrap => (
+                "Selector::machine_deployments([\"*\"]).bootstrap()",
+                "TemplateCase::machine_deployment_bootstrap(\"default-worker\", template())",
+                "GenericBootstrapConfigTemplate",
+                "bootstrap.cluster.x-k8s.io/v1beta2",
+            ),
+            Target::MachinePoolBootstrap => (
+                "Selector::machine_pools([\"*\"]).bootstrap()",
+                "TemplateCase::machine_pool_bootstrap(\"default-pool\", template())",
+                "GenericBootstrapConfigTemplate",
+                "bootstrap.cluster.x-k8s.io/v1beta2",
             ),
         }
     }
