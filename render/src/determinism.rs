@@ -47,7 +47,7 @@ fn difference_at(a: &Value, b: &Value, at: &str) -> Option<Difference> {
                 difference_at(
                     x.get(k).unwrap_or(&null),
                     y.get(k).unwrap_or(&null),
-                    &format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    &format!("{at}/{}", capi_ext::hooks::v1alpha1::escape_token(k)),
                 )
             }),
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x

@@ -451,7 +451,7 @@ fn leaves(value: &Value) -> std::collections::BTreeMap<String, &Value> {
                 for (key, child) in map {
                     let len = path.len();
                     path.push('/');
-                    path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    path.push_str(&capi_ext::hooks::v1alpha1::escape_token(key));
                     walk(child, path, out);
                     path.truncate(len);
                 }

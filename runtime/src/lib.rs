@@ -32,6 +32,7 @@
 //! }
 //! ```
 
+mod decode;
 #[cfg(feature = "dev-certs")]
 pub mod dev_certs;
 pub mod duration;

@@ -43,14 +43,14 @@ pub struct ObjectMeta {
     /// Labels.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "BTreeMap::is_empty"
     )]
     pub labels: BTreeMap<String, String>,
     /// Annotations.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "BTreeMap::is_empty"
     )]
     pub annotations: BTreeMap<String, String>,
@@ -124,7 +124,7 @@ pub struct Topology {
     /// Cluster variables.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub variables: Vec<ClusterVariable>,

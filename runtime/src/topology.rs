@@ -127,17 +127,7 @@ pub fn builtins(variables: &[Variable]) -> Result<Builtins, VariableError> {
 
 /// `namespace/name` of the Cluster named by the `builtin` variable, if any.
 pub fn cluster_key(variables: &[Variable]) -> Option<String> {
-    let cluster = variables
-        .iter()
-        .find(|v| v.name == BUILTIN)?
-        .value
-        .get("cluster")?;
-    let name = cluster.get("name")?.as_str()?;
-    let namespace = cluster
-        .get("namespace")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    Some(format!("{namespace}/{name}"))
+    crate::hooks::v1alpha1::builtin_cluster_key(variables)
 }
 
 /// Deep-merges JSON objects: keys of `overlay` win, nested objects are merged.

@@ -8,6 +8,7 @@ pub mod files;
 pub mod generate;
 pub mod kube;
 pub mod local;
+pub mod markers;
 pub mod patches;
 pub mod project;
 pub mod release;

@@ -3,16 +3,14 @@
 //! handler's `patches()`.
 
 use super::files::{FileChange, Owner};
+use super::markers::{MODULES_MARKER, PATCHES_MARKER, insert_before, insert_module};
 use super::project::{self, Metadata};
-use super::scaffold::{MODULES_MARKER, insert_before, insert_module};
 use super::source::CrateSource;
 use anyhow::{Context, anyhow, bail};
 use capi_ext_codegen::naming;
 use serde_json::json;
 use std::path::Path;
 
-/// The marker in a GeneratePatches handler above which `create patch` lists patches.
-pub const PATCHES_MARKER: &str = "// capi-ext:patches";
 /// The folder of the patch modules.
 pub const DIR: &str = "src/patches";
 

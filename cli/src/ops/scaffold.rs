@@ -3,6 +3,7 @@
 
 use super::files::{FileChange, Owner};
 use super::generate;
+use super::markers::{MODULES_MARKER, REGISTER_MARKER, insert_before, insert_module};
 use super::patches;
 use super::project::{self, HandlerEntry, Metadata, VARIABLES_HANDLER};
 use super::versions;
@@ -11,11 +12,6 @@ use capi_ext_codegen::naming;
 use capi_ext_codegen::version::CapiVersion;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-
-/// The marker in `src/main.rs` above which `create hook` registers handlers.
-pub const REGISTER_MARKER: &str = "// capi-ext:register";
-/// The marker in `src/hooks/mod.rs` above which `create hook` declares modules.
-pub const MODULES_MARKER: &str = "// capi-ext:modules";
 
 /// The project files `init` renders from a template of its own, which `upgrade` merges with
 /// newer templates: `(path in the project, template)`.
@@ -340,49 +336,6 @@ fn generated_from(planned: &[FileChange], meta: &Metadata) -> anyhow::Result<Vec
     generate::from_sources(meta, &sources)
 }
 
-/// Adds `line` to the sorted block of `pub mod` lines just above `marker` (rustfmt keeps
-/// module declarations sorted, so the scaffold does too).
-pub fn insert_module(text: &str, marker: &str, line: &str) -> anyhow::Result<String> {
-    let pos = text
-        .find(marker)
-        .ok_or_else(|| anyhow!("marker comment `{marker}` not found"))?;
-    let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
-    let before: Vec<&str> = text[..line_start].lines().collect();
-    let block_start = before
-        .iter()
-        .rposition(|l| !l.starts_with("pub mod "))
-        .map_or(0, |i| i + 1);
-    let mut block: Vec<String> = before[block_start..]
-        .iter()
-        .map(|l| l.to_string())
-        .collect();
-    block.push(line.to_string());
-    block.sort();
-    let mut out: Vec<String> = before[..block_start]
-        .iter()
-        .map(|l| l.to_string())
-        .collect();
-    out.extend(block);
-    Ok(out.join("\n") + "\n" + &text[line_start..])
-}
-
-/// Inserts `lines` before the line holding `marker`, keeping its indentation.
-pub fn insert_before(text: &str, marker: &str, lines: &[String]) -> anyhow::Result<String> {
-    let pos = text
-        .find(marker)
-        .ok_or_else(|| anyhow!("marker comment `{marker}` not found"))?;
-    let line_start = text[..pos].rfind('\n').map_or(0, |i| i + 1);
-    let mut out =
-        String::with_capacity(text.len() + lines.iter().map(|l| l.len() + 1).sum::<usize>());
-    out.push_str(&text[..line_start]);
-    for l in lines {
-        out.push_str(l);
-        out.push('\n');
-    }
-    out.push_str(&text[line_start..]);
-    Ok(out)
-}
-
 fn read_user_file(root: &Path, rel: &str) -> anyhow::Result<String> {
     std::fs::read_to_string(root.join(rel)).with_context(|| format!("reading {rel}"))
 }
@@ -518,29 +471,4 @@ pub fn create_hook(root: &Path, request: &HookRequest) -> anyhow::Result<Vec<Fil
     }
     out.extend(generate::for_project(root, &meta, &sources)?);
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn modules_stay_sorted() {
-        let out = insert_module(
-            "//! x\n\npub mod a;\npub mod c;\n// m\n",
-            "// m",
-            "pub mod b;",
-        )
-        .unwrap();
-        assert_eq!(out, "//! x\n\npub mod a;\npub mod b;\npub mod c;\n// m\n");
-        let out = insert_module("//! x\n\n// m\n", "// m", "pub mod b;").unwrap();
-        assert_eq!(out, "//! x\n\npub mod b;\n// m\n");
-    }
-
-    #[test]
-    fn inserts_above_the_marker() {
-        let out = insert_before("a\n    // m\nb\n", "// m", &["    x".into()]).unwrap();
-        assert_eq!(out, "a\n    x\n    // m\nb\n");
-        assert!(insert_before("a\n", "// m", &[]).is_err());
-    }
 }

@@ -2,7 +2,7 @@
 //! what is missing, so a patch says what it wants (`set("/spec/template/spec/version", ..)`)
 //! and the [`PatchSet`](super::PatchSet) computes the JSON Patch CAPI applies.
 
-use crate::hooks::v1alpha1::JsonPatchOp;
+use crate::hooks::v1alpha1::{JsonPatchOp, escape_token, unescape_token};
 use serde_json::{Map, Value};
 
 /// Why an edit could not be made.
@@ -68,7 +68,7 @@ fn tokens(pointer: &str) -> Result<Vec<String>, EditError> {
     }
     Ok(rest
         .split('/')
-        .map(|t| t.replace("~1", "/").replace("~0", "~"))
+        .map(|t| unescape_token(t).into_owned())
         .collect())
 }
 
@@ -119,7 +119,7 @@ impl Template {
         let mut walked = String::new();
         for token in tokens {
             walked.push('/');
-            walked.push_str(&token.replace('~', "~0").replace('/', "~1"));
+            walked.push_str(&escape_token(&token));
             if current.is_null() {
                 *current = Value::Object(Map::new());
             }
@@ -220,9 +220,9 @@ impl Template {
     /// Removes the value at a JSON pointer; `None` when there was none.
     pub fn remove(&mut self, pointer: &str) -> Option<Value> {
         let (parent, last) = pointer.rsplit_once('/')?;
-        let last = last.replace("~1", "/").replace("~0", "~");
+        let last = unescape_token(last);
         match self.object.pointer_mut(parent)? {
-            Value::Object(map) => map.remove(&last),
+            Value::Object(map) => map.remove(last.as_ref()),
             Value::Array(items) => {
                 let i: usize = last.parse().ok()?;
                 (i < items.len()).then(|| items.remove(i))
@@ -316,7 +316,7 @@ fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<Jso
             for (key, old) in b {
                 let len = path.len();
                 path.push('/');
-                path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                path.push_str(&escape_token(key));
                 match a.get(key) {
                     Some(new) => diff_into(old, new, path, ops),
                     None => ops.push(JsonPatchOp::Remove { path: path.clone() }),
@@ -326,7 +326,7 @@ fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<Jso
             for (key, new) in a {
                 if !b.contains_key(key) {
                     ops.push(JsonPatchOp::Add {
-                        path: format!("{path}/{}", key.replace('~', "~0").replace('/', "~1")),
+                        path: format!("{path}/{}", escape_token(key)),
                         value: new.clone(),
                     });
                 }

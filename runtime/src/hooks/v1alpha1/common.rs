@@ -68,14 +68,14 @@ pub struct ObjectMeta {
     /// Labels.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "BTreeMap::is_empty"
     )]
     pub labels: BTreeMap<String, String>,
     /// Annotations.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "BTreeMap::is_empty"
     )]
     pub annotations: BTreeMap<String, String>,
@@ -266,7 +266,7 @@ macro_rules! request_type {
             #[serde(default, skip_serializing_if = "String::is_empty")]
             pub kind: String,
             /// ExtensionConfig settings, overlaid with ClusterClass patch settings for topology hooks.
-            #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+            #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "std::collections::BTreeMap::is_empty")]
             pub settings: $crate::hooks::v1alpha1::Settings,
             $( $(#[$fmeta])* pub $field: $ty, )*
         }
@@ -302,16 +302,6 @@ macro_rules! request_type {
 }
 
 pub(crate) use request_type;
-
-/// Deserializes `null` as the default value: Go's encoding/json writes a nil slice or map
-/// without `omitempty` as `null` (e.g. `items` of GeneratePatches), and decodes `null` as empty.
-pub(crate) fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Default + serde::Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
-}
 
 #[cfg(test)]
 mod tests {

@@ -47,7 +47,7 @@ response_type! {
     /// The Discovery response: one entry per handler the extension serves.
     DiscoveryResponse {
         /// The handlers (unique DNS-1123 names).
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub handlers: Vec<ExtensionHandler>,
     }
 }

@@ -53,10 +53,10 @@ request_type! {
         #[serde(default)]
         pub to_kubernetes_version: String,
         /// The control plane upgrade plan (CAPI ≥ 1.12).
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub control_plane_upgrades: Vec<UpgradeStepInfo>,
         /// The workers upgrade plan (CAPI ≥ 1.12).
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub workers_upgrades: Vec<UpgradeStepInfo>,
     }
 }
@@ -79,10 +79,10 @@ request_type! {
         #[serde(default)]
         pub to_kubernetes_version: String,
         /// Remaining control plane steps.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub control_plane_upgrades: Vec<UpgradeStepInfo>,
         /// Remaining workers steps.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub workers_upgrades: Vec<UpgradeStepInfo>,
     }
 }
@@ -102,10 +102,10 @@ request_type! {
         #[serde(default)]
         pub kubernetes_version: String,
         /// Remaining control plane steps.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub control_plane_upgrades: Vec<UpgradeStepInfo>,
         /// Remaining workers steps.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub workers_upgrades: Vec<UpgradeStepInfo>,
     }
 }
@@ -128,10 +128,10 @@ request_type! {
         #[serde(default)]
         pub to_kubernetes_version: String,
         /// Remaining control plane steps.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub control_plane_upgrades: Vec<UpgradeStepInfo>,
         /// Remaining workers steps.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub workers_upgrades: Vec<UpgradeStepInfo>,
     }
 }
@@ -151,10 +151,10 @@ request_type! {
         #[serde(default)]
         pub kubernetes_version: String,
         /// Remaining control plane steps.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub control_plane_upgrades: Vec<UpgradeStepInfo>,
         /// Remaining workers steps.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub workers_upgrades: Vec<UpgradeStepInfo>,
     }
 }

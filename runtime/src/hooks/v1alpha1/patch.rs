@@ -185,9 +185,35 @@ pub fn pointer<'a>(segments: impl IntoIterator<Item = &'a str>) -> String {
     let mut out = String::new();
     for seg in segments {
         out.push('/');
-        out.push_str(&seg.replace('~', "~0").replace('/', "~1"));
+        out.push_str(&escape_token(seg));
     }
     out
+}
+
+/// One reference token of a JSON pointer escaped (RFC 6901: `~` as `~0`, then `/` as `~1`);
+/// the one escaping every part of capi-ext uses.
+///
+/// ```
+/// use capi_ext::hooks::v1alpha1::{escape_token, unescape_token};
+/// assert_eq!(escape_token("a/b~c"), "a~1b~0c");
+/// assert_eq!(unescape_token("a~1b~0c"), "a/b~c");
+/// assert_eq!(unescape_token("~01"), "~1");
+/// ```
+pub fn escape_token(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains(['~', '/']) {
+        token.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        token.into()
+    }
+}
+
+/// One reference token of a JSON pointer unescaped (`~1` as `/`, then `~0` as `~`).
+pub fn unescape_token(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains('~') {
+        token.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        token.into()
+    }
 }
 
 #[derive(Serialize, Deserialize)]

@@ -6,6 +6,22 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+/// `namespace/name` of the Cluster named by the `builtin` variable, if any (the subject of a
+/// topology request in logs and metrics; `capi_ext::topology::cluster_key`).
+pub(crate) fn builtin_cluster_key(variables: &[Variable]) -> Option<String> {
+    let cluster = variables
+        .iter()
+        .find(|v| v.name == "builtin")?
+        .value
+        .get("cluster")?;
+    let name = cluster.get("name")?.as_str()?;
+    let namespace = cluster
+        .get("namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Some(format!("{namespace}/{name}"))
+}
+
 /// Where a template is used: the object holding the reference and the field path.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -43,7 +59,7 @@ pub struct GeneratePatchesRequestItem {
     /// Template-specific variables (overrides and the scoped `builtin`).
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub variables: Vec<Variable>,
@@ -51,12 +67,12 @@ pub struct GeneratePatchesRequestItem {
 
 request_type! {
     /// Asks for patches to the templates of a Cluster's topology.
-    GeneratePatchesRequest [subject = |r| crate::topology::cluster_key(&r.variables)] {
+    GeneratePatchesRequest [subject = |r| builtin_cluster_key(&r.variables)] {
         /// Global variables: the user variables this patch declared, then `builtin`.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub variables: Vec<Variable>,
         /// The templates to patch.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default")]
+        #[serde(default, deserialize_with = "crate::decode::null_default")]
         pub items: Vec<GeneratePatchesRequestItem>,
     }
 }
@@ -119,7 +135,7 @@ response_type! {
     /// The patches, applied by CAPI in list order.
     GeneratePatchesResponse {
         /// One entry per patched item.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub items: Vec<GeneratePatchesResponseItem>,
     }
 }
@@ -155,7 +171,7 @@ pub struct ValidateTopologyRequestItem {
     /// Template-specific variables.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub variables: Vec<Variable>,
@@ -163,12 +179,12 @@ pub struct ValidateTopologyRequestItem {
 
 request_type! {
     /// Asks whether the patched topology is valid.
-    ValidateTopologyRequest [subject = |r| crate::topology::cluster_key(&r.variables)] {
+    ValidateTopologyRequest [subject = |r| builtin_cluster_key(&r.variables)] {
         /// Global variables.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub variables: Vec<Variable>,
         /// The patched templates.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default")]
+        #[serde(default, deserialize_with = "crate::decode::null_default")]
         pub items: Vec<ValidateTopologyRequestItem>,
     }
 }
@@ -187,7 +203,7 @@ response_type! {
     /// The variables the extension declares.
     DiscoverVariablesResponse {
         /// Variable definitions (v1beta2 `ClusterClassVariable` from CAPI 1.13 on).
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub variables: Vec<ClusterClassVariable>,
     }
 }

@@ -34,10 +34,10 @@ response_type! {
     /// The plan. CAPI checks it: increasing versions, at most one minor per control plane step, ending at the target.
     GenerateUpgradePlanResponse {
         /// Control plane steps.
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub control_plane_upgrades: Vec<UpgradeStep>,
         /// Workers steps (empty: CAPI computes the minimum).
-        #[serde(default, deserialize_with = "crate::hooks::v1alpha1::common::null_default", skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, deserialize_with = "crate::decode::null_default", skip_serializing_if = "Vec::is_empty")]
         pub workers_upgrades: Vec<UpgradeStep>,
     }
 }

@@ -99,14 +99,14 @@ pub struct ClusterNetworkBuiltins {
     /// Service CIDRs.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub services: Vec<String>,
     /// Pod CIDRs.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub pods: Vec<String>,
@@ -267,7 +267,7 @@ pub struct JSONSchemaProps {
     /// Object properties.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "BTreeMap::is_empty"
     )]
     pub properties: BTreeMap<String, JSONSchemaProps>,
@@ -283,7 +283,7 @@ pub struct JSONSchemaProps {
     /// Required properties.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub required: Vec<String>,
@@ -360,21 +360,21 @@ pub struct JSONSchemaProps {
     /// All of.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub all_of: Vec<JSONSchemaProps>,
     /// One of.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub one_of: Vec<JSONSchemaProps>,
     /// Any of.
     #[serde(
         default,
-        deserialize_with = "crate::hooks::v1alpha1::common::null_default",
+        deserialize_with = "crate::decode::null_default",
         skip_serializing_if = "Vec::is_empty"
     )]
     pub any_of: Vec<JSONSchemaProps>,
