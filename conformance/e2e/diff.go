@@ -23,6 +23,8 @@ import (
 // the API server, must be exactly what diff predicted, object by object.
 
 const (
+	// VariantLast is the last version of diffSteps, deployed again after the renamed handler.
+	VariantLast     = "rollout"
 	diffClusterName = "d1"
 	versionsExt     = "versions"
 	deployedAnn     = "e2e.capi-ext.io/deployed"
@@ -205,34 +207,56 @@ type diffPrediction struct {
 	report  string
 }
 
-func (s *scenarios) predict(ctx context.Context, base, head *versionProcess, dir string) (diffPrediction, error) {
-	p := diffPrediction{effects: map[string]string{}}
+// diffReport is what `capi-ext diff --json` prints, as far as the scenario reads it.
+type diffReport struct {
+	Clusters []struct {
+		Cluster, Outcome, Rollout, Error string
+		Objects                          []struct{ Role, Effect string }
+	}
+}
+
+// runDiff runs `capi-ext diff --json` between two running versions over the cases in dir and
+// returns its report (about the scenario's Cluster alone), its output and its exit code.
+func (s *scenarios) runDiff(ctx context.Context, base, head *versionProcess, dir string) (diffReport, string, int, error) {
+	var report diffReport
 	caFile := filepath.Join(s.work, "diff-ca.crt")
 	if err := os.WriteFile(caFile, s.pki.caPEM, 0o644); err != nil {
-		return p, err
+		return report, "", 0, err
 	}
 	cmd := exec.CommandContext(ctx, s.capiExt, "diff", "--base", base.url(), "--base-ca", caFile, "--head", head.url(), "--head-ca", caFile,
 		"--cases", dir, "--json", "--allow-rollout", "--capi-version", fmt.Sprintf("1.%d", s.minor))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if err != nil {
-		return p, fmt.Errorf("capi-ext diff failed: %v\n%s%s", err, out, stderr.String())
+	code := 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		return report, "", 0, err
 	}
-	p.report = string(out)
-	var report struct {
-		Clusters []struct {
-			Cluster, Outcome, Rollout string
-			Objects                   []struct{ Role, Effect string }
-		}
+	if code == 2 {
+		return report, "", code, fmt.Errorf("capi-ext diff failed (exit 2):\n%s%s", out, stderr.String())
 	}
 	if err := json.Unmarshal(out, &report); err != nil {
-		return p, fmt.Errorf("capi-ext diff --json: %w\n%s", err, out)
+		return report, "", code, fmt.Errorf("capi-ext diff --json: %w\n%s%s", err, out, stderr.String())
 	}
 	if len(report.Clusters) != 1 || report.Clusters[0].Cluster != ns+"/"+diffClusterName {
-		return p, fmt.Errorf("capi-ext diff reported %d Clusters, not %s/%s alone:\n%s", len(report.Clusters), ns, diffClusterName, out)
+		return report, "", code, fmt.Errorf("capi-ext diff reported %d Clusters, not %s/%s alone:\n%s", len(report.Clusters), ns, diffClusterName, out)
 	}
+	return report, string(out), code, nil
+}
+
+func (s *scenarios) predict(ctx context.Context, base, head *versionProcess, dir string) (diffPrediction, error) {
+	p := diffPrediction{effects: map[string]string{}}
+	report, out, code, err := s.runDiff(ctx, base, head, dir)
+	if err != nil {
+		return p, err
+	}
+	p.report = out
 	cluster := report.Clusters[0]
+	if code != 0 {
+		return p, fmt.Errorf("capi-ext diff exited %d with --allow-rollout:\n%s", code, out)
+	}
 	if cluster.Outcome != "changed" && cluster.Outcome != "unchanged" {
 		return p, fmt.Errorf("capi-ext diff: the Cluster %s:\n%s", cluster.Outcome, out)
 	}
@@ -421,5 +445,64 @@ spec:
 		}
 		state = after
 	}
-	return nil
+	return s.renamedHandlerBreaks(ctx, deployed, portA)
+}
+
+// renamedHandlerBreaks: a head that renamed the handler the deployed ClusterClass calls. diff
+// says it BREAKS the Cluster (exit 1) and why; deployed, the manager's reconcile of the Cluster
+// fails calling that handler, as diff said. The last good version is deployed again after.
+func (s *scenarios) renamedHandlerBreaks(ctx context.Context, deployed *versionProcess, port int) error {
+	dir := filepath.Join(s.work, "diff", "renamed")
+	if err := s.writeDiffCases(ctx, dir); err != nil {
+		return err
+	}
+	head, err := s.startVersion("renamed", freePort())
+	if err != nil {
+		return err
+	}
+	report, out, code, err := s.runDiff(ctx, deployed, head, dir)
+	head.stop()
+	if err != nil {
+		return err
+	}
+	cluster := report.Clusters[0]
+	if code != 1 || cluster.Outcome != "breaks" ||
+		!strings.Contains(cluster.Error, "calls the GeneratePatches handler `patches`, which the head does not serve") {
+		return fmt.Errorf("capi-ext diff of a head without the deployed handler: exit %d, outcome %s, not 1 and breaks naming the handler:\n%s", code, cluster.Outcome, out)
+	}
+	deployed.stop()
+	if deployed, err = s.startVersion("renamed", port); err != nil {
+		return err
+	}
+	// CAPI reads the new version's Discovery when it reconciles the ExtensionConfig again.
+	rediscover := func(variant string) error {
+		return s.kube.mergePatch(ctx, runtimeV, "ExtensionConfig", "", versionsExt,
+			fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, variant), false)
+	}
+	if err := rediscover("renamed"); err != nil {
+		return err
+	}
+	if err := s.kube.mergePatch(ctx, clusterV, "Cluster", ns, diffClusterName,
+		fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, "renamed"), false); err != nil {
+		return err
+	}
+	want := fmt.Sprintf("failed to call extension handler %q", "patches."+versionsExt)
+	var seen string
+	if err := eventually(timeoutLg, "TopologyReconciled=False naming the handler the head does not serve", func() (bool, string) {
+		u, err := s.kube.get(ctx, clusterV, "Cluster", ns, diffClusterName)
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, msg := condition(u, "TopologyReconciled")
+		seen = fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
+		return st == "False" && strings.Contains(msg, want), seen
+	}); err != nil {
+		return err
+	}
+	fmt.Printf("  renamed handler: diff said BREAKS (exit 1); CAPI: %s\n", seen)
+	deployed.stop()
+	if _, err := s.startVersion(VariantLast, port); err != nil {
+		return err
+	}
+	return rediscover(VariantLast)
 }

@@ -12,6 +12,10 @@
 //! | `infrastructure` | `region: us-east-1` | the infrastructure cluster patched in place |
 //! | `control-plane` | `tuning: fast` on the control plane | the control plane patched in place |
 //! | `rollout` | `arch: arm64` | the template rotated, a new MachineSet |
+//!
+//! And one that must never ship: `renamed`, the `rollout` version with its GeneratePatches
+//! handler renamed to `patches-v2`, which the deployed ClusterClass does not call: `diff` says it
+//! BREAKS the Cluster, and deployed, the manager's reconcile of the Cluster fails.
 
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::patches::{NamedPatch, PatchContext, PatchError, PatchSet, Selector, Template};
@@ -91,16 +95,23 @@ pub fn patch_set(variant: usize) -> PatchSet<Value> {
     set
 }
 
-/// The extension of one version: GeneratePatches (`patches`) only.
+/// The version whose GeneratePatches handler is renamed (the last of [`VARIANTS`] otherwise).
+pub const RENAMED: &str = "renamed";
+
+/// The extension of one version: GeneratePatches (`patches`, `patches-v2` for [`RENAMED`]) only.
 pub fn extension(variant: &str) -> Result<ExtensionBuilder, String> {
-    let index = VARIANTS
-        .iter()
-        .position(|v| *v == variant)
-        .ok_or_else(|| format!("unknown variant `{variant}` (one of {VARIANTS:?})"))?;
+    let (index, handler) = if variant == RENAMED {
+        (VARIANTS.len() - 1, "patches-v2")
+    } else {
+        let index = VARIANTS.iter().position(|v| *v == variant).ok_or_else(|| {
+            format!("unknown variant `{variant}` (one of {VARIANTS:?}, or {RENAMED})")
+        })?;
+        (index, "patches")
+    };
     let set = patch_set(index);
     Ok(capi_ext::Extension::builder().handler(Registration::new(
         GeneratePatches,
-        "patches",
+        handler,
         move |req: GeneratePatchesRequest| {
             let response = set.generate(&req);
             async move { response }
@@ -121,6 +132,7 @@ mod tests {
             assert_eq!(names.contains(&"label"), i >= 2, "{variant}");
             assert_eq!(names.contains(&"tuning"), i >= 4, "{variant}");
         }
+        assert!(extension(RENAMED).unwrap().build().is_ok());
         assert!(extension("v9").is_err());
     }
 }
