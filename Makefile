@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens first-run conformance roundtrip differential otel e2e fuzz bench bench-compare bench-profile bench-musl soak fmt
+.PHONY: demo test lint unit goldens first-run tutorial conformance roundtrip differential otel e2e fuzz bench bench-compare bench-profile bench-musl soak fmt
 
 # The projects the tests generate and build get the workspace's debug setting (see Cargo.toml).
 export CARGO_PROFILE_DEV_DEBUG := line-tables-only
@@ -9,8 +9,8 @@ demo:
 	./scripts/demo.sh
 
 ## The whole test suite: formatting, lints, unit, integration and doc tests, golden projects,
-## and a new user's first run outside the repository.
-test: lint unit goldens first-run
+## a new user's first run and the tutorial, outside the repository.
+test: lint unit goldens first-run tutorial
 
 lint:
 	cargo fmt --all -- --check
@@ -27,6 +27,10 @@ goldens:
 ## Install the CLI in a temporary HOME, init a project outside the repo, build, test, run, verify.
 first-run:
 	./scripts/first-run.sh
+
+## docs/tutorial.md run as written, in a temporary HOME outside the repo.
+tutorial:
+	./scripts/tutorial.sh
 
 ## Cluster API judges the wire format: its Go types round-trip our JSON, its desired-state
 ## generator computes what render computes, its real manager calls us.

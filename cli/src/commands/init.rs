@@ -103,7 +103,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ""
         };
         eprintln!(
-            "\nNext:\n{cd}  cargo test                      # the handlers' tests\n{render}  make run                        # serve on 127.0.0.1:9443 with development certificates\n  capi-ext verify --url https://127.0.0.1:9443 --ca .certs/ca.crt   # in another shell: check it as CAPI would"
+            "\nNext:\n{cd}  cargo test                      # the handlers' tests\n{render}  make run                        # serve on 127.0.0.1:9443 with development certificates\n  capi-ext verify                 # in another shell: check it as CAPI would (it finds `make run`'s extension)"
         );
     }
     Ok(ExitCode::SUCCESS)

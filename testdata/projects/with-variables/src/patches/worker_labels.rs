@@ -36,7 +36,7 @@ mod tests {
     }
 
     #[test]
-    fn labels_the_template() {
+    fn patches_the_template() {
         let set = PatchSet::new().patch(patch());
         let case = TemplateCase::machine_deployment_infrastructure("default-worker", template());
         let patched = case.run_set(&set).unwrap();
