@@ -46,6 +46,17 @@ pub struct Args {
     /// inputs, reported apart.
     #[arg(long, value_name = "DIR")]
     base_cases: Option<PathBuf>,
+    /// Judge the head by the Clusters of this management cluster instead (read only): every
+    /// Cluster with a topology, each with its ClusterClass, templates, current objects and
+    /// its ExtensionConfig's settings, as `render --kubeconfig` reads them.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cases", "base_cases"])]
+    kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context (default: its current context).
+    #[arg(long, requires = "kubeconfig")]
+    context: Option<String>,
+    /// With --kubeconfig: the Clusters of this namespace only (default: all namespaces).
+    #[arg(long, requires = "kubeconfig")]
+    namespace: Option<String>,
     /// Print JSON instead of the report.
     #[arg(long)]
     json: bool,
@@ -99,13 +110,19 @@ fn compare(args: &Args) -> anyhow::Result<Report> {
         Version::Tree,
     )?;
     let needs_project = !matches!((&base, &head), (Version::Url { .. }, Version::Url { .. }));
-    let project = if needs_project || args.cases.is_none() {
+    let project = if needs_project || (args.cases.is_none() && args.kubeconfig.is_none()) {
         local::project(&args.project)?.0
     } else {
         args.project.clone()
     };
     let cases = args.cases.clone().unwrap_or_else(|| project.join("render"));
     let status = |verb: &str, what: &str| eprintln!("{}", status_line(verb, what));
+    let timeout = Duration::from_secs(args.timeout);
+    let kube = args
+        .kubeconfig
+        .as_deref()
+        .map(|k| crate::ops::kube::Kube::from_kubeconfig(k, args.context.as_deref(), timeout))
+        .transpose()?;
     diff::compare(
         &diff::Request {
             base: &base,
@@ -113,10 +130,11 @@ fn compare(args: &Args) -> anyhow::Result<Report> {
             project: &project,
             cases: &cases,
             base_cases: args.base_cases.as_deref(),
+            live: kube.as_ref().map(|k| (k, args.namespace.as_deref())),
             capi_version: args
                 .capi_version
                 .or_else(|| crate::ops::project::target(&project)),
-            timeout: Duration::from_secs(args.timeout),
+            timeout,
         },
         &status,
     )

@@ -277,6 +277,34 @@ impl Kube {
             .collect())
     }
 
+    /// Every object of `kind`, in `namespace` or (`None`) in all namespaces.
+    pub async fn list_all(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+    ) -> anyhow::Result<Vec<Value>> {
+        let path = match namespace {
+            Some(namespace) => self.path(api_version, kind, namespace).await?,
+            None => {
+                let (resource, _) = self.resource(api_version, kind).await?;
+                format!("/apis/{api_version}/{resource}")
+            }
+        };
+        let list = self.get_json(&path).await?.unwrap_or_default();
+        Ok(list["items"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|mut item| {
+                item["apiVersion"] = Value::from(api_version);
+                item["kind"] = Value::from(kind);
+                item
+            })
+            .collect())
+    }
+
     /// The version the API server prefers for a group (`controlplane.cluster.x-k8s.io/v1beta2`).
     async fn preferred(&self, group: &str) -> anyhow::Result<String> {
         let found = self
@@ -314,6 +342,26 @@ fn tidy(mut object: Value) -> Value {
         metadata.remove("managedFields");
     }
     object
+}
+
+/// `namespace/name` of every Cluster with a topology in the management cluster (in
+/// `namespace`, or in all), sorted.
+pub async fn topology_clusters(
+    kube: &Kube,
+    namespace: Option<&str>,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut out: Vec<(String, String)> = kube
+        .list_all(CLUSTER_V, "Cluster", namespace)
+        .await?
+        .iter()
+        .filter(|c| c["spec"]["topology"].is_object())
+        .map(|c| {
+            let s = |f: &str| c["metadata"][f].as_str().unwrap_or_default().to_string();
+            (s("namespace"), s("name"))
+        })
+        .collect();
+    out.sort();
+    Ok(out)
 }
 
 /// What render needs to render the Cluster `namespace/name` as it is in the management

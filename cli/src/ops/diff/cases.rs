@@ -78,6 +78,43 @@ pub fn read_cases(dir: &Path) -> anyhow::Result<Vec<Case>> {
     read_cases_shown_as(dir, &relative(dir))
 }
 
+/// The Clusters with a topology of a management cluster (in `namespace`, or in all), each as
+/// `render --kubeconfig` reads it: its ClusterClass, templates, current objects and the
+/// settings of its ExtensionConfig. Shown as `namespace/name (live)`.
+pub fn live_cases(
+    kube: &crate::ops::kube::Kube,
+    namespace: Option<&str>,
+) -> anyhow::Result<Vec<Case>> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let mut cases = Vec::new();
+        for (ns, name) in crate::ops::kube::topology_clusters(kube, namespace).await? {
+            let (input, _) = crate::ops::kube::render_input(kube, &ns, &name)
+                .await
+                .with_context(|| format!("reading Cluster {ns}/{name}"))?;
+            let key = PathBuf::from(format!("{ns}/{name} (live)"));
+            cases.push(Case {
+                cluster: format!("{ns}/{name}"),
+                file: key.clone(),
+                key,
+                input,
+            });
+        }
+        if cases.is_empty() {
+            bail!(
+                "no Cluster with spec.topology {}: nothing that exists for diff to judge",
+                namespace.map_or_else(
+                    || "in any namespace".to_string(),
+                    |ns| format!("in namespace {ns}")
+                )
+            );
+        }
+        Ok(cases)
+    })
+}
+
 /// [`read_cases`], with the files shown below `shown` instead of `dir` (the cases of a git
 /// revision, read from its temporary worktree, are shown where they are in the project).
 pub fn read_cases_shown_as(dir: &Path, shown: &Path) -> anyhow::Result<Vec<Case>> {

@@ -37,6 +37,9 @@ pub struct Request<'a> {
     /// The Clusters that exist, when they are not the base revision's copy of `cases` (e.g.
     /// the inputs `render --kubeconfig --write-inputs` read from a management cluster).
     pub base_cases: Option<&'a Path>,
+    /// The Clusters that exist, read from a management cluster: every Cluster with a topology
+    /// (of a namespace, or of all). The head's own cases are then not compared.
+    pub live: Option<(&'a crate::ops::kube::Kube, Option<&'a str>)>,
     /// The Cluster API release to play.
     pub capi_version: Option<CapiVersion>,
     /// Seconds to wait for each call.
@@ -58,15 +61,18 @@ pub fn compare(request: &Request, status: &dyn Fn(&str, &str)) -> anyhow::Result
     let shown = cases::relative(request.cases);
     let base = Side::prepare(request.base, "base", request.project)?;
     let head = Side::prepare(request.head, "head", request.project)?;
-    let head_dir = head
-        .cases_dir(request.project, request.cases)
-        .with_context(|| {
-            format!(
-                "{}: not in the head revision {}",
-                shown.display(),
-                head.name
-            )
-        })?;
+    let head_dir = match request.live {
+        Some(_) => request.cases.to_path_buf(),
+        None => head
+            .cases_dir(request.project, request.cases)
+            .with_context(|| {
+                format!(
+                    "{}: not in the head revision {}",
+                    shown.display(),
+                    head.name
+                )
+            })?,
+    };
     let head_cases = read(&head_dir, &shown, request.capi_version)?;
     let mut notes = Vec::new();
     let existing = match (
