@@ -56,9 +56,13 @@ impl Worktree {
             .strip_prefix(repository.canonicalize()?)
             .map(Path::to_path_buf)
             .unwrap_or_default();
+        // One folder per worktree of this process: `diff` checks out the base and the head
+        // before it builds either, and they may be the same commit.
+        static WORKTREES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let dir = std::env::temp_dir().join(format!(
-            "capi-ext-worktree-{}-{}",
+            "capi-ext-worktree-{}-{}-{}",
             std::process::id(),
+            WORKTREES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             &commit[..12.min(commit.len())]
         ));
         let _ = std::fs::remove_dir_all(&dir);
@@ -105,5 +109,43 @@ impl Drop for Worktree {
             let _ = std::fs::remove_dir_all(&self.dir);
             let _ = git(&self.repository, &["worktree", "prune"]);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_commit_checks_out_twice_and_each_is_removed_when_dropped() {
+        let repo =
+            std::env::temp_dir().join(format!("capi-ext-worktree-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&repo);
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        let run = |args: &[&str]| git(&repo, args).unwrap();
+        run(&["init", "--quiet"]);
+        run(&["add", "-A"]);
+        run(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "--quiet",
+            "-m",
+            "x",
+        ]);
+        let base = Worktree::add(&repo, "HEAD").unwrap();
+        let head = Worktree::add(&repo, "HEAD").unwrap();
+        assert_ne!(base.project, head.project);
+        assert!(
+            base.project.join("Cargo.toml").is_file() && head.project.join("Cargo.toml").is_file()
+        );
+        let dirs = (base.project.clone(), head.project.clone());
+        drop(base);
+        drop(head);
+        assert!(!dirs.0.exists() && !dirs.1.exists());
+        std::fs::remove_dir_all(repo).unwrap();
     }
 }
