@@ -109,7 +109,7 @@ grep -q -- "--next-version-of generate-patches-v2" diff.log || { cat diff.log >&
 git checkout -q -- . && git clean -qfd
 
 step "capi-ext diff: a rollout is not hidden by a new variable the edited case sets"
-capi-ext create patch worker-tier --target machine-deployments
+capi-ext create patch worker-tier --handler generate-patches-v2 --target machine-deployments
 python3 - <<'PY'
 import re
 path = "src/variables.rs"
