@@ -7,8 +7,8 @@ mod support;
 use capi_ext::Extension;
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext_example_quickstart::QuickstartVariables;
-use std::path::{Path, PathBuf};
-use support::{cli, setup, text};
+use std::path::Path;
+use support::{Scratch, cli, setup, text};
 
 const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/quickstart/render");
 
@@ -112,11 +112,8 @@ fn diff(base: Version, head: Version, extra: &[&str]) -> std::process::Output {
 }
 
 /// A copy of the quickstart's render/ with `edit` applied to each file's text.
-fn cases(tag: &str, edit: impl Fn(&str, String) -> String) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("capi-ext-diff-cases-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn cases(tag: &str, edit: impl Fn(&str, String) -> String) -> Scratch {
+    let dir = Scratch::new(&format!("diff-cases-{tag}"));
     for file in [
         "cluster.yaml",
         "clusterclass.yaml",
@@ -346,8 +343,6 @@ fn a_handler_the_head_no_longer_serves_breaks_the_clusters_whose_class_calls_it(
     let out = diff_cases(V1, head, edited.to_str().unwrap(), &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(stdout(&out).contains("): new: its ClusterClass calls a handler only the head serves"));
-    std::fs::remove_dir_all(deployed).unwrap();
-    std::fs::remove_dir_all(edited).unwrap();
 }
 
 #[test]
@@ -390,8 +385,6 @@ fn an_edited_case_does_not_hide_the_rollout_of_the_clusters_that_exist() {
     ] {
         assert!(report.contains(expected), "{expected}\n{report}");
     }
-    std::fs::remove_dir_all(deployed).unwrap();
-    std::fs::remove_dir_all(edited).unwrap();
 }
 
 #[test]

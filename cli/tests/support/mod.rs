@@ -35,6 +35,16 @@ pub fn serve(dir: &Path, cert: (&str, &str), extension: Extension) -> String {
 /// temporary folder either).
 pub struct Scratch(PathBuf);
 
+impl Scratch {
+    /// A new empty folder `capi-ext-cli-<tag>-<pid>` in the temporary folder.
+    pub fn new(tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("capi-ext-cli-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
 impl std::ops::Deref for Scratch {
     type Target = PathBuf;
     fn deref(&self) -> &PathBuf {
@@ -56,12 +66,10 @@ impl Drop for Scratch {
 
 /// A fresh directory holding `ca.crt` of new development certificates.
 pub fn setup(tag: &str) -> (Scratch, DevCerts) {
-    let dir = std::env::temp_dir().join(format!("capi-ext-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new(tag);
     let certs = DevCerts::generate(&[]).unwrap();
     std::fs::write(dir.join("ca.crt"), &certs.ca_pem).unwrap();
-    (Scratch(dir), certs)
+    (dir, certs)
 }
 
 /// Runs the built `capi-ext`.
