@@ -3,7 +3,6 @@
 # from this checkout as the README says, `capi-ext init` a project, build it, test it, run it,
 # `capi-ext verify` it as CAPI would, run the steps of its scaffolded CI workflow, then commit it
 # and `capi-ext diff` a change against that commit.
-# Builds are cached under target/first-run (the CLI in release, as `cargo install` builds it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -14,21 +13,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The toolchain and the crates.io cache stay where they are; everything else is new.
-export CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
-export RUSTUP_HOME=${RUSTUP_HOME:-$HOME/.rustup}
-export PATH="$CARGO_HOME/bin:$PATH"
-export HOME="$work/home"
-mkdir -p "$HOME"
-export CARGO_INSTALL_ROOT="$HOME/.local"
-export PATH="$CARGO_INSTALL_ROOT/bin:$PATH"
-export CARGO_TARGET_DIR="$root/target/first-run"
+# shellcheck source=new-user.sh
+source "$root/scripts/new-user.sh"
 
 step() { echo "== $*" >&2; }
-
-step "install the CLI from the checkout: cargo install --locked --path cli"
-cargo install --quiet --locked --path "$root/cli"
-command -v capi-ext >/dev/null
 
 step "capi-ext init my-ext, outside the repository"
 cd "$HOME"

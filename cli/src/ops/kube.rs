@@ -262,19 +262,7 @@ impl Kube {
             "{}?labelSelector={key}%3D{value}",
             self.path(api_version, kind, namespace).await?
         );
-        let list = self.get_json(&path).await?.unwrap_or_default();
-        Ok(list["items"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|mut item| {
-                // Lists leave out each item's apiVersion and kind.
-                item["apiVersion"] = Value::from(api_version);
-                item["kind"] = Value::from(kind);
-                item
-            })
-            .collect())
+        Ok(items(self.get_json(&path).await?, api_version, kind))
     }
 
     /// Every object of `kind`, in `namespace` or (`None`) in all namespaces.
@@ -291,18 +279,7 @@ impl Kube {
                 format!("/apis/{api_version}/{resource}")
             }
         };
-        let list = self.get_json(&path).await?.unwrap_or_default();
-        Ok(list["items"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|mut item| {
-                item["apiVersion"] = Value::from(api_version);
-                item["kind"] = Value::from(kind);
-                item
-            })
-            .collect())
+        Ok(items(self.get_json(&path).await?, api_version, kind))
     }
 
     /// The version the API server prefers for a group (`controlplane.cluster.x-k8s.io/v1beta2`).
@@ -316,6 +293,22 @@ impl Kube {
             .map(str::to_string)
             .ok_or_else(|| anyhow!("the API server gives no preferred version for {group}"))
     }
+}
+
+/// The items of a list the API server answered (none when it answered 404), each with the
+/// `apiVersion` and `kind` lists leave out.
+fn items(list: Option<Value>, api_version: &str, kind: &str) -> Vec<Value> {
+    list.unwrap_or_default()["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|mut item| {
+            item["apiVersion"] = Value::from(api_version);
+            item["kind"] = Value::from(kind);
+            item
+        })
+        .collect()
 }
 
 /// Every `templateRef` (`apiVersion`, `kind`, `name`) in a ClusterClass.
