@@ -162,6 +162,15 @@ fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Asserts the exit code and that the report says each of `expected`.
+fn says(out: &std::process::Output, code: i32, expected: &[&str]) {
+    assert_eq!(out.status.code(), Some(code), "{}", text(out));
+    let report = stdout(out);
+    for expected in expected {
+        assert!(report.contains(expected), "{expected}\n{report}");
+    }
+}
+
 #[test]
 fn the_same_answers_change_nothing() {
     let out = diff(V1, V1, &[]);
@@ -182,17 +191,17 @@ fn a_machine_template_change_rolls_out_its_machine_deployment() {
         ..V1
     };
     let out = diff(V1, arm, &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let report = stdout(&out);
-    for expected in [
-        "1 object changes; Machines roll out: MachineDeployment md-0",
-        "(MachineDeployment md-0's infrastructure template)",
-        "its spec changed (spec.template.spec.arch): CAPI rotates the template and MachineDeployment md-0 rolls out",
-        r#"    spec.template.spec.arch: "amd64" → "arm64""#,
-        "Machines replaced in 1 Cluster: default/demo (MachineDeployment md-0)",
-    ] {
-        assert!(report.contains(expected), "{expected}\n{report}");
-    }
+    says(
+        &out,
+        1,
+        &[
+            "1 object changes; Machines roll out: MachineDeployment md-0",
+            "(MachineDeployment md-0's infrastructure template)",
+            "its spec changed (spec.template.spec.arch): CAPI rotates the template and MachineDeployment md-0 rolls out",
+            r#"    spec.template.spec.arch: "amd64" → "arm64""#,
+            "Machines replaced in 1 Cluster: default/demo (MachineDeployment md-0)",
+        ],
+    );
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("say so with --allow-rollout"),
         "{}",
@@ -326,18 +335,18 @@ fn a_handler_the_head_no_longer_serves_breaks_the_clusters_whose_class_calls_it(
         edited.to_str().unwrap(),
         &["--base-cases", deployed.to_str().unwrap()],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let report = stdout(&out);
-    for expected in [
-        "cluster.yaml): BREAKS: rendered with the base, fails with the head",
-        "ClusterClass default/quickstart (patch quickstart) calls the GeneratePatches handler `patches`, which the head does not serve",
-        "every Cluster of them stops reconciling once the head is deployed",
-        "`capi-ext create hook GeneratePatches --next-version-of patches`",
-        "cluster.yaml): changed; renders with the head",
-        "Summary: 1 Cluster: 0 changed, 1 broken",
-    ] {
-        assert!(report.contains(expected), "{expected}\n{report}");
-    }
+    says(
+        &out,
+        1,
+        &[
+            "cluster.yaml): BREAKS: rendered with the base, fails with the head",
+            "ClusterClass default/quickstart (patch quickstart) calls the GeneratePatches handler `patches`, which the head does not serve",
+            "every Cluster of them stops reconciling once the head is deployed",
+            "`capi-ext create hook GeneratePatches --next-version-of patches`",
+            "cluster.yaml): changed; renders with the head",
+            "Summary: 1 Cluster: 0 changed, 1 broken",
+        ],
+    );
     // The same two versions over the head's cases alone: the head's class calls a handler
     // only the head serves, which no Cluster runs yet.
     let out = diff_cases(V1, head, edited.to_str().unwrap(), &[]);
@@ -375,16 +384,16 @@ fn an_edited_case_does_not_hide_the_rollout_of_the_clusters_that_exist() {
         edited.to_str().unwrap(),
         &["--base-cases", deployed.to_str().unwrap()],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let report = stdout(&out);
-    for expected in [
-        "1 object changes; Machines roll out: MachineDeployment md-0",
-        "cluster.yaml): changed; renders with the head",
-        "added `tier` (ClusterClass default/quickstart): new in the head (from quickstart), optional",
-        "Machines replaced in 1 Cluster: default/demo (MachineDeployment md-0)",
-    ] {
-        assert!(report.contains(expected), "{expected}\n{report}");
-    }
+    says(
+        &out,
+        1,
+        &[
+            "1 object changes; Machines roll out: MachineDeployment md-0",
+            "cluster.yaml): changed; renders with the head",
+            "added `tier` (ClusterClass default/quickstart): new in the head (from quickstart), optional",
+            "Machines replaced in 1 Cluster: default/demo (MachineDeployment md-0)",
+        ],
+    );
 }
 
 #[test]
@@ -394,16 +403,16 @@ fn a_new_required_variable_breaks_the_clusters_that_do_not_set_it() {
         ..V1
     };
     let out = diff(V1, head, &[]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let report = stdout(&out);
-    for expected in [
-        "BREAKS: rendered with the base, fails with the head",
-        r#"required variable "tier" must be set"#,
-        "added `tier` (ClusterClass default/quickstart): new in the head (from quickstart), required and without a default",
-        "    Clusters: default/demo",
-    ] {
-        assert!(report.contains(expected), "{expected}\n{report}");
-    }
+    says(
+        &out,
+        1,
+        &[
+            "BREAKS: rendered with the base, fails with the head",
+            r#"required variable "tier" must be set"#,
+            "added `tier` (ClusterClass default/quickstart): new in the head (from quickstart), required and without a default",
+            "    Clusters: default/demo",
+        ],
+    );
     let out = diff(V1, head, &["--json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["variables"][0]["variable"], "tier");
