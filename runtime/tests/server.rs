@@ -668,25 +668,27 @@ async fn idle_connections_are_closed_but_not_while_a_request_runs() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn at_the_connection_cap_accepting_waits_until_one_closes() {
+async fn at_the_connection_cap_only_requests_in_flight_make_a_new_caller_wait() {
     let server = TestServer::start(extension(), |o| o.max_connections = 2).await;
     let client = server.client();
-    let mut first = client.connect(Proto::H2).await.unwrap();
-    let _second = client.connect(Proto::H2).await.unwrap();
-    assert!(matches!(
-        first.post(CREATE, create_body(json!({}))).await,
-        support::Outcome::Answered(200)
-    ));
     let metrics = server.admin[0];
     assert_eq!(
         support::metric(metrics, "capi_ext_connections_max").await,
         Some(2.0)
     );
-    assert_eq!(
-        support::metric(metrics, "capi_ext_connections_open").await,
-        Some(2.0)
-    );
-    // A third connection is not served while two are open...
+    // Two connections, each with a request in flight.
+    let mut busy = Vec::new();
+    for _ in 0..2 {
+        let mut conn = client.connect(Proto::H2).await.unwrap();
+        busy.push(tokio::spawn(async move {
+            let outcome = conn
+                .post(CREATE, create_body(json!({"sleepMillis": "1500"})))
+                .await;
+            (outcome, conn)
+        }));
+    }
+    support::wait_metric(metrics, "capi_ext_requests_in_flight", |n| n >= 2.0).await;
+    // A third connection is not served while both have a request in flight...
     let third = tokio::spawn({
         let client = client.clone();
         async move { client.post(Proto::H2, CREATE, create_body(json!({}))).await }
@@ -694,20 +696,93 @@ async fn at_the_connection_cap_accepting_waits_until_one_closes() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         !third.is_finished(),
-        "a third connection was served beyond the cap"
+        "a third connection was served beyond the cap while both had a request in flight"
     );
     support::wait_metric(metrics, "capi_ext_connection_cap_reached_total", |n| {
         n >= 1.0
     })
     .await;
-    // ...and is, as soon as one closes.
-    drop(first);
-    let answer = tokio::time::timeout(Duration::from_secs(3), third)
+    // ...and is as soon as one of them is idle: the idle one is closed to make room, after its
+    // request was answered.
+    let answer = tokio::time::timeout(Duration::from_secs(5), third)
         .await
-        .unwrap()
+        .expect("the third caller still waits after the requests ended")
         .unwrap()
         .unwrap();
     assert_eq!(answer.status, 200);
+    for request in busy {
+        let (outcome, _) = request.await.unwrap();
+        assert!(
+            matches!(outcome, support::Outcome::Answered(200)),
+            "{outcome:?}"
+        );
+    }
+    assert_eq!(
+        support::metric(
+            metrics,
+            r#"capi_ext_connections_evicted_total{reason="idle"}"#
+        )
+        .await,
+        Some(1.0)
+    );
+}
+
+/// The connection table full of keep-alive connections that made one request and of TLS
+/// handshakes that never finish (each kind half the cap), with a request in flight on one more:
+/// a new caller is answered at once over HTTP/2 and HTTP/1.1 (it waited for an idle timeout or a
+/// handshake timeout before), and the request in flight completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_full_of_idle_and_stalled_connections_does_not_lock_a_new_caller_out() {
+    const CAP: usize = 32;
+    let server = TestServer::start(extension(), |o| o.max_connections = CAP).await;
+    let client = server.client();
+    let metrics = server.admin[0];
+    let mut slow = client.connect(Proto::H2).await.unwrap();
+    let in_flight = tokio::spawn(async move {
+        slow.post(CREATE, create_body(json!({"sleepMillis": "2000"})))
+            .await
+    });
+    support::wait_metric(metrics, "capi_ext_requests_in_flight", |n| n >= 1.0).await;
+    let mut idle = Vec::new();
+    for i in 0..CAP / 2 {
+        let proto = if i % 2 == 0 { Proto::H2 } else { Proto::H1 };
+        let mut conn = client.connect(proto).await.unwrap();
+        assert!(matches!(
+            conn.post(CREATE, create_body(json!({}))).await,
+            support::Outcome::Answered(200)
+        ));
+        idle.push(conn);
+    }
+    // Connections that never send a ClientHello: their handshakes never finish.
+    let mut stalled = Vec::new();
+    for _ in 0..CAP / 2 {
+        stalled.push(tokio::net::TcpStream::connect(server.addr).await.unwrap());
+    }
+    support::wait_metric(metrics, "capi_ext_connections_open", |n| n >= CAP as f64).await;
+    for proto in [Proto::H2, Proto::H1] {
+        let answer = tokio::time::timeout(
+            Duration::from_secs(3),
+            client.post(proto, CREATE, create_body(json!({}))),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{proto:?}: a new caller was locked out by a full table"))
+        .unwrap();
+        assert_eq!(answer.status, 200, "{proto:?}");
+    }
+    let outcome = in_flight.await.unwrap();
+    assert!(
+        matches!(outcome, support::Outcome::Answered(200)),
+        "the request in flight: {outcome:?}"
+    );
+    // The stalled handshakes went first, oldest first.
+    let handshakes = support::metric(
+        metrics,
+        r#"capi_ext_connections_evicted_total{reason="handshake"}"#,
+    )
+    .await
+    .unwrap();
+    assert!(handshakes >= 2.0, "{handshakes} handshakes evicted");
+    drop((idle, stalled));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,7 +17,7 @@ pub(super) trait Io: AsyncRead + AsyncWrite + Unpin + Send + 'static {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Io for T {}
 
 /// Requests in flight on a connection and when the last one ended.
-struct Activity {
+pub(super) struct Activity {
     opened: Instant,
     in_flight: AtomicUsize,
     /// Milliseconds after `opened` when the connection last had a request end (or opened).
@@ -25,7 +25,17 @@ struct Activity {
 }
 
 impl Activity {
-    fn idle_for(&self) -> Option<Duration> {
+    /// A connection's activity from now, with no request yet.
+    pub(super) fn new() -> Arc<Self> {
+        Arc::new(Activity {
+            opened: Instant::now(),
+            in_flight: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(0),
+        })
+    }
+
+    /// How long it has had no request in flight (`None`: one is in flight).
+    pub(super) fn idle_for(&self) -> Option<Duration> {
         (self.in_flight.load(Ordering::SeqCst) == 0).then(|| {
             self.opened
                 .elapsed()
@@ -35,10 +45,10 @@ impl Activity {
 }
 
 /// Ends a request's activity when dropped (also when the handler panics or the client leaves).
-struct InFlight(Arc<Activity>);
+pub(super) struct InFlight(Arc<Activity>);
 
 impl InFlight {
-    fn begin(activity: &Arc<Activity>) -> Self {
+    pub(super) fn begin(activity: &Arc<Activity>) -> Self {
         activity.in_flight.fetch_add(1, Ordering::SeqCst);
         InFlight(activity.clone())
     }
@@ -72,7 +82,14 @@ fn jittered(max_age: Duration, seed: u64) -> Duration {
     max_age.mul_f64(1.0 + fraction)
 }
 
-/// Serves one connection until it closes, then returns.
+/// How long a connection told to close (at the cap, to make room) may take to close gracefully
+/// before it is dropped.
+const EVICTION_GRACE: Duration = Duration::from_secs(1);
+
+/// Serves one connection until it closes, then returns; `activity` is kept up to date with its
+/// requests, and a notification on `evict` closes it gracefully (the connection table makes
+/// room).
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn serve<H, F>(
     io: Box<dyn Io>,
     builder: Arc<Builder<TokioExecutor>>,
@@ -80,6 +97,8 @@ pub(super) async fn serve<H, F>(
     limits: Limits,
     seed: u64,
     mut shutdown: watch::Receiver<bool>,
+    activity: Arc<Activity>,
+    evict: Arc<tokio::sync::Notify>,
 ) where
     H: Fn(http::Request<Incoming>) -> F + Send + Sync + 'static,
     F: Future<
@@ -90,11 +109,6 @@ pub(super) async fn serve<H, F>(
         > + Send
         + 'static,
 {
-    let activity = Arc::new(Activity {
-        opened: Instant::now(),
-        in_flight: AtomicUsize::new(0),
-        last_ms: AtomicU64::new(0),
-    });
     let tracked = activity.clone();
     let handle = Arc::new(handle);
     let service = hyper::service::service_fn(move |req| {
@@ -117,9 +131,22 @@ pub(super) async fn serve<H, F>(
         (limits.idle_timeout / 4).max(Duration::from_millis(10))
     };
     let mut closing = false;
+    let evicted_deadline = tokio::time::sleep(Duration::MAX / 4);
+    tokio::pin!(evicted_deadline);
+    let mut evicted = false;
     loop {
         tokio::select! {
             _ = conn.as_mut() => return,
+            _ = evict.notified(), if !evicted => {
+                tracing::debug!("connection cap reached: closing this idle connection to make room");
+                conn.as_mut().graceful_shutdown();
+                closing = true;
+                evicted = true;
+                evicted_deadline
+                    .as_mut()
+                    .reset(tokio::time::Instant::now() + EVICTION_GRACE);
+            }
+            _ = &mut evicted_deadline, if evicted => return,
             changed = shutdown.changed(), if !closing => {
                 if changed.is_err() || *shutdown.borrow() {
                     conn.as_mut().graceful_shutdown();

@@ -55,6 +55,7 @@ pub struct Metrics {
     pub(crate) connections_max: Gauge,
     pub(crate) connection_cap_reached: Counter,
     handshake_failures: Family<ReasonLabels, Counter>,
+    evictions: Family<ReasonLabels, Counter>,
     pub(crate) budget_bytes: Gauge,
     pub(crate) budget_used_bytes: Gauge,
     pub(crate) budget_waiting: Gauge,
@@ -108,9 +109,20 @@ impl Default for Metrics {
         let connection_cap_reached = Counter::default();
         registry.register(
             "connection_cap_reached",
-            "Times accepting waited because every allowed connection was open",
+            "Times accepting waited because every allowed connection was open with a request in flight (none could be evicted)",
             connection_cap_reached.clone(),
         );
+        let evictions = Family::<ReasonLabels, Counter>::default();
+        registry.register(
+            "connections_evicted",
+            "Connections closed at the connection cap to make room for a new one (reason=handshake: still in its TLS handshake, oldest first; reason=idle: no request in flight, idle longest first)",
+            evictions.clone(),
+        );
+        for reason in ["handshake", "idle"] {
+            let _ = evictions.get_or_create(&ReasonLabels {
+                reason: reason.into(),
+            });
+        }
         let handshake_failures = Family::<ReasonLabels, Counter>::default();
         registry.register(
             "tls_handshake_failures",
@@ -164,6 +176,7 @@ impl Default for Metrics {
             connections_max,
             connection_cap_reached,
             handshake_failures,
+            evictions,
             budget_bytes,
             budget_used_bytes,
             budget_waiting,
@@ -197,6 +210,15 @@ impl Metrics {
                 handler: handler.to_string(),
             })
             .observe(seconds);
+    }
+
+    /// Counts a connection closed at the cap (`reason`: `handshake` or `idle`).
+    pub fn evicted(&self, reason: &str) {
+        self.evictions
+            .get_or_create(&ReasonLabels {
+                reason: reason.to_string(),
+            })
+            .inc();
     }
 
     /// Counts a failed TLS handshake (`reason`: `error` or `timeout`).

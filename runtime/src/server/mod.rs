@@ -21,6 +21,7 @@ mod metrics;
 mod options;
 mod otel;
 mod record;
+mod table;
 mod tls;
 mod x509;
 
@@ -68,6 +69,9 @@ pub enum ServeError {
     #[error(transparent)]
     Tls(#[from] TlsError),
 }
+
+/// How often a full connection table is looked at again for a connection to close.
+const MAKE_ROOM_EVERY: Duration = Duration::from_millis(20);
 
 /// HTTP/2 streams open at once on one connection (Go's client, CAPI's, opens another connection
 /// past it).
@@ -396,19 +400,9 @@ impl BoundServer {
             .set(i64::try_from(cap).unwrap_or(i64::MAX));
         let (closing_tx, closing) = tokio::sync::watch::channel(false);
         let mut seed = u64::from(std::process::id()) << 32;
+        let table = Arc::new(table::Table::default());
         tokio::pin!(shutdown);
         loop {
-            if permits.available_permits() == 0 {
-                shared.metrics.connection_cap_reached.inc();
-                tracing::warn!(
-                    max_connections = cap,
-                    "connection cap reached: new connections wait until one closes"
-                );
-            }
-            let permit = tokio::select! {
-                permit = permits.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
-                _ = &mut shutdown => break,
-            };
             let (stream, peer) = tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok(a) => a,
@@ -416,6 +410,42 @@ impl BoundServer {
                 },
                 _ = &mut shutdown => break,
             };
+            // At the cap, make room for the connection just accepted: one in its handshake or
+            // idle is closed (and, while every connection has a request in flight, the table is
+            // looked at again as they end).
+            let mut waited = false;
+            let permit = loop {
+                if let Ok(permit) = permits.clone().try_acquire_owned() {
+                    break Some(permit);
+                }
+                match table.make_room() {
+                    table::Room::Evicted(eviction, age) => {
+                        shared.metrics.evicted(eviction.reason());
+                        tracing::info!(
+                            max_connections = cap,
+                            reason = eviction.reason(),
+                            age = ?age,
+                            "connection cap reached: closing a connection without a request in flight to make room"
+                        );
+                    }
+                    table::Room::Closing => {}
+                    table::Room::Full if !waited => {
+                        waited = true;
+                        shared.metrics.connection_cap_reached.inc();
+                        tracing::warn!(
+                            max_connections = cap,
+                            "connection cap reached with a request in flight on every connection: new connections wait until one ends"
+                        );
+                    }
+                    table::Room::Full => {}
+                }
+                tokio::select! {
+                    permit = permits.clone().acquire_owned() => break Some(permit.expect("the semaphore is never closed")),
+                    _ = tokio::time::sleep(MAKE_ROOM_EVERY) => {}
+                    _ = &mut shutdown => break None,
+                }
+            };
+            let Some(permit) = permit else { break };
             let _ = stream.set_nodelay(true);
             let shared = shared.clone();
             let acceptor = acceptor.clone();
@@ -424,14 +454,19 @@ impl BoundServer {
             seed = seed.wrapping_add(1);
             let conn_seed = seed;
             let open = metrics::Held::new(&shared.metrics.connections_open);
+            let place = table.enter();
             tokio::spawn(async move {
                 let _permit = permit;
                 let _open = open;
                 let handshake_timeout = shared.options.tls_handshake_timeout;
                 let io: Box<dyn connection::Io> = match acceptor {
                     Some(acceptor) => {
-                        let handshake =
-                            tokio::time::timeout(handshake_timeout, acceptor.accept(stream)).await;
+                        let handshake = tokio::select! {
+                            done = tokio::time::timeout(handshake_timeout, acceptor.accept(stream)) => done,
+                            _ = place.evict.notified() => {
+                                return tracing::debug!(%peer, "connection cap reached: closed a connection still in its TLS handshake to make room");
+                            }
+                        };
                         match handshake {
                             Ok(Ok(tls)) => Box::new(tls),
                             Ok(Err(e)) => {
@@ -446,8 +481,14 @@ impl BoundServer {
                     }
                     None => Box::new(stream),
                 };
+                let activity = connection::Activity::new();
+                place.serving(activity.clone());
+                let evict = place.evict.clone();
                 let handler = move |req| handle(shared.clone(), req);
-                connection::serve(io, builder, handler, limits, conn_seed, closing).await;
+                connection::serve(
+                    io, builder, handler, limits, conn_seed, closing, activity, evict,
+                )
+                .await;
             });
         }
         admin_state.ready.store(false, Ordering::SeqCst);

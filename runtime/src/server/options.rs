@@ -134,8 +134,9 @@ pub struct ServerOptions {
     #[arg(long, env = "CAPI_EXT_BODY_READ_TIMEOUT", value_parser = duration, default_value = "30s")]
     pub body_read_timeout: Duration,
 
-    /// Open connections at most; at the cap, accepting waits (a warning is logged) until one
-    /// closes.
+    /// Open connections at most; at the cap, the connection longest in its TLS handshake, else
+    /// the one idle longest, is closed to make room; accepting waits (a warning is logged) only
+    /// while every connection has a request in flight.
     #[arg(long, env = "CAPI_EXT_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
 

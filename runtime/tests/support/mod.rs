@@ -307,6 +307,7 @@ enum Sender {
 }
 
 /// What became of a request on a kept connection.
+#[derive(Debug)]
 pub enum Outcome {
     /// Answered with this status.
     Answered(u16),
