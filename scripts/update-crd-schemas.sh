@@ -14,7 +14,9 @@ module, version, out = sys.argv[1:]
 
 def strip(node):
     if isinstance(node, dict):
-        return {k: strip(v) for k, v in node.items() if k != "description"}
+        # A schema's `description` is its doc (a string); a property named `description` (the
+        # variable schemas of a ClusterClass's status have one) is a schema and stays.
+        return {k: strip(v) for k, v in node.items() if not (k == "description" and isinstance(v, str))}
     if isinstance(node, list):
         return [strip(v) for v in node]
     return node

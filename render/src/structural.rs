@@ -51,8 +51,8 @@ pub fn crd_schema(kind: &str) -> Option<&'static Value> {
     }
 }
 
-/// The fields of `object` its schema does not know (the object's `metadata` is the API
-/// server's ObjectMeta, not checked here).
+/// The fields of `object` its schema does not know (the object's `metadata`, the API server's
+/// ObjectMeta, and its `status` are not checked).
 ///
 /// ```
 /// use capi_ext_render::structural::{crd_schema, unknown_fields};
@@ -65,7 +65,9 @@ pub fn unknown_fields(schema: &Value, object: &Value) -> Vec<UnknownField> {
     let mut out = Vec::new();
     if let Some(fields) = object.as_object() {
         for (key, value) in fields {
-            if key == "metadata" {
+            // The API server's ObjectMeta, and the status the controllers write (dropped from
+            // what a user applies).
+            if key == "metadata" || key == "status" {
                 continue;
             }
             field(schema, key, value, "", &mut out);
@@ -169,8 +171,14 @@ mod tests {
         );
         let class = json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
             "spec": {"infrastructure": {"templateRef": {"name": "x", "kind": "K", "apiVersion": "v"}},
-                     "pachtes": []}});
+                     "variables": [{"name": "v", "required": false, "schema": {"openAPIV3Schema": {
+                         "type": "string", "description": "a variable's doc is a field of its schema"}}}],
+                     "pachtes": []},
+            "status": {"variables": [{"name": "v", "definitions": [{"from": "inline", "required": false,
+                "schema": {"openAPIV3Schema": {"type": "string", "description": "d"}}}]}],
+                       "anything": "the controllers' to write"}});
         let unknown = unknown_fields(crd_schema("ClusterClass").unwrap(), &class);
+        assert_eq!(unknown.len(), 1, "{unknown:?}");
         assert_eq!(unknown[0].path, "spec.pachtes");
         assert_eq!(unknown[0].did_you_mean.as_deref(), Some("spec.patches"));
     }
