@@ -63,6 +63,15 @@ pub struct Metrics {
     certificate_reloads: Family<ResultLabels, Counter>,
 }
 
+/// Counts one in the series of `reason`.
+fn count(family: &Family<ReasonLabels, Counter>, reason: &str) {
+    family
+        .get_or_create(&ReasonLabels {
+            reason: reason.to_string(),
+        })
+        .inc();
+}
+
 /// CAPI's own buckets for `capi_runtime_sdk_request_duration_seconds`, so both sides line up.
 const BUCKETS: [f64; 23] = [
     0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
@@ -112,22 +121,30 @@ impl Default for Metrics {
             "Times accepting waited because every allowed connection was open with a request in flight (none could be evicted)",
             connection_cap_reached.clone(),
         );
-        let evictions = Family::<ReasonLabels, Counter>::default();
-        registry.register(
+        // Every label value exists from the start at 0, so that the first one counted is an
+        // increase Prometheus sees (a series appearing at 1 has no increase).
+        let reason_counters =
+            |registry: &mut Registry, name: &str, help: &str, reasons: &[&str]| {
+                let family = Family::<ReasonLabels, Counter>::default();
+                registry.register(name, help, family.clone());
+                for reason in reasons {
+                    let _ = family.get_or_create(&ReasonLabels {
+                        reason: (*reason).into(),
+                    });
+                }
+                family
+            };
+        let evictions = reason_counters(
+            &mut registry,
             "connections_evicted",
             "Connections closed at the connection cap to make room for a new one (reason=handshake: still in its TLS handshake, oldest first; reason=idle: no request in flight, idle longest first)",
-            evictions.clone(),
+            &["handshake", "idle"],
         );
-        for reason in ["handshake", "idle"] {
-            let _ = evictions.get_or_create(&ReasonLabels {
-                reason: reason.into(),
-            });
-        }
-        let handshake_failures = Family::<ReasonLabels, Counter>::default();
-        registry.register(
+        let handshake_failures = reason_counters(
+            &mut registry,
             "tls_handshake_failures",
             "TLS handshakes that failed (reason=error: e.g. a client that does not trust the certificate or, with mTLS, one without a valid client certificate) or timed out (reason=timeout)",
-            handshake_failures.clone(),
+            &["error", "timeout"],
         );
         let budget_bytes = gauge(
             &mut registry,
@@ -155,13 +172,6 @@ impl Default for Metrics {
             "Changes of the certificate files seen, by result (success: now in use; error: unusable, the previous one is kept)",
             certificate_reloads.clone(),
         );
-        // Every label value exists from the start at 0, so that the first failure is an
-        // increase Prometheus sees (a series appearing at 1 has no increase).
-        for reason in ["error", "timeout"] {
-            let _ = handshake_failures.get_or_create(&ReasonLabels {
-                reason: reason.into(),
-            });
-        }
         for result in ["success", "error"] {
             let _ = certificate_reloads.get_or_create(&ResultLabels {
                 result: result.into(),
@@ -214,20 +224,12 @@ impl Metrics {
 
     /// Counts a connection closed at the cap (`reason`: `handshake` or `idle`).
     pub fn evicted(&self, reason: &str) {
-        self.evictions
-            .get_or_create(&ReasonLabels {
-                reason: reason.to_string(),
-            })
-            .inc();
+        count(&self.evictions, reason);
     }
 
     /// Counts a failed TLS handshake (`reason`: `error` or `timeout`).
     pub fn handshake_failed(&self, reason: &str) {
-        self.handshake_failures
-            .get_or_create(&ReasonLabels {
-                reason: reason.to_string(),
-            })
-            .inc();
+        count(&self.handshake_failures, reason);
     }
 
     /// Records the serving certificate now in use: its `notAfter` in Unix seconds, when it
