@@ -1,0 +1,167 @@
+//! sprig's list functions (the `must` variants return Go's error where the plain ones panic;
+//! text/template turns both into an error).
+
+use super::super::value::{Elem, Value, deep_equal};
+use super::{Out, Table, Ty, boolean, int, list_items, sig};
+
+pub(super) const TABLE: Table = &[
+    sig("list", &[], Some(Ty::Any)),
+    sig("tuple", &[], Some(Ty::Any)),
+    sig("append", &[Ty::Any, Ty::Any], None),
+    sig("push", &[Ty::Any, Ty::Any], None),
+    sig("mustAppend", &[Ty::Any, Ty::Any], None),
+    sig("mustPush", &[Ty::Any, Ty::Any], None),
+    sig("prepend", &[Ty::Any, Ty::Any], None),
+    sig("mustPrepend", &[Ty::Any, Ty::Any], None),
+    sig("first", &[Ty::Any], None),
+    sig("mustFirst", &[Ty::Any], None),
+    sig("rest", &[Ty::Any], None),
+    sig("mustRest", &[Ty::Any], None),
+    sig("last", &[Ty::Any], None),
+    sig("mustLast", &[Ty::Any], None),
+    sig("initial", &[Ty::Any], None),
+    sig("mustInitial", &[Ty::Any], None),
+    sig("reverse", &[Ty::Any], None),
+    sig("mustReverse", &[Ty::Any], None),
+    sig("uniq", &[Ty::Any], None),
+    sig("mustUniq", &[Ty::Any], None),
+    sig("without", &[Ty::Any], Some(Ty::Any)),
+    sig("mustWithout", &[Ty::Any], Some(Ty::Any)),
+    sig("has", &[Ty::Any, Ty::Any], None),
+    sig("mustHas", &[Ty::Any, Ty::Any], None),
+    sig("slice", &[Ty::Any], Some(Ty::Any)),
+    sig("mustSlice", &[Ty::Any], Some(Ty::Any)),
+    sig("concat", &[], Some(Ty::Any)),
+    sig("chunk", &[Ty::Int, Ty::Any], None),
+    sig("mustChunk", &[Ty::Int, Ty::Any], None),
+    sig("compact", &[Ty::Any], None),
+    sig("mustCompact", &[Ty::Any], None),
+];
+
+fn any_list(items: Vec<Value>) -> Out {
+    Ok(Value::slice(Elem::Any, items))
+}
+
+pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
+    let name = name.strip_prefix("must").map_or(name.to_string(), |n| {
+        let mut c = n.chars();
+        c.next().map_or_else(String::new, |f| f.to_lowercase().chain(c).collect())
+    });
+    match name.as_str() {
+        "list" | "tuple" => any_list(args),
+        "append" | "push" => {
+            let mut items = list_items(&args[0], "push on")?.to_vec();
+            items.push(args[1].clone());
+            any_list(items)
+        }
+        "prepend" => {
+            let mut items = vec![args[1].clone()];
+            items.extend_from_slice(list_items(&args[0], "prepend on")?);
+            any_list(items)
+        }
+        "first" | "last" => {
+            let items = list_items(&args[0], &format!("find {name} on"))?;
+            let item = if name == "first" { items.first() } else { items.last() };
+            Ok(item.cloned().unwrap_or(Value::Nil))
+        }
+        "rest" | "initial" => {
+            let items = list_items(&args[0], &format!("find {name} on"))?;
+            if items.is_empty() {
+                return Ok(Value::nil_slice(Elem::Any));
+            }
+            any_list(if name == "rest" {
+                items[1..].to_vec()
+            } else {
+                items[..items.len() - 1].to_vec()
+            })
+        }
+        "reverse" => {
+            let mut items = list_items(&args[0], "find reverse on")?.to_vec();
+            items.reverse();
+            any_list(items)
+        }
+        "uniq" => {
+            let mut out: Vec<Value> = Vec::new();
+            for item in list_items(&args[0], "find uniq on")? {
+                if !out.iter().any(|o| deep_equal(item, o)) {
+                    out.push(item.clone());
+                }
+            }
+            any_list(out)
+        }
+        "without" => {
+            let omit = &args[1..];
+            let items = list_items(&args[0], "find without on")?;
+            any_list(
+                items
+                    .iter()
+                    .filter(|i| !omit.iter().any(|o| deep_equal(i, o)))
+                    .cloned()
+                    .collect(),
+            )
+        }
+        "has" => {
+            if args[1].is_nil_interface() {
+                return boolean(false);
+            }
+            let items = list_items(&args[1], "find has on")?;
+            boolean(items.iter().any(|i| deep_equal(&args[0], i)))
+        }
+        "slice" => {
+            let Value::Slice(s) = &args[0] else {
+                return Err(match &args[0] {
+                    Value::Missing | Value::Nil => {
+                        "runtime error: invalid memory address or nil pointer dereference".into()
+                    }
+                    other => format!(
+                        "list should be type of slice or array but {}",
+                        other.kind_name()
+                    ),
+                });
+            };
+            let len = s.items.len() as i64;
+            if len == 0 {
+                return Ok(Value::Nil);
+            }
+            let start = args.get(1).map_or(0, super::math::to_int);
+            let end = args.get(2).map_or(len, super::math::to_int);
+            if start < 0 || end < start || end > len {
+                return Err(format!("reflect: slice index out of range [{start}:{end}]"));
+            }
+            Ok(Value::slice(s.elem, s.items[start as usize..end as usize].to_vec()))
+        }
+        "concat" => {
+            let mut out = Vec::new();
+            for list in &args {
+                match list {
+                    Value::Slice(s) => out.extend_from_slice(&s.items),
+                    Value::Missing | Value::Nil => {
+                        return Err("runtime error: invalid memory address or nil pointer dereference".into());
+                    }
+                    other => return Err(format!("Cannot concat type {} as list", other.kind_name())),
+                }
+            }
+            if out.is_empty() {
+                return Ok(Value::nil_slice(Elem::Any));
+            }
+            any_list(out)
+        }
+        "chunk" => {
+            let size = int(&args[0]);
+            let items = list_items(&args[1], "chunk")?;
+            if size <= 0 {
+                return Err("runtime error: makeslice: len out of range".into());
+            }
+            let chunks: Vec<Value> = items
+                .chunks(size as usize)
+                .map(|c| Value::slice(Elem::Any, c.to_vec()))
+                .collect();
+            Ok(Value::slice(Elem::Slices, chunks))
+        }
+        "compact" => {
+            let items = list_items(&args[0], "compact on")?;
+            any_list(items.iter().filter(|i| !i.is_empty()).cloned().collect())
+        }
+        _ => unreachable!("{name} is in the table"),
+    }
+}

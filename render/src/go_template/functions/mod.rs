@@ -1,0 +1,233 @@
+//! The functions a ClusterClass template can call: text/template's builtins and
+//! `sprig.HermeticTxtFuncMap()` of the sprig version Cluster API pins (v3.3.0), one file per
+//! family, each with Go's parameter types (they decide which arguments Go accepts).
+//!
+//! Every name of the hermetic map parses; the few render does not evaluate (random output,
+//! key and certificate generation, Go's time layouts, URL parsing, mergo's merge rules, the
+//! goutils/xstrings case helpers) are listed in [`UNSUPPORTED`] with the reason, and a
+//! template that calls one fails with that reason instead of a guess.
+
+mod builtins;
+mod defaults;
+mod dicts;
+mod encoding;
+mod json;
+mod lists;
+mod math;
+mod paths;
+mod reflection;
+mod regex;
+mod strings;
+mod versions;
+
+use super::value::Value;
+
+pub(super) use versions::semver_method;
+
+/// The Go type of a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Ty {
+    /// `interface{}`
+    Any,
+    /// `string`
+    Str,
+    /// `int`
+    Int,
+    /// `float64`
+    Float,
+    /// `bool`
+    Bool,
+    /// `map[string]interface{}`
+    Map,
+    /// `*semver.Version`
+    VersionPtr,
+    /// `reflect.Value` (the comparison builtins)
+    Reflect,
+}
+
+impl Ty {
+    /// Go's name of the type.
+    pub fn go_name(self) -> &'static str {
+        match self {
+            Ty::Any => "interface {}",
+            Ty::Str => "string",
+            Ty::Int => "int",
+            Ty::Float => "float64",
+            Ty::Bool => "bool",
+            Ty::Map => "map[string]interface {}",
+            Ty::VersionPtr => "*semver.Version",
+            Ty::Reflect => "reflect.Value",
+        }
+    }
+}
+
+/// The result of a function: a value, or Go's error (or recovered panic) text.
+pub(super) type Out = Result<Value, String>;
+
+/// A function: its parameters, its variadic parameter, and the family that runs it.
+#[derive(Clone, Copy)]
+pub(super) struct Func {
+    pub name: &'static str,
+    pub params: &'static [Ty],
+    pub variadic: Option<Ty>,
+    pub family: fn(&str, Vec<Value>) -> Out,
+    pub unsupported: Option<&'static str>,
+}
+
+impl Func {
+    /// Runs the function on arguments already converted to its parameter types.
+    pub fn call(&self, args: Vec<Value>) -> Out {
+        (self.family)(self.name, args)
+    }
+}
+
+/// A signature in a family's table.
+pub(super) const fn sig(
+    name: &'static str,
+    params: &'static [Ty],
+    variadic: Option<Ty>,
+) -> (&'static str, &'static [Ty], Option<Ty>) {
+    (name, params, variadic)
+}
+
+type Table = &'static [(&'static str, &'static [Ty], Option<Ty>)];
+
+const FAMILIES: &[(Table, fn(&str, Vec<Value>) -> Out)] = &[
+    (builtins::TABLE, builtins::call),
+    (strings::TABLE, strings::call),
+    (defaults::TABLE, defaults::call),
+    (lists::TABLE, lists::call),
+    (dicts::TABLE, dicts::call),
+    (math::TABLE, math::call),
+    (json::TABLE, json::call),
+    (encoding::TABLE, encoding::call),
+    (regex::TABLE, regex::call),
+    (versions::TABLE, versions::call),
+    (reflection::TABLE, reflection::call),
+    (paths::TABLE, paths::call),
+];
+
+/// The names of the hermetic map render does not evaluate, and why.
+pub const UNSUPPORTED: &[(&str, &str)] = &[
+    ("randInt", "its result is random: CAPI computes a new value at every reconcile"),
+    ("shuffle", "its result is random: CAPI computes a new value at every reconcile"),
+    ("bcrypt", "its result is salted at random: CAPI computes a new value at every reconcile"),
+    ("htpasswd", "its result is salted at random: CAPI computes a new value at every reconcile"),
+    ("genPrivateKey", "it generates a new key at every reconcile"),
+    ("genCA", "it generates a new certificate at every reconcile"),
+    ("genCAWithKey", "it generates a new certificate at every reconcile"),
+    ("genSelfSignedCert", "it generates a new certificate at every reconcile"),
+    ("genSelfSignedCertWithKey", "it generates a new certificate at every reconcile"),
+    ("genSignedCert", "it generates a new certificate at every reconcile"),
+    ("genSignedCertWithKey", "it generates a new certificate at every reconcile"),
+    ("buildCustomCert", "certificate handling is not implemented by render"),
+    ("encryptAES", "its result uses a random IV: CAPI computes a new value at every reconcile"),
+    ("decryptAES", "AES is not implemented by render"),
+    ("derivePassword", "scrypt password derivation is not implemented by render"),
+    ("ago", "its result depends on the time of the reconcile"),
+    ("toDate", "Go's time layouts are not implemented by render"),
+    ("mustToDate", "Go's time layouts are not implemented by render"),
+    ("unixEpoch", "Go's time values are not implemented by render"),
+    ("mustDateModify", "Go's time values are not implemented by render"),
+    ("must_date_modify", "Go's time values are not implemented by render"),
+    ("durationRound", "Go's time values are not implemented by render"),
+    ("urlParse", "Go's URL parser is not implemented by render"),
+    ("urlJoin", "Go's URL parser is not implemented by render"),
+    ("merge", "mergo's merge rules are not implemented by render"),
+    ("mustMerge", "mergo's merge rules are not implemented by render"),
+    ("mergeOverwrite", "mergo's merge rules are not implemented by render"),
+    ("mustMergeOverwrite", "mergo's merge rules are not implemented by render"),
+    ("snakecase", "xstrings' case rules are not implemented by render"),
+    ("camelcase", "xstrings' case rules are not implemented by render"),
+    ("kebabcase", "xstrings' case rules are not implemented by render"),
+    ("swapcase", "goutils' case rules are not implemented by render"),
+    ("initials", "goutils' word rules are not implemented by render"),
+    ("wrap", "goutils' word wrapping is not implemented by render"),
+    ("wrapWith", "goutils' word wrapping is not implemented by render"),
+    ("abbrev", "goutils' abbreviation rules are not implemented by render"),
+    ("abbrevboth", "goutils' abbreviation rules are not implemented by render"),
+];
+
+fn unsupported(_: &str, _: Vec<Value>) -> Out {
+    Err("not supported by render".into())
+}
+
+/// The function named `name`, if text/template or the hermetic sprig map has one.
+pub(super) fn lookup(name: &str) -> Option<Func> {
+    for (table, family) in FAMILIES {
+        if let Some((n, params, variadic)) = table.iter().find(|(n, ..)| *n == name) {
+            return Some(Func {
+                name: n,
+                params,
+                variadic: *variadic,
+                family: *family,
+                unsupported: None,
+            });
+        }
+    }
+    UNSUPPORTED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(n, reason)| Func {
+            name: n,
+            params: &[],
+            variadic: Some(Ty::Any),
+            family: unsupported,
+            unsupported: Some(reason),
+        })
+}
+
+/// Whether a template may name `name` (Go's parser refuses unknown functions).
+pub(super) fn exists(name: &str) -> bool {
+    lookup(name).is_some()
+}
+
+/// Every function render evaluates, in the order of the families.
+pub fn names() -> Vec<&'static str> {
+    FAMILIES
+        .iter()
+        .flat_map(|(table, _)| table.iter().map(|(n, ..)| *n))
+        .collect()
+}
+
+/// The text of a `string` argument (already checked to be one).
+pub(super) fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+/// The value of an `int` argument (already checked to be one).
+pub(super) fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) | Value::Int64(i) => *i,
+        _ => 0,
+    }
+}
+
+/// sprig's `strval`: strings as they are, Stringers through `String()`, the rest `%v`.
+pub(super) fn strval(v: &Value) -> String {
+    match v {
+        Value::Str(s) => s.to_string(),
+        other => super::format::print(other),
+    }
+}
+
+/// A string result.
+pub(super) fn string(s: impl Into<std::rc::Rc<str>>) -> Out {
+    Ok(Value::Str(s.into()))
+}
+
+/// A bool result.
+pub(super) fn boolean(b: bool) -> Out {
+    Ok(Value::Bool(b))
+}
+
+/// The elements of a slice argument, or Go's panic for another kind.
+pub(super) fn list_items<'a>(v: &'a Value, what: &str) -> Result<&'a [Value], String> {
+    match v {
+        Value::Slice(s) => Ok(&s.items),
+        Value::Missing | Value::Nil => {
+            Err("runtime error: invalid memory address or nil pointer dereference".into())
+        }
+        other => Err(format!("Cannot {what} type {}", other.kind_name())),
+    }
+}

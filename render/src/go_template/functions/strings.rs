@@ -1,0 +1,256 @@
+//! sprig's string functions (and `strslice`, which several families share).
+
+use super::super::format::{go_quote, print};
+use super::super::value::{Elem, MapElem, Value};
+use super::{Out, Table, Ty, boolean, int, sig, string, strval, text};
+use std::collections::BTreeMap;
+
+pub(super) const TABLE: Table = &[
+    sig("hello", &[], None),
+    sig("trim", &[Ty::Str], None),
+    sig("upper", &[Ty::Str], None),
+    sig("lower", &[Ty::Str], None),
+    sig("title", &[Ty::Str], None),
+    sig("untitle", &[Ty::Str], None),
+    sig("substr", &[Ty::Int, Ty::Int, Ty::Str], None),
+    sig("repeat", &[Ty::Int, Ty::Str], None),
+    sig("trimall", &[Ty::Str, Ty::Str], None),
+    sig("trimAll", &[Ty::Str, Ty::Str], None),
+    sig("trimSuffix", &[Ty::Str, Ty::Str], None),
+    sig("trimPrefix", &[Ty::Str, Ty::Str], None),
+    sig("nospace", &[Ty::Str], None),
+    sig("contains", &[Ty::Str, Ty::Str], None),
+    sig("hasPrefix", &[Ty::Str, Ty::Str], None),
+    sig("hasSuffix", &[Ty::Str, Ty::Str], None),
+    sig("quote", &[], Some(Ty::Any)),
+    sig("squote", &[], Some(Ty::Any)),
+    sig("cat", &[], Some(Ty::Any)),
+    sig("indent", &[Ty::Int, Ty::Str], None),
+    sig("nindent", &[Ty::Int, Ty::Str], None),
+    sig("replace", &[Ty::Str, Ty::Str, Ty::Str], None),
+    sig("plural", &[Ty::Str, Ty::Str, Ty::Int], None),
+    sig("toString", &[Ty::Any], None),
+    sig("trunc", &[Ty::Int, Ty::Str], None),
+    sig("split", &[Ty::Str, Ty::Str], None),
+    sig("splitList", &[Ty::Str, Ty::Str], None),
+    sig("splitn", &[Ty::Str, Ty::Int, Ty::Str], None),
+    sig("toStrings", &[Ty::Any], None),
+    sig("join", &[Ty::Str, Ty::Any], None),
+    sig("sortAlpha", &[Ty::Any], None),
+    sig("fail", &[Ty::Str], None),
+];
+
+pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
+    let s = |i: usize| text(&args[i]);
+    match name {
+        "hello" => string("Hello!"),
+        "trim" => string(s(0).trim_matches(is_go_space)),
+        "upper" => string(s(0).chars().map(upper).collect::<String>()),
+        "lower" => string(s(0).chars().map(lower).collect::<String>()),
+        "title" => string(title(s(0))),
+        "untitle" => string(untitle(s(0))),
+        "substr" => substring(int(&args[0]), int(&args[1]), s(2)),
+        "repeat" => {
+            let n = int(&args[0]);
+            if n < 0 {
+                return Err("strings: negative Repeat count".into());
+            }
+            if n as u128 * s(1).len() as u128 > 1 << 26 {
+                return Err("render refuses a repeat longer than 64 MiB".into());
+            }
+            string(s(1).repeat(n as usize))
+        }
+        "trimall" | "trimAll" => string(s(1).trim_matches(|c| s(0).contains(c))),
+        "trimSuffix" => string(s(1).strip_suffix(s(0)).unwrap_or(s(1))),
+        "trimPrefix" => string(s(1).strip_prefix(s(0)).unwrap_or(s(1))),
+        "nospace" => string(s(0).chars().filter(|c| !is_go_space(*c)).collect::<String>()),
+        "contains" => boolean(s(1).contains(s(0))),
+        "hasPrefix" => boolean(s(1).starts_with(s(0))),
+        "hasSuffix" => boolean(s(1).ends_with(s(0))),
+        "quote" => string(
+            args.iter()
+                .filter(|a| !a.is_nil_interface())
+                .map(|a| go_quote(&strval(a), false))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "squote" => string(
+            args.iter()
+                .filter(|a| !a.is_nil_interface())
+                .map(|a| format!("'{}'", print(a)))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "cat" => string(
+            args.iter()
+                .filter(|a| !a.is_nil_interface())
+                .map(print)
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "indent" => string(indent(int(&args[0]), s(1))),
+        "nindent" => string(format!("\n{}", indent(int(&args[0]), s(1)))),
+        "replace" => string(s(2).replace(s(0), s(1))),
+        "plural" => string(if int(&args[2]) == 1 { s(0) } else { s(1) }),
+        "toString" => string(strval(&args[0])),
+        "trunc" => {
+            let (c, t) = (int(&args[0]), s(1));
+            let len = t.len() as i64;
+            let cut = if c < 0 && len + c > 0 {
+                &t.as_bytes()[(len + c) as usize..]
+            } else if c >= 0 && len > c {
+                &t.as_bytes()[..c as usize]
+            } else {
+                t.as_bytes()
+            };
+            string(utf8(cut)?)
+        }
+        "split" => Ok(indexed(split(s(1), s(0), -1))),
+        "splitList" => Ok(Value::strings(split(s(1), s(0), -1))),
+        "splitn" => Ok(indexed(split(s(2), s(0), int(&args[1])))),
+        "toStrings" => Ok(Value::strings(strslice(&args[0]))),
+        "join" => string(strslice(&args[1]).join(s(0))),
+        "sortAlpha" => match &args[0] {
+            Value::Slice(_) => {
+                let mut items = strslice(&args[0]);
+                items.sort();
+                Ok(Value::strings(items))
+            }
+            other => Ok(Value::strings([strval(other)])),
+        },
+        "fail" => Err(s(0).to_string()),
+        _ => unreachable!("{name} is in the table"),
+    }
+}
+
+/// Go's `unicode.IsSpace`.
+pub(super) fn is_go_space(c: char) -> bool {
+    c.is_whitespace()
+}
+
+fn upper(c: char) -> char {
+    let mut u = c.to_uppercase();
+    match (u.next(), u.next()) {
+        (Some(one), None) => one,
+        _ => c,
+    }
+}
+
+fn lower(c: char) -> char {
+    let mut l = c.to_lowercase();
+    match (l.next(), l.next()) {
+        (Some(one), None) => one,
+        _ => c,
+    }
+}
+
+/// Go's (deprecated) `strings.Title`.
+fn title(s: &str) -> String {
+    let separator = |r: char| {
+        if (r as u32) <= 0x7f {
+            !(r.is_ascii_alphanumeric() || r == '_')
+        } else if r.is_alphabetic() || r.is_numeric() {
+            false
+        } else {
+            r.is_whitespace()
+        }
+    };
+    let mut prev = ' ';
+    s.chars()
+        .map(|r| {
+            let out = if separator(prev) { upper(r) } else { r };
+            prev = r;
+            out
+        })
+        .collect()
+}
+
+/// goutils' `Uncapitalize`: the first letter of each space-separated word lowered.
+fn untitle(s: &str) -> String {
+    let mut next = true;
+    s.chars()
+        .map(|c| {
+            if is_go_space(c) {
+                next = true;
+                c
+            } else if next {
+                next = false;
+                lower(c)
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+fn utf8(bytes: &[u8]) -> Result<String, String> {
+    String::from_utf8(bytes.to_vec())
+        .map_err(|_| "the result cuts a UTF-8 character: render keeps text whole".to_string())
+}
+
+fn substring(start: i64, end: i64, s: &str) -> Out {
+    let b = s.as_bytes();
+    let len = b.len() as i64;
+    let range = |from: i64, to: i64| -> Result<&[u8], String> {
+        if from < 0 || to > len || from > to {
+            return Err(format!("runtime error: slice bounds out of range [{from}:{to}]"));
+        }
+        Ok(&b[from as usize..to as usize])
+    };
+    let cut = if start < 0 {
+        range(0, end)?
+    } else if end < 0 || end > len {
+        range(start, len)?
+    } else {
+        range(start, end)?
+    };
+    string(utf8(cut)?)
+}
+
+fn indent(spaces: i64, v: &str) -> String {
+    let pad = " ".repeat(spaces.max(0) as usize);
+    format!("{pad}{}", v.replace('\n', &format!("\n{pad}")))
+}
+
+/// Go's `strings.SplitN` (`n < 0`: all).
+pub(super) fn split(s: &str, sep: &str, n: i64) -> Vec<String> {
+    if n == 0 {
+        return Vec::new();
+    }
+    if sep.is_empty() {
+        let chars: Vec<char> = s.chars().collect();
+        let limit = if n < 0 || n as usize > chars.len() { chars.len() } else { n as usize };
+        let mut out: Vec<String> = chars[..limit.saturating_sub(1)].iter().map(|c| c.to_string()).collect();
+        if limit > 0 {
+            out.push(chars[limit - 1..].iter().collect());
+        }
+        return out;
+    }
+    if n < 0 {
+        return s.split(sep).map(String::from).collect();
+    }
+    s.splitn(n as usize, sep).map(String::from).collect()
+}
+
+fn indexed(parts: Vec<String>) -> Value {
+    let map: BTreeMap<String, Value> = parts
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| (format!("_{i}"), Value::str(p)))
+        .collect();
+    Value::map(MapElem::Str, map)
+}
+
+/// sprig's `strslice`: a list's non-nil elements as strings, one value as a one-element list.
+pub(super) fn strslice(v: &Value) -> Vec<String> {
+    match v {
+        Value::Slice(s) => s
+            .items
+            .iter()
+            .filter(|i| s.elem == Elem::Str || !i.is_nil_interface())
+            .map(strval)
+            .collect(),
+        Value::Missing | Value::Nil => Vec::new(),
+        other => vec![strval(other)],
+    }
+}

@@ -1,0 +1,147 @@
+//! Expectations are what Go's text/template (and sprig v3.3.0) printed for the same template and
+//! data; the differential in `conformance/` checks far more of them.
+
+use super::*;
+use serde_json::json;
+
+fn r(template: &str) -> Result<String, String> {
+    render(
+        template,
+        &json!({"builtin": {"cluster": {"name": "c1"}, "controlPlane": {"replicas": 3, "version": "v1.31.2"}}, "zones": ["a", "b"], "flag": false, "empty": "", "none": null}),
+    )
+}
+
+#[test]
+fn fields_conditions_loops_and_functions() {
+    assert_eq!(r("{{ .builtin.cluster.name }}").unwrap(), "c1");
+    assert_eq!(r("{{ .missing }}").unwrap(), "<no value>");
+    assert_eq!(r("{{ .none }} {{ print .none }}").unwrap(), "<no value> <nil>");
+    assert!(r("{{ .none.x }}").unwrap_err().contains("nil pointer evaluating"));
+    assert_eq!(r("{{ .missing.x }}").unwrap(), "<no value>");
+    assert_eq!(r("{{ if gt .builtin.controlPlane.replicas 1.0 }}ha{{ end }}").unwrap(), "ha");
+    assert_eq!(r("{{ if .flag }}a{{ else if .empty }}b{{ else }}c{{ end }}").unwrap(), "c");
+    assert_eq!(r("{{- range .zones }}\n- {{ . }}{{ end }}").unwrap(), "\n- a\n- b");
+    assert_eq!(r("{{ range $i, $z := .zones }}{{ $i }}={{ $z }};{{ end }}").unwrap(), "0=a;1=b;");
+    assert_eq!(r("{{ range $z := .zones }}{{ if eq $z \"a\" }}{{ continue }}{{ end }}{{ $z }}{{ end }}").unwrap(), "b");
+    assert_eq!(r("{{ range .zones }}{{ . }}{{ break }}{{ end }}").unwrap(), "a");
+    assert_eq!(r("{{ range 3 }}{{ . }}{{ end }}").unwrap(), "012");
+    assert_eq!(r("{{ with .builtin.cluster }}{{ .name }}{{ end }}").unwrap(), "c1");
+    assert_eq!(r("{{ $x := 1 }}{{ $x = 2 }}{{ $x }} {{ $.flag }}").unwrap(), "2 false");
+    assert_eq!(r("{{ define \"n\" }}[{{ . }}]{{ end }}{{ template \"n\" .builtin.cluster.name }}").unwrap(), "[c1]");
+    assert_eq!(r("{{ block \"b\" . }}{{ .flag }}{{ end }}").unwrap(), "false");
+    assert_eq!(r("a {{- /* c */ -}} b").unwrap(), "ab");
+    assert_eq!(r("{{ .builtin.cluster.name | upper | quote }}").unwrap(), "\"C1\"");
+    assert_eq!(r("{{ printf \"%s-%d\" .builtin.cluster.name 7 }}").unwrap(), "c1-7");
+    assert_eq!(r("{{ join \",\" .zones }} {{ len .zones }} {{ index .zones 1 }}").unwrap(), "a,b 2 b");
+    assert_eq!(r("{{ .zones }} {{ .builtin.cluster }}").unwrap(), "[a b] map[name:c1]");
+    assert_eq!(r("{{ slice .zones 1 }}").unwrap(), "[b]");
+}
+
+#[test]
+fn sprig_functions_real_classes_use() {
+    let v = "{{ if semverCompare \">= v1.30\" .builtin.controlPlane.version }}enforce{{ else }}none{{ end }}";
+    assert_eq!(r(v).unwrap(), "enforce");
+    assert_eq!(r("{{ $v := semver .builtin.controlPlane.version }}{{ $v.Major }}.{{ $v.Minor }}").unwrap(), "1.31");
+    assert_eq!(r("{{ regexReplaceAll \"v([0-9]+)\\\\..*\" .builtin.controlPlane.version \"${1}\" }}").unwrap(), "1");
+    assert_eq!(r("{{ dict \"a\" 1 \"b\" (list 1 2) | toJson }}").unwrap(), "{\"a\":1,\"b\":[1,2]}");
+    assert_eq!(r("{{ \"x\\ny\" | nindent 2 }}").unwrap(), "\n  x\n  y");
+    assert_eq!(r("{{ b64enc \"hello\" }} {{ b64dec \"aGVsbG8=\" }}").unwrap(), "aGVsbG8= hello");
+    assert_eq!(r("{{ sha256sum \"\" }}").unwrap(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    assert_eq!(r("{{ toYaml . }}").unwrap_err(), "template: tpl:1: function \"toYaml\" not defined");
+}
+
+#[test]
+fn go_types_decide_what_functions_accept() {
+    // Data numbers are float64; template constants are int.
+    assert!(r("{{ eq .builtin.controlPlane.replicas 3 }}").unwrap_err().contains("incompatible types for comparison"));
+    assert_eq!(r("{{ eq .builtin.controlPlane.replicas 3.0 }}").unwrap(), "true");
+    assert!(r("{{ repeat .builtin.controlPlane.replicas \"x\" }}").unwrap_err().contains("wrong type for value; expected int; got float64"));
+    assert!(r("{{ repeat (add 1 2) \"x\" }}").unwrap_err().contains("expected int; got int64"));
+    assert_eq!(r("{{ repeat (int .builtin.controlPlane.replicas) \"x\" }}").unwrap(), "xxx");
+    assert!(r("{{ ternary 1 2 .empty }}").unwrap_err().contains("expected bool"));
+    assert_eq!(r("{{ add1 .builtin.controlPlane.replicas }} {{ div 7 2 }} {{ addf 0.1 0.2 }}").unwrap(), "4 3 0.3");
+}
+
+#[test]
+fn printf_as_go_prints() {
+    let data = json!({"x": 1000000, "h": 0.5, "s": "a\"b", "two": 2});
+    for (template, go) in [
+        ("{{ .x }}", "1e+06"),
+        ("{{ printf \"%d\" .two }}", "%!d(float64=2)"),
+        ("{{ printf \"%5.2f|%-4d|%04d|%x|%X|%o|%#x|%+d\" .h 7 7 255 255 8 255 3 }}", " 0.50|7   |0007|ff|FF|10|0xff|+3"),
+        ("{{ printf \"%q %v %T %t\" .s .two .two true }}", "\"a\\\"b\" 2 float64 true"),
+        ("{{ printf \"%e %g %.3g %G\" 123456.789 0.000012 3.14159 1e21 }}", "1.234568e+05 1.2e-05 3.14 1E+21"),
+        ("{{ printf \"%[2]d %[1]d\" 1 2 }}", "2 1"),
+        ("{{ printf \"%d\" }}", "%!d(MISSING)"),
+        ("{{ printf \"%d\" 1 2 }}", "1%!(EXTRA int=2)"),
+        ("{{ printf \"%z\" 1 }}", "%!z(int=1)"),
+        ("{{ printf \"%c%U\" 65 65 }}", "AU+0041"),
+    ] {
+        assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
+    }
+}
+
+#[test]
+fn go_float_matches_strconv_shortest_g() {
+    for (f, go) in [(0.0, "0"), (-0.0, "-0"), (1.0, "1"), (999999.0, "999999"), (1e6, "1e+06"), (1e100, "1e+100"), (0.1, "0.1"), (1e-4, "0.0001"), (1.25e-5, "1.25e-05")] {
+        assert_eq!(go_float(f), go, "{f}");
+    }
+}
+
+#[test]
+fn parse_errors_name_what_is_wrong() {
+    assert!(r("{{ if .flag }}a").unwrap_err().contains("unexpected EOF"));
+    assert!(r("{{ .x ").unwrap_err().contains("unclosed action"));
+    assert!(r("{{ $y }}").unwrap_err().contains("undefined variable \"$y\""));
+    assert!(r("{{ break }}").unwrap_err().contains("{{break}} outside {{range}}"));
+    assert!(r("{{ end }}").unwrap_err().contains("unexpected {{end}}"));
+}
+
+/// Found by fuzzing (`fuzz/fuzz_targets/go_template.rs`): these panicked.
+#[test]
+fn empty_parenthesized_pipelines_are_errors() {
+    let data = json!({"a": "x"});
+    for template in ["{{ join() }}", "{{ () }}", "{{ upper (| .a) }}"] {
+        assert!(render(template, &data).is_err(), "{template}");
+    }
+    // Go reads a trailing `|` before `)` as nothing.
+    assert_eq!(render("{{ (.a |) }}", &data).unwrap(), "x");
+    assert_eq!(render("{{ (.a) }}", &data).unwrap(), "x");
+}
+
+/// Found by fuzzing (`fuzz/fuzz_targets/go_template.rs`): thousands of `(` or of nested
+/// blocks overflowed the stack. The inputs AFL++ saved are replayed as they are, on a thread
+/// with a worker's 2 MiB stack.
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let data = json!({"a": "x", "net": {"mtu": 1500.0}});
+            assert!(render(&format!("{{{{ if gt{} }}}}", "(".repeat(5000)), &data).is_err());
+            let deep = [
+                format!("{{{{ {}.a{} }}}}", "(".repeat(101), ")".repeat(101)),
+                "{{ with .net }}".repeat(5000),
+                format!("{{{{ if .a }}}}{}{{{{ end }}}}", "{{ else if .a }}".repeat(200)),
+                format!("{{{{ define \"r\" }}}}{{{{ template \"r\" }}}}{{{{ end }}}}{{{{ template \"r\" }}}}"),
+            ];
+            for template in &deep {
+                let err = render(template, &data).unwrap_err();
+                assert!(err.contains("more than"), "{err}");
+            }
+            for crash in [
+                &include_bytes!("../../tests/fuzz-crashes/go_template/stack-overflow-0.txt")[..],
+                include_bytes!("../../tests/fuzz-crashes/go_template/stack-overflow-1.txt"),
+                include_bytes!("../../tests/fuzz-crashes/go_template/stack-overflow-2.txt"),
+            ] {
+                let _ = render(&String::from_utf8_lossy(crash), &data);
+            }
+            let ok = format!("{{{{ {}.a{} }}}}", "(".repeat(99), ")".repeat(99));
+            assert_eq!(render(&ok, &data).unwrap(), "x");
+            let chain = format!("{{{{ if not .a }}}}{}{{{{ else }}}}y{{{{ end }}}}", "{{ else if not .a }}".repeat(50));
+            assert_eq!(render(&chain, &data).unwrap(), "y");
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
