@@ -4,6 +4,10 @@
 //!   decodes `body` into the typed request or response of `hook`, re-encodes it, and writes
 //!   `{"ok": true, "body": ..., "typedView": ...}` or `{"ok": false, "error": ...}` per line
 //!   (the typed view: see [`typed_view`]).
+//! - `capi-ext-conformance go-template`: reads JSON lines `{"template", "data"}` and writes
+//!   what render's Go-template engine makes of each (`{"output"}` or `{"error"}`), for the
+//!   template differential (`conformance/gotemplate`); `go-template-functions` lists the
+//!   functions it evaluates and those it refuses.
 //! - `capi-ext-conformance responses`: prints the example extension's Discovery and
 //!   DiscoverVariables responses, for CAPI's validation rules.
 //! - `capi-ext-conformance bench-server [server flags]`: the Rust side of the side-by-side
@@ -198,6 +202,33 @@ fn main() -> std::process::ExitCode {
                 out.flush().expect("stdout");
             }
         }
+        "go-template" => {
+            // One JSON line per case: {"template", "data"} in, {"output"} or {"error"} out.
+            for line in std::io::stdin().lock().lines() {
+                let line = line.expect("stdin");
+                let case: Value = serde_json::from_str(&line).expect("a JSON case");
+                let template = case["template"].as_str().unwrap_or_default();
+                let answer = match capi_ext_render::go_template::render(template, &case["data"]) {
+                    Ok(output) => json!({"output": output}),
+                    Err(error) => json!({"error": error}),
+                };
+                serde_json::to_writer(&mut out, &answer).expect("stdout");
+                out.write_all(b"\n").expect("stdout");
+                out.flush().expect("stdout");
+            }
+        }
+        "go-template-functions" => {
+            let unsupported: Vec<&str> = capi_ext_render::go_template::functions::UNSUPPORTED
+                .iter()
+                .map(|(name, _)| *name)
+                .collect();
+            let answer = json!({
+                "supported": capi_ext_render::go_template::functions::names(),
+                "unsupported": unsupported,
+            });
+            serde_json::to_writer(&mut out, &answer).expect("stdout");
+            out.write_all(b"\n").expect("stdout");
+        }
         "responses" => {
             let extension = capi_ext_example_quickstart::extension()
                 .build()
@@ -224,7 +255,7 @@ fn main() -> std::process::ExitCode {
         }
         other => {
             eprintln!(
-                "usage: capi-ext-conformance roundtrip|responses|bench-server|lifecycle-extension|inplace-extension|topology-extension|differential-extension (got `{other}`)"
+                "usage: capi-ext-conformance roundtrip|responses|go-template|go-template-functions|bench-server|lifecycle-extension|inplace-extension|topology-extension|differential-extension (got `{other}`)"
             );
             return std::process::ExitCode::from(2);
         }

@@ -366,7 +366,11 @@ impl State<'_> {
                 if has_args {
                     return Err(self.error(format!("{name} is not a method but has arguments")));
                 }
-                Ok(m.entries.borrow().get(name).cloned().unwrap_or(Value::Missing))
+                Ok(m.entries
+                    .borrow()
+                    .get(name)
+                    .cloned()
+                    .unwrap_or(Value::Missing))
             }
             other => Err(self.error(format!(
                 "can't evaluate field {name} in type {}",
@@ -453,7 +457,8 @@ impl State<'_> {
             let value = self.validate_type(last, Some(ty))?;
             argv.push(value);
         }
-        func.call(argv).map_err(|e| self.error(format!("error calling {name}: {e}")))
+        func.call(argv)
+            .map_err(|e| self.error(format!("error calling {name}: {e}")))
     }
 
     /// Go's `validateType`: a computed value handed to a parameter of type `ty`.
@@ -508,7 +513,8 @@ impl State<'_> {
                 };
             }
             Arg::Field(path) => {
-                let v = self.eval_field_chain(dot, dot.clone(), path, std::slice::from_ref(arg), None)?;
+                let v =
+                    self.eval_field_chain(dot, dot.clone(), path, std::slice::from_ref(arg), None)?;
                 return self.validate_type(v, ty);
             }
             Arg::Variable(path) => {

@@ -65,6 +65,9 @@ pub(super) fn format_float(f: f64, fmt: char, prec: i32) -> String {
     }
     let neg = f.is_sign_negative();
     let sign = if neg { "-" } else { "" };
+    if fmt == 'x' || fmt == 'X' {
+        return hex_float(f, fmt == 'X');
+    }
     if fmt == 'b' {
         let bits = f.to_bits();
         let exp = ((bits >> 52) & 0x7ff) as i64;
@@ -130,6 +133,42 @@ pub(super) fn format_float(f: f64, fmt: char, prec: i32) -> String {
             fmt_f(sign, &digs, dp, (prec - dp).max(0))
         }
     }
+}
+
+/// `strconv`'s `%x` of a float64, shortest: `0x1.8p+01`.
+fn hex_float(f: f64, upper: bool) -> String {
+    let sign = if f.is_sign_negative() { "-" } else { "" };
+    let text = if f == 0.0 {
+        "0x0p+00".to_string()
+    } else {
+        let bits = f.to_bits();
+        let mut exp = ((bits >> 52) & 0x7ff) as i32;
+        let mut mant = bits & ((1u64 << 52) - 1);
+        if exp == 0 {
+            exp = -1022;
+            while mant & (1u64 << 52) == 0 {
+                mant <<= 1;
+                exp -= 1;
+            }
+            mant &= (1u64 << 52) - 1;
+        } else {
+            exp -= 1023;
+        }
+        let digits = format!("{mant:013x}");
+        let digits = digits.trim_end_matches('0');
+        let point = if digits.is_empty() {
+            String::new()
+        } else {
+            format!(".{digits}")
+        };
+        format!(
+            "0x1{point}p{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.abs()
+        )
+    };
+    let text = format!("{sign}{text}");
+    if upper { text.to_uppercase() } else { text }
 }
 
 fn digit(digs: &[u8], i: i32) -> char {
@@ -230,8 +269,9 @@ fn go_quote_rune(c: char, ascii: bool) -> String {
 }
 
 fn can_backquote(s: &str) -> bool {
-    s.chars()
-        .all(|c| c != '`' && c != '\u{feff}' && (c == '\t' || !((c as u32) < 0x20 || c == '\u{7f}')))
+    s.chars().all(|c| {
+        c != '`' && c != '\u{feff}' && (c == '\t' || !((c as u32) < 0x20 || c == '\u{7f}'))
+    })
 }
 
 /// The flags, width and precision of one verb.
@@ -264,7 +304,11 @@ impl Printer {
             self.out.push_str(s);
             return;
         }
-        let fill = if self.f.zero && !self.f.minus { '0' } else { ' ' };
+        let fill = if self.f.zero && !self.f.minus {
+            '0'
+        } else {
+            ' '
+        };
         let padding: String = std::iter::repeat_n(fill, wid - n).collect();
         if self.f.minus {
             self.out.push_str(s);
@@ -390,7 +434,7 @@ impl Printer {
     fn fmt_float(&mut self, v: f64, verb: char) -> bool {
         let (fmt, prec) = match verb {
             'v' => ('g', -1),
-            'b' | 'g' | 'G' => (verb, -1),
+            'b' | 'g' | 'G' | 'x' | 'X' => (verb, -1),
             'f' | 'e' | 'E' => (verb, 6),
             'F' => ('f', 6),
             _ => return false,
@@ -548,6 +592,8 @@ impl Printer {
                     self.bad_verb(verb, v);
                 } else if self.f.sharp_v && depth > 0 {
                     self.out.push_str("interface {}(nil)");
+                } else if depth > 0 {
+                    self.out.push_str("<nil>");
                 } else {
                     self.pad("<nil>");
                 }
@@ -570,7 +616,26 @@ impl Printer {
                     let s = version.to_string();
                     self.fmt_string(&s, if verb == 'v' { 's' } else { verb })
                 } else {
-                    self.out.push_str(&format!("%!{verb}(render cannot print a semver.Version this way)"));
+                    // fmt prints the struct's fields (`&{1 2 3   v1.2.3}` for %d...).
+                    if *_pointer_marker(v) && depth == 0 {
+                        self.out.push('&');
+                    }
+                    self.out.push('{');
+                    let fields = [
+                        Value::Uint64(version.major),
+                        Value::Uint64(version.minor),
+                        Value::Uint64(version.patch),
+                        Value::str(version.pre.as_str()),
+                        Value::str(version.metadata.as_str()),
+                        Value::str(version.original.as_str()),
+                    ];
+                    for (i, field) in fields.iter().enumerate() {
+                        if i > 0 {
+                            self.out.push(' ');
+                        }
+                        self.print_value(field, verb, depth + 1);
+                    }
+                    self.out.push('}');
                     true
                 }
             }
@@ -630,6 +695,13 @@ impl Printer {
     }
 }
 
+fn _pointer_marker(v: &Value) -> &bool {
+    match v {
+        Value::Version(_, pointer) => pointer,
+        _ => &false,
+    }
+}
+
 fn rune_of(v: i128) -> char {
     if (0..=0x10ffff).contains(&v) {
         char::from_u32(v as u32).unwrap_or('\u{fffd}')
@@ -668,37 +740,38 @@ pub(super) fn sprintf(format: &str, args: &[Value]) -> String {
     let mut reordered = false;
     let mut i = 0;
     // `[n]` argument indexes.
-    let arg_number = |arg_num: usize, i: usize, reordered: &mut bool, good: &mut bool| -> (usize, usize, bool) {
-        if i >= end || s[i] != b'[' {
-            return (arg_num, i, false);
-        }
-        *reordered = true;
-        let rest = &s[i..];
-        let (index, wid, ok) = if rest.len() < 3 {
-            (0usize, 1usize, false)
-        } else {
-            match rest.iter().position(|&c| c == b']') {
-                Some(close) if close >= 1 => {
-                    let (n, is_num, newi) = parse_num(rest, 1, close);
-                    if !is_num || newi != close || n == 0 {
-                        if is_num && newi == close && n == 0 {
-                            (usize::MAX, close + 1, true)
-                        } else {
-                            (0, close + 1, false)
-                        }
-                    } else {
-                        (n - 1, close + 1, true)
-                    }
-                }
-                _ => (0, 1, false),
+    let arg_number =
+        |arg_num: usize, i: usize, reordered: &mut bool, good: &mut bool| -> (usize, usize, bool) {
+            if i >= end || s[i] != b'[' {
+                return (arg_num, i, false);
             }
+            *reordered = true;
+            let rest = &s[i..];
+            let (index, wid, ok) = if rest.len() < 3 {
+                (0usize, 1usize, false)
+            } else {
+                match rest.iter().position(|&c| c == b']') {
+                    Some(close) if close >= 1 => {
+                        let (n, is_num, newi) = parse_num(rest, 1, close);
+                        if !is_num || newi != close || n == 0 {
+                            if is_num && newi == close && n == 0 {
+                                (usize::MAX, close + 1, true)
+                            } else {
+                                (0, close + 1, false)
+                            }
+                        } else {
+                            (n - 1, close + 1, true)
+                        }
+                    }
+                    _ => (0, 1, false),
+                }
+            };
+            if ok && index < args.len() {
+                return (index, i + wid, true);
+            }
+            *good = false;
+            (arg_num, i + wid, ok)
         };
-        if ok && index < args.len() {
-            return (index, i + wid, true);
-        }
-        *good = false;
-        (arg_num, i + wid, ok)
-    };
     while i < end {
         let mut good = true;
         let last = i;

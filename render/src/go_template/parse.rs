@@ -48,7 +48,10 @@ impl Arg {
                     Arg::Pipe(_) => format!("({})", arg.describe()),
                     _ => arg.describe(),
                 };
-                format!("{inner}{}", fields.iter().map(|s| format!(".{s}")).collect::<String>())
+                format!(
+                    "{inner}{}",
+                    fields.iter().map(|s| format!(".{s}")).collect::<String>()
+                )
             }
             Arg::Identifier(name) => name.clone(),
             Arg::Dot => ".".into(),
@@ -141,7 +144,11 @@ pub(super) fn parse(name: &str, text: &str) -> Result<Templates> {
 /// Go's `parse.IsEmptyTree`: only whitespace text (and comments).
 fn is_empty_tree(nodes: &[Node]) -> bool {
     nodes.iter().all(|n| match n {
-        Node::Text(t) => t.trim_matches([' ', '\t', '\r', '\n', '\u{b}', '\u{c}']).is_empty() && t.trim().is_empty(),
+        Node::Text(t) => {
+            t.trim_matches([' ', '\t', '\r', '\n', '\u{b}', '\u{c}'])
+                .is_empty()
+                && t.trim().is_empty()
+        }
         _ => false,
     })
 }
@@ -300,7 +307,11 @@ impl Parser<'_> {
         Ok(match item.kind {
             Kind::Block => Parsed::Node(self.block_control()?),
             Kind::Break | Kind::Continue => {
-                let what = if item.kind == Kind::Break { "break" } else { "continue" };
+                let what = if item.kind == Kind::Break {
+                    "break"
+                } else {
+                    "continue"
+                };
                 let next = self.next_non_space();
                 if next.kind != Kind::RightDelim {
                     return Err(self.unexpected(&next, &format!("{{{{{what}}}}}")));
@@ -551,10 +562,7 @@ impl Parser<'_> {
                 Arg::Variable(path)
             }
             Arg::Bool(_) | Arg::String(_) | Arg::Number(_) | Arg::Nil | Arg::Dot => {
-                return Err(self.error(format!(
-                    "unexpected . after term {:?}",
-                    node.describe()
-                )));
+                return Err(self.error(format!("unexpected . after term {:?}", node.describe())));
             }
             other => Arg::Chain(Box::new(other), fields),
         }))
@@ -639,7 +647,9 @@ fn unquote_char(
         return Ok((c, false));
     }
     let e = chars.next().ok_or_else(bad)?;
-    let hex = |chars: &mut std::iter::Peekable<std::str::Chars>, n: usize| -> std::result::Result<u32, String> {
+    let hex = |chars: &mut std::iter::Peekable<std::str::Chars>,
+               n: usize|
+     -> std::result::Result<u32, String> {
         let mut v = 0u32;
         for _ in 0..n {
             let d = chars.next().and_then(|c| c.to_digit(16)).ok_or_else(bad)?;
@@ -659,7 +669,10 @@ fn unquote_char(
         'x' => {
             let v = hex(chars, 2)?;
             if v >= 0x80 {
-                return Err("render reads only UTF-8 text: a \\x escape above 7f makes a byte string".into());
+                return Err(
+                    "render reads only UTF-8 text: a \\x escape above 7f makes a byte string"
+                        .into(),
+                );
             }
             char::from_u32(v).ok_or_else(bad)?
         }
@@ -675,7 +688,10 @@ fn unquote_char(
                 return Err(bad());
             }
             if v >= 0x80 {
-                return Err("render reads only UTF-8 text: an octal escape above 177 makes a byte string".into());
+                return Err(
+                    "render reads only UTF-8 text: an octal escape above 177 makes a byte string"
+                        .into(),
+                );
             }
             char::from_u32(v).ok_or_else(bad)?
         }

@@ -1,4 +1,5 @@
-//! Masterminds/semver v3.3.0 (what sprig's `semver` and `semverCompare` use): lenient
+//! Masterminds/semver v3.4.0 (what sprig's `semver` and `semverCompare` use in Cluster API's
+//! build: sprig asks for v3.3.0, Cluster API's module graph selects v3.4.0): lenient
 //! versions (`v1`, `1.2`), precedence, and constraints (`>= 1.2 < 2`, `~1.2`, `^1`, `1.x`,
 //! ranges `1 - 2`, `||`).
 
@@ -59,9 +60,18 @@ impl std::fmt::Display for Version {
 fn valid_identifiers(s: &str, prerelease: bool) -> Result<(), String> {
     for part in s.split('.') {
         if !part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-            return Err(if prerelease { "Invalid Prerelease string" } else { "Invalid Metadata string" }.into());
+            return Err(if prerelease {
+                "Invalid Prerelease string"
+            } else {
+                "Invalid Metadata string"
+            }
+            .into());
         }
-        if prerelease && part.len() > 1 && part.bytes().all(|b| b.is_ascii_digit()) && part.starts_with('0') {
+        if prerelease
+            && part.len() > 1
+            && part.bytes().all(|b| b.is_ascii_digit())
+            && part.starts_with('0')
+        {
             return Err("Version segment starts with 0".into());
         }
     }
@@ -71,7 +81,7 @@ fn valid_identifiers(s: &str, prerelease: bool) -> Result<(), String> {
 impl Version {
     /// `semver.NewVersion`.
     pub fn parse(v: &str) -> Result<Version, String> {
-        let m = VERSION.captures(v).ok_or("Invalid Semantic Version")?;
+        let m = VERSION.captures(v).ok_or("invalid semantic version")?;
         let segment = |i: usize| -> Result<u64, String> {
             match m.get(i) {
                 None => Ok(0),
@@ -114,7 +124,11 @@ impl Version {
     }
 
     fn v_prefix(&self) -> &str {
-        if self.original.starts_with('v') { "v" } else { "" }
+        if self.original.starts_with('v') {
+            "v"
+        } else {
+            ""
+        }
     }
 
     /// `IncMajor`, `IncMinor`, `IncPatch`.
@@ -163,7 +177,10 @@ impl Version {
 fn compare_prerelease(v: &str, o: &str) -> Ordering {
     let (s, t): (Vec<&str>, Vec<&str>) = (v.split('.').collect(), o.split('.').collect());
     for i in 0..s.len().max(t.len()) {
-        let d = compare_part(s.get(i).copied().unwrap_or(""), t.get(i).copied().unwrap_or(""));
+        let d = compare_part(
+            s.get(i).copied().unwrap_or(""),
+            t.get(i).copied().unwrap_or(""),
+        );
         if d != Ordering::Equal {
             return d;
         }
@@ -182,10 +199,22 @@ fn compare_part(s: &str, o: &str) -> Ordering {
         return Ordering::Greater;
     }
     match (s.parse::<u64>(), o.parse::<u64>()) {
-        (Err(_), Err(_)) => if s > o { Ordering::Greater } else { Ordering::Less },
+        (Err(_), Err(_)) => {
+            if s > o {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
         (Ok(_), Err(_)) => Ordering::Less,
         (Err(_), Ok(_)) => Ordering::Greater,
-        (Ok(a), Ok(b)) => if a > b { Ordering::Greater } else { Ordering::Less },
+        (Ok(a), Ok(b)) => {
+            if a > b {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
     }
 }
 
@@ -213,7 +242,9 @@ fn parse_constraint(c: &str) -> Result<Constraint, String> {
             dirty: true,
         });
     }
-    let m = CONSTRAINT.captures(c).ok_or_else(|| format!("improper constraint: {c}"))?;
+    let m = CONSTRAINT
+        .captures(c)
+        .ok_or_else(|| format!("improper constraint: {c}"))?;
     let g = |i: usize| m.get(i).map_or("", |s| s.as_str());
     let (m3, m4, m5, m6) = (g(3), g(4), g(5), g(6));
     let (mut minor_dirty, mut patch_dirty, mut dirty) = (false, false, false);
@@ -231,20 +262,33 @@ fn parse_constraint(c: &str) -> Result<Constraint, String> {
     } else {
         g(2).to_string()
     };
-    let con = Version::parse(&ver).map_err(|_| "constraint Parser Error".to_string())?;
-    Ok(Constraint { con, orig: g(2).to_string(), op: g(1).to_string(), minor_dirty, patch_dirty, dirty })
+    let con = Version::parse(&ver).map_err(|_| "constraint parser error".to_string())?;
+    Ok(Constraint {
+        con,
+        orig: g(2).to_string(),
+        op: g(1).to_string(),
+        minor_dirty,
+        patch_dirty,
+        dirty,
+    })
 }
 
 impl Constraint {
-    fn check(&self, v: &Version) -> bool {
+    /// `include_pre`: a constraint of the same `||` group names a prerelease.
+    fn check(&self, v: &Version, include_pre: bool) -> bool {
         let c = &self.con;
-        let pre_blocked = !v.pre.is_empty() && c.pre.is_empty();
+        let pre_blocked = !v.pre.is_empty() && !include_pre;
         let lt = |a: &Version, b: &Version| a.compare(b) == Ordering::Less;
         let tilde = |this: &Constraint| -> bool {
             if pre_blocked || lt(v, &this.con) {
                 return false;
             }
-            if this.con.major == 0 && this.con.minor == 0 && this.con.patch == 0 && !this.minor_dirty && !this.patch_dirty {
+            if this.con.major == 0
+                && this.con.minor == 0
+                && this.con.patch == 0
+                && !this.minor_dirty
+                && !this.patch_dirty
+            {
                 return true;
             }
             if v.major != this.con.major {
@@ -263,10 +307,10 @@ impl Constraint {
                 v.compare(c) == Ordering::Equal
             }
             "!=" => {
+                if pre_blocked {
+                    return false;
+                }
                 if self.dirty {
-                    if pre_blocked {
-                        return false;
-                    }
                     if c.major != v.major {
                         return true;
                     }
@@ -311,7 +355,8 @@ impl Constraint {
                 if !self.dirty {
                     return v.compare(c) != Ordering::Greater;
                 }
-                !(v.major > c.major || (v.major == c.major && v.minor > c.minor && !self.minor_dirty))
+                !(v.major > c.major
+                    || (v.major == c.major && v.minor > c.minor && !self.minor_dirty))
             }
             "~" | "~>" => tilde(self),
             _ => {
@@ -360,7 +405,8 @@ pub fn satisfies(constraint: &str, version: &Version) -> Result<bool, String> {
         groups.push(group);
     }
     for group in &groups {
-        if group.iter().all(|c| c.check(version)) {
+        let include_pre = group.iter().any(|c| !c.con.pre.is_empty());
+        if group.iter().all(|c| c.check(version, include_pre)) {
             any = true;
             break;
         }

@@ -15,25 +15,76 @@ fn r(template: &str) -> Result<String, String> {
 fn fields_conditions_loops_and_functions() {
     assert_eq!(r("{{ .builtin.cluster.name }}").unwrap(), "c1");
     assert_eq!(r("{{ .missing }}").unwrap(), "<no value>");
-    assert_eq!(r("{{ .none }} {{ print .none }}").unwrap(), "<no value> <nil>");
-    assert!(r("{{ .none.x }}").unwrap_err().contains("nil pointer evaluating"));
+    assert_eq!(
+        r("{{ .none }} {{ print .none }}").unwrap(),
+        "<no value> <nil>"
+    );
+    assert!(
+        r("{{ .none.x }}")
+            .unwrap_err()
+            .contains("nil pointer evaluating")
+    );
     assert_eq!(r("{{ .missing.x }}").unwrap(), "<no value>");
-    assert_eq!(r("{{ if gt .builtin.controlPlane.replicas 1.0 }}ha{{ end }}").unwrap(), "ha");
-    assert_eq!(r("{{ if .flag }}a{{ else if .empty }}b{{ else }}c{{ end }}").unwrap(), "c");
-    assert_eq!(r("{{- range .zones }}\n- {{ . }}{{ end }}").unwrap(), "\n- a\n- b");
-    assert_eq!(r("{{ range $i, $z := .zones }}{{ $i }}={{ $z }};{{ end }}").unwrap(), "0=a;1=b;");
-    assert_eq!(r("{{ range $z := .zones }}{{ if eq $z \"a\" }}{{ continue }}{{ end }}{{ $z }}{{ end }}").unwrap(), "b");
-    assert_eq!(r("{{ range .zones }}{{ . }}{{ break }}{{ end }}").unwrap(), "a");
+    assert_eq!(
+        r("{{ if gt .builtin.controlPlane.replicas 1.0 }}ha{{ end }}").unwrap(),
+        "ha"
+    );
+    assert_eq!(
+        r("{{ if .flag }}a{{ else if .empty }}b{{ else }}c{{ end }}").unwrap(),
+        "c"
+    );
+    assert_eq!(
+        r("{{- range .zones }}\n- {{ . }}{{ end }}").unwrap(),
+        "\n- a\n- b"
+    );
+    assert_eq!(
+        r("{{ range $i, $z := .zones }}{{ $i }}={{ $z }};{{ end }}").unwrap(),
+        "0=a;1=b;"
+    );
+    assert_eq!(
+        r("{{ range $z := .zones }}{{ if eq $z \"a\" }}{{ continue }}{{ end }}{{ $z }}{{ end }}")
+            .unwrap(),
+        "b"
+    );
+    assert_eq!(
+        r("{{ range .zones }}{{ . }}{{ break }}{{ end }}").unwrap(),
+        "a"
+    );
     assert_eq!(r("{{ range 3 }}{{ . }}{{ end }}").unwrap(), "012");
-    assert_eq!(r("{{ with .builtin.cluster }}{{ .name }}{{ end }}").unwrap(), "c1");
-    assert_eq!(r("{{ $x := 1 }}{{ $x = 2 }}{{ $x }} {{ $.flag }}").unwrap(), "2 false");
-    assert_eq!(r("{{ define \"n\" }}[{{ . }}]{{ end }}{{ template \"n\" .builtin.cluster.name }}").unwrap(), "[c1]");
-    assert_eq!(r("{{ block \"b\" . }}{{ .flag }}{{ end }}").unwrap(), "false");
+    assert_eq!(
+        r("{{ with .builtin.cluster }}{{ .name }}{{ end }}").unwrap(),
+        "c1"
+    );
+    assert_eq!(
+        r("{{ $x := 1 }}{{ $x = 2 }}{{ $x }} {{ $.flag }}").unwrap(),
+        "2 false"
+    );
+    assert_eq!(
+        r("{{ define \"n\" }}[{{ . }}]{{ end }}{{ template \"n\" .builtin.cluster.name }}")
+            .unwrap(),
+        "[c1]"
+    );
+    assert_eq!(
+        r("{{ block \"b\" . }}{{ .flag }}{{ end }}").unwrap(),
+        "false"
+    );
     assert_eq!(r("a {{- /* c */ -}} b").unwrap(), "ab");
-    assert_eq!(r("{{ .builtin.cluster.name | upper | quote }}").unwrap(), "\"C1\"");
-    assert_eq!(r("{{ printf \"%s-%d\" .builtin.cluster.name 7 }}").unwrap(), "c1-7");
-    assert_eq!(r("{{ join \",\" .zones }} {{ len .zones }} {{ index .zones 1 }}").unwrap(), "a,b 2 b");
-    assert_eq!(r("{{ .zones }} {{ .builtin.cluster }}").unwrap(), "[a b] map[name:c1]");
+    assert_eq!(
+        r("{{ .builtin.cluster.name | upper | quote }}").unwrap(),
+        "\"C1\""
+    );
+    assert_eq!(
+        r("{{ printf \"%s-%d\" .builtin.cluster.name 7 }}").unwrap(),
+        "c1-7"
+    );
+    assert_eq!(
+        r("{{ join \",\" .zones }} {{ len .zones }} {{ index .zones 1 }}").unwrap(),
+        "a,b 2 b"
+    );
+    assert_eq!(
+        r("{{ .zones }} {{ .builtin.cluster }}").unwrap(),
+        "[a b] map[name:c1]"
+    );
     assert_eq!(r("{{ slice .zones 1 }}").unwrap(), "[b]");
 }
 
@@ -41,25 +92,69 @@ fn fields_conditions_loops_and_functions() {
 fn sprig_functions_real_classes_use() {
     let v = "{{ if semverCompare \">= v1.30\" .builtin.controlPlane.version }}enforce{{ else }}none{{ end }}";
     assert_eq!(r(v).unwrap(), "enforce");
-    assert_eq!(r("{{ $v := semver .builtin.controlPlane.version }}{{ $v.Major }}.{{ $v.Minor }}").unwrap(), "1.31");
-    assert_eq!(r("{{ regexReplaceAll \"v([0-9]+)\\\\..*\" .builtin.controlPlane.version \"${1}\" }}").unwrap(), "1");
-    assert_eq!(r("{{ dict \"a\" 1 \"b\" (list 1 2) | toJson }}").unwrap(), "{\"a\":1,\"b\":[1,2]}");
+    assert_eq!(
+        r("{{ $v := semver .builtin.controlPlane.version }}{{ $v.Major }}.{{ $v.Minor }}").unwrap(),
+        "1.31"
+    );
+    assert_eq!(
+        r("{{ regexReplaceAll \"v([0-9]+)\\\\..*\" .builtin.controlPlane.version \"${1}\" }}")
+            .unwrap(),
+        "1"
+    );
+    assert_eq!(
+        r("{{ dict \"a\" 1 \"b\" (list 1 2) | toJson }}").unwrap(),
+        "{\"a\":1,\"b\":[1,2]}"
+    );
     assert_eq!(r("{{ \"x\\ny\" | nindent 2 }}").unwrap(), "\n  x\n  y");
-    assert_eq!(r("{{ b64enc \"hello\" }} {{ b64dec \"aGVsbG8=\" }}").unwrap(), "aGVsbG8= hello");
-    assert_eq!(r("{{ sha256sum \"\" }}").unwrap(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    assert_eq!(r("{{ toYaml . }}").unwrap_err(), "template: tpl:1: function \"toYaml\" not defined");
+    assert_eq!(
+        r("{{ b64enc \"hello\" }} {{ b64dec \"aGVsbG8=\" }}").unwrap(),
+        "aGVsbG8= hello"
+    );
+    assert_eq!(
+        r("{{ sha256sum \"\" }}").unwrap(),
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    assert_eq!(
+        r("{{ toYaml . }}").unwrap_err(),
+        "template: tpl:1: function \"toYaml\" not defined"
+    );
 }
 
 #[test]
 fn go_types_decide_what_functions_accept() {
     // Data numbers are float64; template constants are int.
-    assert!(r("{{ eq .builtin.controlPlane.replicas 3 }}").unwrap_err().contains("incompatible types for comparison"));
-    assert_eq!(r("{{ eq .builtin.controlPlane.replicas 3.0 }}").unwrap(), "true");
-    assert!(r("{{ repeat .builtin.controlPlane.replicas \"x\" }}").unwrap_err().contains("wrong type for value; expected int; got float64"));
-    assert!(r("{{ repeat (add 1 2) \"x\" }}").unwrap_err().contains("expected int; got int64"));
-    assert_eq!(r("{{ repeat (int .builtin.controlPlane.replicas) \"x\" }}").unwrap(), "xxx");
-    assert!(r("{{ ternary 1 2 .empty }}").unwrap_err().contains("expected bool"));
-    assert_eq!(r("{{ add1 .builtin.controlPlane.replicas }} {{ div 7 2 }} {{ addf 0.1 0.2 }}").unwrap(), "4 3 0.3");
+    assert!(
+        r("{{ eq .builtin.controlPlane.replicas 3 }}")
+            .unwrap_err()
+            .contains("incompatible types for comparison")
+    );
+    assert_eq!(
+        r("{{ eq .builtin.controlPlane.replicas 3.0 }}").unwrap(),
+        "true"
+    );
+    assert!(
+        r("{{ repeat .builtin.controlPlane.replicas \"x\" }}")
+            .unwrap_err()
+            .contains("wrong type for value; expected int; got float64")
+    );
+    assert!(
+        r("{{ repeat (add 1 2) \"x\" }}")
+            .unwrap_err()
+            .contains("expected int; got int64")
+    );
+    assert_eq!(
+        r("{{ repeat (int .builtin.controlPlane.replicas) \"x\" }}").unwrap(),
+        "xxx"
+    );
+    assert!(
+        r("{{ ternary 1 2 .empty }}")
+            .unwrap_err()
+            .contains("expected bool")
+    );
+    assert_eq!(
+        r("{{ add1 .builtin.controlPlane.replicas }} {{ div 7 2 }} {{ addf 0.1 0.2 }}").unwrap(),
+        "4 3 0.3"
+    );
 }
 
 #[test]
@@ -68,9 +163,18 @@ fn printf_as_go_prints() {
     for (template, go) in [
         ("{{ .x }}", "1e+06"),
         ("{{ printf \"%d\" .two }}", "%!d(float64=2)"),
-        ("{{ printf \"%5.2f|%-4d|%04d|%x|%X|%o|%#x|%+d\" .h 7 7 255 255 8 255 3 }}", " 0.50|7   |0007|ff|FF|10|0xff|+3"),
-        ("{{ printf \"%q %v %T %t\" .s .two .two true }}", "\"a\\\"b\" 2 float64 true"),
-        ("{{ printf \"%e %g %.3g %G\" 123456.789 0.000012 3.14159 1e21 }}", "1.234568e+05 1.2e-05 3.14 1E+21"),
+        (
+            "{{ printf \"%5.2f|%-4d|%04d|%x|%X|%o|%#x|%+d\" .h 7 7 255 255 8 255 3 }}",
+            " 0.50|7   |0007|ff|FF|10|0xff|+3",
+        ),
+        (
+            "{{ printf \"%q %v %T %t\" .s .two .two true }}",
+            "\"a\\\"b\" 2 float64 true",
+        ),
+        (
+            "{{ printf \"%e %g %.3g %G\" 123456.789 0.000012 3.14159 1e21 }}",
+            "1.234568e+05 1.2e-05 3.14 1E+21",
+        ),
         ("{{ printf \"%[2]d %[1]d\" 1 2 }}", "2 1"),
         ("{{ printf \"%d\" }}", "%!d(MISSING)"),
         ("{{ printf \"%d\" 1 2 }}", "1%!(EXTRA int=2)"),
@@ -83,7 +187,17 @@ fn printf_as_go_prints() {
 
 #[test]
 fn go_float_matches_strconv_shortest_g() {
-    for (f, go) in [(0.0, "0"), (-0.0, "-0"), (1.0, "1"), (999999.0, "999999"), (1e6, "1e+06"), (1e100, "1e+100"), (0.1, "0.1"), (1e-4, "0.0001"), (1.25e-5, "1.25e-05")] {
+    for (f, go) in [
+        (0.0, "0"),
+        (-0.0, "-0"),
+        (1.0, "1"),
+        (999999.0, "999999"),
+        (1e6, "1e+06"),
+        (1e100, "1e+100"),
+        (0.1, "0.1"),
+        (1e-4, "0.0001"),
+        (1.25e-5, "1.25e-05"),
+    ] {
         assert_eq!(go_float(f), go, "{f}");
     }
 }
@@ -92,8 +206,16 @@ fn go_float_matches_strconv_shortest_g() {
 fn parse_errors_name_what_is_wrong() {
     assert!(r("{{ if .flag }}a").unwrap_err().contains("unexpected EOF"));
     assert!(r("{{ .x ").unwrap_err().contains("unclosed action"));
-    assert!(r("{{ $y }}").unwrap_err().contains("undefined variable \"$y\""));
-    assert!(r("{{ break }}").unwrap_err().contains("{{break}} outside {{range}}"));
+    assert!(
+        r("{{ $y }}")
+            .unwrap_err()
+            .contains("undefined variable \"$y\"")
+    );
+    assert!(
+        r("{{ break }}")
+            .unwrap_err()
+            .contains("{{break}} outside {{range}}")
+    );
     assert!(r("{{ end }}").unwrap_err().contains("unexpected {{end}}"));
 }
 

@@ -136,7 +136,9 @@ impl Value {
             Json::Bool(b) => Value::Bool(*b),
             Json::Number(n) => Value::Float(n.as_f64().unwrap_or_default()),
             Json::String(s) => Value::str(s.as_str()),
-            Json::Array(items) => Value::slice(Elem::Any, items.iter().map(Value::from_json).collect()),
+            Json::Array(items) => {
+                Value::slice(Elem::Any, items.iter().map(Value::from_json).collect())
+            }
             Json::Object(map) => Value::map(
                 MapElem::Any,
                 map.iter()

@@ -50,8 +50,12 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "eq" => eq(&args[0], &args[1..]).map(Value::Bool),
         "ne" => eq(&args[0], &args[1..]).map(|b| Value::Bool(!b)),
         "lt" => lt(&args[0], &args[1]).map(Value::Bool),
-        "le" => Ok(Value::Bool(lt(&args[0], &args[1])? || eq(&args[0], &args[1..])?)),
-        "gt" => Ok(Value::Bool(!(lt(&args[0], &args[1])? || eq(&args[0], &args[1..])?))),
+        "le" => Ok(Value::Bool(
+            lt(&args[0], &args[1])? || eq(&args[0], &args[1..])?,
+        )),
+        "gt" => Ok(Value::Bool(
+            !(lt(&args[0], &args[1])? || eq(&args[0], &args[1..])?),
+        )),
         "ge" => lt(&args[0], &args[1]).map(|b| Value::Bool(!b)),
         _ => unreachable!("{name} is in the table"),
     }
@@ -61,7 +65,19 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
 fn eval_args(args: &[Value]) -> String {
     match args {
         [Value::Str(s)] => s.to_string(),
-        _ => sprint(args),
+        // `printableValue` of a nil argument is "<no value>", a string to `fmt.Sprint`.
+        _ => sprint(
+            &args
+                .iter()
+                .map(|a| {
+                    if a.is_nil_interface() {
+                        Value::str("<no value>")
+                    } else {
+                        a.clone()
+                    }
+                })
+                .collect::<Vec<_>>(),
+        ),
     }
 }
 
@@ -106,7 +122,9 @@ pub(super) fn query_escape(s: &str) -> String {
     let mut out = String::new();
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
             b' ' => out.push('+'),
             b => out.push_str(&format!("%{b:02X}")),
         }
@@ -129,14 +147,16 @@ fn index(item: &Value, indexes: &[Value]) -> Out {
             Value::Slice(s) => s.items[position(&index, s.items.len(), false)?].clone(),
             Value::Str(s) => Value::Int(s.as_bytes()[position(&index, s.len(), false)?] as i64),
             Value::Map(m) => match &index {
-                Value::Str(k) => m.entries.borrow().get(&**k).cloned().unwrap_or(match m.elem {
-                    MapElem::Any => Value::Nil,
-                    MapElem::Str => Value::str(""),
-                }),
-                Value::Missing => match m.elem {
-                    MapElem::Any => Value::Nil,
-                    MapElem::Str => Value::str(""),
-                },
+                Value::Str(k) => m
+                    .entries
+                    .borrow()
+                    .get(&**k)
+                    .cloned()
+                    .unwrap_or(match m.elem {
+                        MapElem::Any => Value::Nil,
+                        MapElem::Str => Value::str(""),
+                    }),
+                Value::Missing => return Err("value is nil; should be of type string".into()),
                 other => {
                     return Err(format!(
                         "value has type {}; should be string",
@@ -238,7 +258,9 @@ fn eq(a: &Value, others: &[Value]) -> Result<bool, String> {
                         is_nil(a) == is_nil(b)
                     } else {
                         match (a, b) {
-                            (Value::Version(x, true), Value::Version(y, true)) => std::rc::Rc::ptr_eq(x, y),
+                            (Value::Version(x, true), Value::Version(y, true)) => {
+                                std::rc::Rc::ptr_eq(x, y)
+                            }
                             (Value::Version(x, false), Value::Version(y, false)) => x == y,
                             _ => {
                                 return Err(format!(

@@ -19,7 +19,11 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             _ => args[0].clone(),
         }),
         "empty" => boolean(args[0].is_empty()),
-        "coalesce" => Ok(args.iter().find(|v| !v.is_empty()).cloned().unwrap_or(Value::Nil)),
+        "coalesce" => Ok(args
+            .iter()
+            .find(|v| !v.is_empty())
+            .cloned()
+            .unwrap_or(Value::Nil)),
         "all" => boolean(args.iter().all(|v| !v.is_empty())),
         "any" => boolean(args.iter().any(|v| !v.is_empty())),
         "ternary" => Ok(if matches!(args[2], Value::Bool(true)) {

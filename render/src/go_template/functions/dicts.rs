@@ -42,7 +42,9 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             .remove(text(&args[1]))
             .unwrap_or(Value::str(""))),
         "set" | "unset" => {
-            let Value::Map(m) = &args[0] else { unreachable!("typed") };
+            let Value::Map(m) = &args[0] else {
+                unreachable!("typed")
+            };
             if m.nil && name == "set" {
                 return Err("assignment to entry in nil map".into());
             }
@@ -63,7 +65,9 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
                 .filter_map(|d| entries(d).remove(text(&args[0])))
                 .collect(),
         )),
-        "keys" => Ok(Value::strings(args.iter().flat_map(|d| entries(d).into_keys()))),
+        "keys" => Ok(Value::strings(
+            args.iter().flat_map(|d| entries(d).into_keys()),
+        )),
         "pick" => {
             let all = entries(&args[0]);
             Ok(Value::map(
@@ -81,7 +85,10 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             }
             Ok(Value::map(MapElem::Any, all))
         }
-        "values" => Ok(Value::slice(Elem::Any, entries(&args[0]).into_values().collect())),
+        "values" => Ok(Value::slice(
+            Elem::Any,
+            entries(&args[0]).into_values().collect(),
+        )),
         "dig" => {
             if args.len() < 3 {
                 return Err("dig needs at least three arguments".into());
@@ -106,7 +113,11 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
                     other => {
                         return Err(format!(
                             "interface conversion: interface {{}} is {}, not map[string]interface {{}}",
-                            if other.is_nil_interface() { "nil".to_string() } else { other.type_name() }
+                            if other.is_nil_interface() {
+                                "nil".to_string()
+                            } else {
+                                other.type_name()
+                            }
                         ));
                     }
                 };
@@ -119,13 +130,30 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             }
             Ok(default)
         }
-        "deepCopy" | "mustDeepCopy" => Ok(deep_copy(&args[0])),
+        "deepCopy" | "mustDeepCopy" => match &args[0] {
+            Value::Missing | Value::Nil => {
+                Err("reflect: call of reflect.Value.Type on zero Value".into())
+            }
+            v => Ok(deep_copy(v)),
+        },
         _ => unreachable!("{name} is in the table"),
     }
 }
 
 fn deep_copy(v: &Value) -> Value {
     match v {
+        // copystructure copies exported fields only: a Version has none.
+        Value::Version(_, pointer) => Value::Version(
+            std::rc::Rc::new(super::super::semver::Version {
+                major: 0,
+                minor: 0,
+                patch: 0,
+                pre: String::new(),
+                metadata: String::new(),
+                original: String::new(),
+            }),
+            *pointer,
+        ),
         Value::Slice(s) if !s.nil => Value::slice(s.elem, s.items.iter().map(deep_copy).collect()),
         Value::Map(m) if !m.nil => Value::map(
             m.elem,

@@ -18,11 +18,13 @@ pub(super) const TABLE: Table = &[
 
 pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
     match name {
-        "fromJson" | "mustFromJson" => match serde_json::from_str::<serde_json::Value>(text(&args[0])) {
-            Ok(json) => Ok(Value::from_json(&json)),
-            Err(e) if name == "mustFromJson" => Err(e.to_string()),
-            Err(_) => Ok(Value::Nil),
-        },
+        "fromJson" | "mustFromJson" => {
+            match serde_json::from_str::<serde_json::Value>(text(&args[0])) {
+                Ok(json) => Ok(Value::from_json(&json)),
+                Err(e) if name == "mustFromJson" => Err(e.to_string()),
+                Err(_) => Ok(Value::Nil),
+            }
+        }
         _ => {
             let html = !name.contains("Raw");
             let indent = name.contains("Pretty");
@@ -83,7 +85,13 @@ fn newline(out: &mut String, indent: bool, depth: usize) {
     }
 }
 
-fn encode(v: &Value, html: bool, indent: bool, depth: usize, out: &mut String) -> Result<(), String> {
+fn encode(
+    v: &Value,
+    html: bool,
+    indent: bool,
+    depth: usize,
+    out: &mut String,
+) -> Result<(), String> {
     match v {
         Value::Missing | Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),

@@ -45,7 +45,8 @@ fn any_list(items: Vec<Value>) -> Out {
 pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
     let name = name.strip_prefix("must").map_or(name.to_string(), |n| {
         let mut c = n.chars();
-        c.next().map_or_else(String::new, |f| f.to_lowercase().chain(c).collect())
+        c.next()
+            .map_or_else(String::new, |f| f.to_lowercase().chain(c).collect())
     });
     match name.as_str() {
         "list" | "tuple" => any_list(args),
@@ -61,7 +62,11 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         }
         "first" | "last" => {
             let items = list_items(&args[0], &format!("find {name} on"))?;
-            let item = if name == "first" { items.first() } else { items.last() };
+            let item = if name == "first" {
+                items.first()
+            } else {
+                items.last()
+            };
             Ok(item.cloned().unwrap_or(Value::Nil))
         }
         "rest" | "initial" => {
@@ -128,7 +133,10 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             if start < 0 || end < start || end > len {
                 return Err(format!("reflect: slice index out of range [{start}:{end}]"));
             }
-            Ok(Value::slice(s.elem, s.items[start as usize..end as usize].to_vec()))
+            Ok(Value::slice(
+                s.elem,
+                s.items[start as usize..end as usize].to_vec(),
+            ))
         }
         "concat" => {
             let mut out = Vec::new();
@@ -136,9 +144,14 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
                 match list {
                     Value::Slice(s) => out.extend_from_slice(&s.items),
                     Value::Missing | Value::Nil => {
-                        return Err("runtime error: invalid memory address or nil pointer dereference".into());
+                        return Err(
+                            "runtime error: invalid memory address or nil pointer dereference"
+                                .into(),
+                        );
                     }
-                    other => return Err(format!("Cannot concat type {} as list", other.kind_name())),
+                    other => {
+                        return Err(format!("Cannot concat type {} as list", other.kind_name()));
+                    }
                 }
             }
             if out.is_empty() {

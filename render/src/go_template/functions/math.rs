@@ -1,4 +1,5 @@
-//! sprig's numbers: integer arithmetic through `cast.ToInt64`, float arithmetic through
+//! sprig's numbers: integer arithmetic through `cast.ToInt64` (spf13/cast v1.10.0, the version
+//! Cluster API's module graph selects), float arithmetic through
 //! shopspring's decimals, ranges, conversions, and `duration`.
 
 use super::super::format::print;
@@ -37,18 +38,21 @@ pub(super) const TABLE: Table = &[
     sig("duration", &[Ty::Any], None),
 ];
 
-/// cast's `trimZeroDecimal`: `12.000` → `12`.
-fn trim_zero_decimal(s: &str) -> &str {
-    let mut found_zero = false;
-    for (i, b) in s.bytes().enumerate().rev() {
-        match b {
-            b'.' if found_zero => return &s[..i],
-            b'.' => return s,
-            b'0' => found_zero = true,
-            _ => return s,
-        }
+/// cast v1.10's `trimDecimal`: a decimal string keeps its integer part (`1.5` → `1`, `.5` → `0`).
+fn trim_decimal(s: &str) -> String {
+    if !s.contains('.') {
+        return s.to_string();
     }
-    s
+    let (int, frac) = s.split_once('.').expect("contains a dot");
+    let digits = int.strip_prefix(['+', '-']).unwrap_or(int);
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return s.to_string();
+    }
+    match int {
+        "" => "0".into(),
+        "-" | "+" => format!("{int}0"),
+        _ => int.to_string(),
+    }
 }
 
 /// Go's float64 → int64 conversion as amd64 does it (out of range: the minimum).
@@ -66,7 +70,7 @@ pub(super) fn to_int64(v: &Value) -> i64 {
         Value::Int(i) | Value::Int64(i) => *i,
         Value::Uint64(u) => *u as i64,
         Value::Float(f) => f64_to_i64(*f),
-        Value::Str(s) => parse_integer(trim_zero_decimal(s)).0.unwrap_or(0),
+        Value::Str(s) => parse_integer(&trim_decimal(s)).0.unwrap_or(0),
         Value::Bool(b) => i64::from(*b),
         _ => 0,
     }
@@ -159,7 +163,10 @@ fn seq(params: &[i64]) -> String {
         }
         _ => return String::new(),
     };
-    list.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")
+    list.iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A decimal `m × 10^e` (shopspring's `Decimal`, within 128 bits).
@@ -174,7 +181,10 @@ const OVERFLOW: &str = "the decimal arithmetic exceeds what render computes (128
 impl Dec {
     fn from_f64(f: f64) -> Result<Dec, String> {
         if !f.is_finite() {
-            return Err(format!("Cannot create a Decimal from {}", print(&Value::Float(f))));
+            return Err(format!(
+                "Cannot create a Decimal from {}",
+                print(&Value::Float(f))
+            ));
         }
         if f == 0.0 {
             return Ok(Dec { m: 0, e: 0 });
@@ -182,13 +192,21 @@ impl Dec {
         let text = format!("{:e}", f);
         let (mantissa, exp) = text.split_once('e').expect("an exponent");
         let exp: i32 = exp.parse().expect("an integer");
-        let digits: String = mantissa.chars().filter(|c| c.is_ascii_digit() || *c == '-').collect();
+        let digits: String = mantissa
+            .chars()
+            .filter(|c| c.is_ascii_digit() || *c == '-')
+            .collect();
         let frac = mantissa.split_once('.').map_or(0, |(_, f)| f.len() as i32);
-        Ok(Dec { m: digits.parse().map_err(|_| OVERFLOW)?, e: exp - frac })
+        Ok(Dec {
+            m: digits.parse().map_err(|_| OVERFLOW)?,
+            e: exp - frac,
+        })
     }
 
     fn pow10(n: i32) -> Result<i128, String> {
-        10i128.checked_pow(n as u32).ok_or_else(|| OVERFLOW.to_string())
+        10i128
+            .checked_pow(n as u32)
+            .ok_or_else(|| OVERFLOW.to_string())
     }
 
     fn align(a: Dec, b: Dec) -> Result<(i128, i128, i32), String> {
@@ -202,8 +220,15 @@ impl Dec {
         match op {
             '+' | '-' => {
                 let (a, b, e) = Dec::align(self, other)?;
-                let m = if op == '+' { a.checked_add(b) } else { a.checked_sub(b) };
-                Ok(Dec { m: m.ok_or(OVERFLOW)?, e })
+                let m = if op == '+' {
+                    a.checked_add(b)
+                } else {
+                    a.checked_sub(b)
+                };
+                Ok(Dec {
+                    m: m.ok_or(OVERFLOW)?,
+                    e,
+                })
             }
             '*' => Ok(Dec {
                 m: self.m.checked_mul(other.m).ok_or(OVERFLOW)?,
@@ -222,7 +247,11 @@ impl Dec {
                     d = d.checked_mul(Dec::pow10(-shift)?).ok_or(OVERFLOW)?;
                 }
                 let (q, r) = (n / d, n % d);
-                let twice = r.checked_abs().ok_or(OVERFLOW)?.checked_mul(2).ok_or(OVERFLOW)?;
+                let twice = r
+                    .checked_abs()
+                    .ok_or(OVERFLOW)?
+                    .checked_mul(2)
+                    .ok_or(OVERFLOW)?;
                 let q = if twice >= d.abs() {
                     if (n < 0) != (d < 0) { q - 1 } else { q + 1 }
                 } else {
@@ -313,17 +342,27 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             let n = int(&args[0]);
             Ok(ints(until_step(0, n, if n < 0 { -1 } else { 1 })))
         }
-        "untilStep" => Ok(ints(until_step(int(&args[0]), int(&args[1]), int(&args[2])))),
+        "untilStep" => Ok(ints(until_step(
+            int(&args[0]),
+            int(&args[1]),
+            int(&args[2]),
+        ))),
         "add1" => Ok(Value::Int64(to_int64(&args[0]).wrapping_add(1))),
         "add" => Ok(Value::Int64(i64s().fold(0i64, i64::wrapping_add))),
-        "sub" => Ok(Value::Int64(to_int64(&args[0]).wrapping_sub(to_int64(&args[1])))),
+        "sub" => Ok(Value::Int64(
+            to_int64(&args[0]).wrapping_sub(to_int64(&args[1])),
+        )),
         "mul" => Ok(Value::Int64(i64s().fold(1i64, i64::wrapping_mul))),
         "div" | "mod" => {
             let (a, b) = (to_int64(&args[0]), to_int64(&args[1]));
             if b == 0 {
                 return Err("runtime error: integer divide by zero".into());
             }
-            Ok(Value::Int64(if name == "div" { a.wrapping_div(b) } else { a.wrapping_rem(b) }))
+            Ok(Value::Int64(if name == "div" {
+                a.wrapping_div(b)
+            } else {
+                a.wrapping_rem(b)
+            }))
         }
         "biggest" | "max" => Ok(Value::Int64(i64s().max().unwrap_or_default())),
         "min" => Ok(Value::Int64(i64s().min().unwrap_or_default())),
@@ -346,7 +385,11 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             let pow = 10f64.powf(int(&args[1]) as f64);
             let digit = pow * val;
             let div = digit.fract();
-            let rounded = if div >= round_on { digit.ceil() } else { digit.floor() };
+            let rounded = if div >= round_on {
+                digit.ceil()
+            } else {
+                digit.floor()
+            };
             Ok(Value::Float(rounded / pow))
         }
         "add1f" => decimal_op(&args[0], &[Value::Int(1)], '+'),
@@ -368,7 +411,11 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
 
 /// Go's `math.Max` / `math.Min` (NaN wins; signed zeros ordered).
 fn go_max_min(a: f64, b: f64, max: bool) -> f64 {
-    let inf = if max { f64::INFINITY } else { f64::NEG_INFINITY };
+    let inf = if max {
+        f64::INFINITY
+    } else {
+        f64::NEG_INFINITY
+    };
     if a == inf || b == inf {
         return inf;
     }

@@ -109,43 +109,130 @@ const FAMILIES: &[(Table, fn(&str, Vec<Value>) -> Out)] = &[
 
 /// The names of the hermetic map render does not evaluate, and why.
 pub const UNSUPPORTED: &[(&str, &str)] = &[
-    ("randInt", "its result is random: CAPI computes a new value at every reconcile"),
-    ("shuffle", "its result is random: CAPI computes a new value at every reconcile"),
-    ("bcrypt", "its result is salted at random: CAPI computes a new value at every reconcile"),
-    ("htpasswd", "its result is salted at random: CAPI computes a new value at every reconcile"),
+    (
+        "randInt",
+        "its result is random: CAPI computes a new value at every reconcile",
+    ),
+    (
+        "shuffle",
+        "its result is random: CAPI computes a new value at every reconcile",
+    ),
+    (
+        "bcrypt",
+        "its result is salted at random: CAPI computes a new value at every reconcile",
+    ),
+    (
+        "htpasswd",
+        "its result is salted at random: CAPI computes a new value at every reconcile",
+    ),
     ("genPrivateKey", "it generates a new key at every reconcile"),
     ("genCA", "it generates a new certificate at every reconcile"),
-    ("genCAWithKey", "it generates a new certificate at every reconcile"),
-    ("genSelfSignedCert", "it generates a new certificate at every reconcile"),
-    ("genSelfSignedCertWithKey", "it generates a new certificate at every reconcile"),
-    ("genSignedCert", "it generates a new certificate at every reconcile"),
-    ("genSignedCertWithKey", "it generates a new certificate at every reconcile"),
-    ("buildCustomCert", "certificate handling is not implemented by render"),
-    ("encryptAES", "its result uses a random IV: CAPI computes a new value at every reconcile"),
+    (
+        "genCAWithKey",
+        "it generates a new certificate at every reconcile",
+    ),
+    (
+        "genSelfSignedCert",
+        "it generates a new certificate at every reconcile",
+    ),
+    (
+        "genSelfSignedCertWithKey",
+        "it generates a new certificate at every reconcile",
+    ),
+    (
+        "genSignedCert",
+        "it generates a new certificate at every reconcile",
+    ),
+    (
+        "genSignedCertWithKey",
+        "it generates a new certificate at every reconcile",
+    ),
+    (
+        "buildCustomCert",
+        "certificate handling is not implemented by render",
+    ),
+    (
+        "encryptAES",
+        "its result uses a random IV: CAPI computes a new value at every reconcile",
+    ),
     ("decryptAES", "AES is not implemented by render"),
-    ("derivePassword", "scrypt password derivation is not implemented by render"),
+    (
+        "derivePassword",
+        "scrypt password derivation is not implemented by render",
+    ),
     ("ago", "its result depends on the time of the reconcile"),
     ("toDate", "Go's time layouts are not implemented by render"),
-    ("mustToDate", "Go's time layouts are not implemented by render"),
-    ("unixEpoch", "Go's time values are not implemented by render"),
-    ("mustDateModify", "Go's time values are not implemented by render"),
-    ("must_date_modify", "Go's time values are not implemented by render"),
-    ("durationRound", "Go's time values are not implemented by render"),
+    (
+        "mustToDate",
+        "Go's time layouts are not implemented by render",
+    ),
+    (
+        "unixEpoch",
+        "Go's time values are not implemented by render",
+    ),
+    (
+        "mustDateModify",
+        "Go's time values are not implemented by render",
+    ),
+    (
+        "must_date_modify",
+        "Go's time values are not implemented by render",
+    ),
+    (
+        "durationRound",
+        "Go's time values are not implemented by render",
+    ),
     ("urlParse", "Go's URL parser is not implemented by render"),
     ("urlJoin", "Go's URL parser is not implemented by render"),
     ("merge", "mergo's merge rules are not implemented by render"),
-    ("mustMerge", "mergo's merge rules are not implemented by render"),
-    ("mergeOverwrite", "mergo's merge rules are not implemented by render"),
-    ("mustMergeOverwrite", "mergo's merge rules are not implemented by render"),
-    ("snakecase", "xstrings' case rules are not implemented by render"),
-    ("camelcase", "xstrings' case rules are not implemented by render"),
-    ("kebabcase", "xstrings' case rules are not implemented by render"),
-    ("swapcase", "goutils' case rules are not implemented by render"),
-    ("initials", "goutils' word rules are not implemented by render"),
-    ("wrap", "goutils' word wrapping is not implemented by render"),
-    ("wrapWith", "goutils' word wrapping is not implemented by render"),
-    ("abbrev", "goutils' abbreviation rules are not implemented by render"),
-    ("abbrevboth", "goutils' abbreviation rules are not implemented by render"),
+    (
+        "mustMerge",
+        "mergo's merge rules are not implemented by render",
+    ),
+    (
+        "mergeOverwrite",
+        "mergo's merge rules are not implemented by render",
+    ),
+    (
+        "mustMergeOverwrite",
+        "mergo's merge rules are not implemented by render",
+    ),
+    (
+        "snakecase",
+        "xstrings' case rules are not implemented by render",
+    ),
+    (
+        "camelcase",
+        "xstrings' case rules are not implemented by render",
+    ),
+    (
+        "kebabcase",
+        "xstrings' case rules are not implemented by render",
+    ),
+    (
+        "swapcase",
+        "goutils' case rules are not implemented by render",
+    ),
+    (
+        "initials",
+        "goutils' word rules are not implemented by render",
+    ),
+    (
+        "wrap",
+        "goutils' word wrapping is not implemented by render",
+    ),
+    (
+        "wrapWith",
+        "goutils' word wrapping is not implemented by render",
+    ),
+    (
+        "abbrev",
+        "goutils' abbreviation rules are not implemented by render",
+    ),
+    (
+        "abbrevboth",
+        "goutils' abbreviation rules are not implemented by render",
+    ),
 ];
 
 fn unsupported(_: &str, _: Vec<Value>) -> Out {

@@ -15,7 +15,11 @@ pub(super) const TABLE: Table = &[
     sig("regexReplaceAll", &[Ty::Str, Ty::Str, Ty::Str], None),
     sig("mustRegexReplaceAll", &[Ty::Str, Ty::Str, Ty::Str], None),
     sig("regexReplaceAllLiteral", &[Ty::Str, Ty::Str, Ty::Str], None),
-    sig("mustRegexReplaceAllLiteral", &[Ty::Str, Ty::Str, Ty::Str], None),
+    sig(
+        "mustRegexReplaceAllLiteral",
+        &[Ty::Str, Ty::Str, Ty::Str],
+        None,
+    ),
     sig("regexSplit", &[Ty::Str, Ty::Str, Ty::Int], None),
     sig("mustRegexSplit", &[Ty::Str, Ty::Str, Ty::Int], None),
     sig("regexQuoteMeta", &[Ty::Str], None),

@@ -63,7 +63,19 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "trimall" | "trimAll" => string(s(1).trim_matches(|c| s(0).contains(c))),
         "trimSuffix" => string(s(1).strip_suffix(s(0)).unwrap_or(s(1))),
         "trimPrefix" => string(s(1).strip_prefix(s(0)).unwrap_or(s(1))),
-        "nospace" => string(s(0).chars().filter(|c| !is_go_space(*c)).collect::<String>()),
+        // goutils reads the text byte by byte, each byte as the character of that code point.
+        // (a text without white space comes back as it is).
+        "nospace" => {
+            let kept: String = s(0)
+                .bytes()
+                .map(char::from)
+                .filter(|c| !is_go_space(*c))
+                .collect();
+            if kept.chars().count() == s(0).len() {
+                return string(s(0));
+            }
+            string(kept)
+        }
         "contains" => boolean(s(1).contains(s(0))),
         "hasPrefix" => boolean(s(1).starts_with(s(0))),
         "hasSuffix" => boolean(s(1).ends_with(s(0))),
@@ -88,6 +100,7 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
                 .collect::<Vec<_>>()
                 .join(" "),
         ),
+        "indent" | "nindent" if int(&args[0]) < 0 => Err("strings: negative Repeat count".into()),
         "indent" => string(indent(int(&args[0]), s(1))),
         "nindent" => string(format!("\n{}", indent(int(&args[0]), s(1)))),
         "replace" => string(s(2).replace(s(0), s(1))),
@@ -193,7 +206,9 @@ fn substring(start: i64, end: i64, s: &str) -> Out {
     let len = b.len() as i64;
     let range = |from: i64, to: i64| -> Result<&[u8], String> {
         if from < 0 || to > len || from > to {
-            return Err(format!("runtime error: slice bounds out of range [{from}:{to}]"));
+            return Err(format!(
+                "runtime error: slice bounds out of range [{from}:{to}]"
+            ));
         }
         Ok(&b[from as usize..to as usize])
     };
@@ -219,8 +234,15 @@ pub(super) fn split(s: &str, sep: &str, n: i64) -> Vec<String> {
     }
     if sep.is_empty() {
         let chars: Vec<char> = s.chars().collect();
-        let limit = if n < 0 || n as usize > chars.len() { chars.len() } else { n as usize };
-        let mut out: Vec<String> = chars[..limit.saturating_sub(1)].iter().map(|c| c.to_string()).collect();
+        let limit = if n < 0 || n as usize > chars.len() {
+            chars.len()
+        } else {
+            n as usize
+        };
+        let mut out: Vec<String> = chars[..limit.saturating_sub(1)]
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
         if limit > 0 {
             out.push(chars[limit - 1..].iter().collect());
         }

@@ -14,7 +14,10 @@ pub(super) const TABLE: Table = &[
 
 pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
     match name {
-        "semver" => Ok(Value::Version(Rc::new(Version::parse(text(&args[0]))?), true)),
+        "semver" => Ok(Value::Version(
+            Rc::new(Version::parse(text(&args[0]))?),
+            true,
+        )),
         "semverCompare" => {
             let version = Version::parse(text(&args[1]));
             // The constraint is read first: its error wins.

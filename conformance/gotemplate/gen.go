@@ -1,0 +1,280 @@
+package main
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"strings"
+
+	"github.com/Masterminds/sprig/v3"
+)
+
+type gen struct {
+	r     *rand.Rand
+	funcs []string
+}
+
+func (g *gen) pick(xs []string) string { return xs[g.r.Intn(len(xs))] }
+
+var strs = []string{"", "a", "abc", "Hello World", "héllo wörld", "v1.2.3", "1.5", "42", "0x1f", "010", " padded ", "a,b,c", "a/b/c.txt", "<tag>&\"q\"", "line1\nline2", "MixedCase_word", "true", "aGVsbG8=", "a-b_c d", "x.y.z", "日本", "12.000", "-7"}
+var nums = []float64{0, 1, -1, 2.5, 3, 1e6, 0.1, 100, -0.5, 1e21, 1e-7, 7, 123456.789, 0.3}
+var versions = []string{"v1.30.0", "1.29.3", "v1.31.0-rc.1", "v1.32.1+build.5", "1.2", "v2", "bad", "v1.30.0-alpha.0", "1.31.2", "v1.28.15"}
+
+func (g *gen) data() map[string]any {
+	v := g.pick(versions)
+	return map[string]any{
+		"s": g.pick(strs), "t": g.pick(strs), "e": "", "n": nums[g.r.Intn(len(nums))],
+		"i": float64(g.r.Intn(7) - 2), "b": g.r.Intn(2) == 0,
+		"l": []any{g.pick(strs), g.pick(strs)}, "nums": []any{1.0, 2.5, -3.0}, "empty": []any{},
+		"m":    map[string]any{"a": g.pick(strs), "b": nums[g.r.Intn(len(nums))], "c": map[string]any{"d": true}},
+		"none": nil, "v": v, "mixed": []any{"x", 1.0, nil, true, map[string]any{"k": "v"}},
+		"builtin": map[string]any{
+			"cluster":      map[string]any{"name": "c1", "namespace": "ns", "topology": map[string]any{"version": v, "class": "quick-start"}},
+			"controlPlane": map[string]any{"version": v, "replicas": 3.0, "name": "c1-cp"},
+		},
+	}
+}
+
+// classData: CAPI's builtins plus values for the variables real ClusterClasses read.
+func (g *gen) classData() map[string]any {
+	d := g.data()
+	v := g.pick(versions)
+	d["builtin"] = map[string]any{
+		"cluster":           map[string]any{"name": "c1", "namespace": "ns", "topology": map[string]any{"version": v, "class": "quick-start"}, "network": map[string]any{"ipFamily": "IPv4"}},
+		"controlPlane":      map[string]any{"version": v, "replicas": 3.0, "name": "c1-cp", "machineTemplate": map[string]any{"infrastructureRef": map[string]any{"name": "t"}}},
+		"machineDeployment": map[string]any{"version": v, "class": "default-worker", "name": "md-0", "topologyName": "md-0", "replicas": 2.0},
+		"machinePool":       map[string]any{"version": v, "class": "default-worker", "name": "mp-0", "topologyName": "mp-0", "replicas": 1.0},
+	}
+	d["imageRepository"] = g.pick([]string{"", "registry.example.com", "kindest"})
+	d["podSecurityStandard"] = map[string]any{"enabled": g.r.Intn(2) == 0, "enforce": g.pick([]string{"baseline", "restricted"}), "audit": "restricted", "warn": "restricted"}
+	d["kubeadmControlPlaneMaxSurge"] = g.pick([]string{"", "1", "0"})
+	d["etcdImageTag"] = g.pick([]string{"", "3.5.3-0"})
+	d["coreDNSImageTag"] = g.pick([]string{"", "v1.8.5"})
+	d["lbImageRepository"] = "kindest"
+	d["kubeControlPlaneLogLevel"] = g.pick([]string{"", "2"})
+	d["kubeletLogLevel"] = g.pick([]string{"", "4"})
+	d["preLoadImages"] = []any{"a", "b"}
+	d["workerKubeletExtraArgs"] = map[string]any{"k": "v"}
+	return d
+}
+
+var literals = []string{`"abc"`, `""`, `"a,b"`, `","`, `"v1.30.0"`, `">= 1.30"`, `"~1.29"`, `"^1.2"`, `"1.x"`, `"< 2, >= 1.2 || 3.x"`, `"[a-z]+"`, `"(\\w+)-(\\d+)"`, `"${1}x"`, `"$1"`, `"a*"`, `"\\s+"`, `0`, `1`, `2`, `-1`, `3`, `10`, `2.5`, `-0.5`, `1e3`, `0x10`, `'a'`, `true`, `false`, `nil`, "`raw\\n`", `"%d-%s"`, `"x"`, `"k"`, `"a"`, `"_0"`, `"1.5"`, `"aGVsbG8="`, `"/"`, `"."`, `"v"`}
+var fields = []string{".s", ".t", ".e", ".n", ".i", ".b", ".l", ".nums", ".empty", ".m", ".m.a", ".m.c", ".none", ".missing", ".v", ".mixed", ".builtin.cluster.name", ".builtin.controlPlane.replicas", ".", "$", ".m.missing.x"}
+var subs = []string{`(list 1 "a" 2.5)`, `(list)`, `(dict "k" "v" "n" 1)`, `(int .n)`, `(int64 .i)`, `(add 1 2)`, `(splitList "," "a,b,c")`, `(semver "v1.2.3")`, `(toStrings .nums)`, `(until 3)`, `(split "," "x,y")`, `(atoi "12")`, `(float64 "1.5")`, `(list .s .n)`, `(semver .v)`, `(dict)`, `(index .l 0)`, `(len .s)`}
+
+func (g *gen) arg() string {
+	switch g.r.Intn(10) {
+	case 0, 1, 2, 3:
+		return g.pick(literals)
+	case 4, 5, 6, 7:
+		return g.pick(fields)
+	default:
+		return g.pick(subs)
+	}
+}
+
+var builtinArity = map[string][2]int{"and": {1, -1}, "or": {1, -1}, "not": {1, 1}, "call": {1, -1}, "html": {0, -1}, "js": {0, -1}, "urlquery": {0, -1}, "index": {1, -1}, "len": {1, 1}, "print": {0, -1}, "printf": {1, -1}, "println": {0, -1}, "eq": {1, -1}, "ne": {2, 2}, "lt": {2, 2}, "le": {2, 2}, "gt": {2, 2}, "ge": {2, 2}}
+
+// arity: how many arguments Go's signature wants (at least, at most; -1: variadic).
+func arity(name string) (int, int) {
+	if a, ok := builtinArity[name]; ok {
+		return a[0], a[1]
+	}
+	t := reflect.TypeOf(sprig.HermeticTxtFuncMap()[name])
+	if t.IsVariadic() {
+		return t.NumIn() - 1, -1
+	}
+	return t.NumIn(), t.NumIn()
+}
+
+func (g *gen) call(name string) string {
+	lo, hi := arity(name)
+	n := lo
+	if hi < 0 {
+		n = lo + g.r.Intn(4)
+	}
+	if g.r.Intn(8) == 0 {
+		n += g.r.Intn(3) - 1
+	}
+	if n < 0 {
+		n = 0
+	}
+	args := make([]string, n)
+	for i := range args {
+		args[i] = g.arg()
+	}
+	if name == "printf" && n > 0 && g.r.Intn(2) == 0 {
+		args[0] = g.format()
+	}
+	expr := strings.TrimSpace(name + " " + strings.Join(args, " "))
+	if name == "keys" || name == "values" {
+		// Go's map order is random: only the sorted result is comparable.
+		expr = "sortAlpha (" + expr + ")"
+	}
+	return expr
+}
+
+func (g *gen) format() string {
+	verbs := []string{"%v", "%d", "%s", "%q", "%5.2f", "%-6s|", "%x", "%X", "%o", "%O", "%b", "%e", "%E", "%g", "%G", "%t", "%c", "%U", "%#U", "%+d", "%08.3f", "%[1]v", "%[2]d", "%*d", "%.*f", "%%", "%T", "%#v", "%+v", "%#x", "% x", "%10v", "%-10q", "%z", "%!", "%.0f", "%.3e", "%6.2g", "%#q", "%+q", "%.2s", "%05d", "%x", "% d", "%#o", "%#g", "%.1f", "%[3]*[1]d", "%[0]d", "%-08d"}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < 1+g.r.Intn(3); i++ {
+		if g.r.Intn(3) == 0 {
+			b.WriteString(g.pick([]string{"a", "-", " ", "x=", "|"}))
+		}
+		b.WriteString(g.pick(verbs))
+	}
+	if g.r.Intn(10) == 0 {
+		b.WriteString("%")
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func (g *gen) function() string {
+	if g.r.Intn(4) == 0 {
+		return g.pick([]string{"printf", "print", "index", "slice", "eq", "lt", "len", "and", "or", "not", "default", "semverCompare", "semver", "regexReplaceAll", "toJson", "dict", "list", "ternary", "indent", "nindent", "quote", "join"})
+	}
+	return g.pick(g.funcs)
+}
+
+// action: one expression in one of the forms a template uses it.
+func (g *gen) action() string {
+	f := g.function()
+	c := g.call(f)
+	switch g.r.Intn(8) {
+	case 0:
+		return "{{ " + c + " | toJson }}"
+	case 1:
+		return "{{ printf \"%v|%T\" (" + c + ") (" + c + ") }}"
+	case 2:
+		return "{{ " + g.arg() + " | " + c + " }}"
+	case 3:
+		return "{{ if " + c + " }}y{{ else }}n{{ end }}"
+	default:
+		return "{{ " + c + " }}"
+	}
+}
+
+func (g *gen) text() string {
+	return g.pick([]string{"", "x", " ", "\n", "  - ", "a\n  b", ": "})
+}
+
+func (g *gen) open() string {
+	if g.r.Intn(5) == 0 {
+		return "{{- "
+	}
+	return "{{ "
+}
+
+func (g *gen) close() string {
+	if g.r.Intn(5) == 0 {
+		return " -}}"
+	}
+	return " }}"
+}
+
+// block: a random composition of the language, depth-limited.
+func (g *gen) block(depth int, vars []string, inRange bool) string {
+	var b strings.Builder
+	for i := 0; i < 1+g.r.Intn(3); i++ {
+		b.WriteString(g.text())
+		k := g.r.Intn(12)
+		if depth > 2 {
+			k = g.r.Intn(4)
+		}
+		switch k {
+		case 0, 1:
+			b.WriteString(g.action())
+		case 2:
+			if len(vars) > 0 {
+				b.WriteString(g.open() + g.pick(vars) + g.close())
+			} else {
+				b.WriteString(g.open() + g.pick(fields) + g.close())
+			}
+		case 3:
+			b.WriteString("{{/* note */}}")
+		case 4:
+			name := fmt.Sprintf("$v%d", depth*10+i)
+			b.WriteString(g.open() + name + " := " + g.call(g.function()) + g.close())
+			vars = append(vars, name)
+		case 5:
+			b.WriteString(g.open() + "if " + g.cond() + g.close() + g.block(depth+1, vars, inRange))
+			if g.r.Intn(2) == 0 {
+				b.WriteString("{{ else if " + g.cond() + " }}" + g.block(depth+1, vars, inRange))
+			}
+			if g.r.Intn(2) == 0 {
+				b.WriteString("{{ else }}" + g.block(depth+1, vars, inRange))
+			}
+			b.WriteString("{{ end }}")
+		case 6, 7:
+			over := g.pick([]string{".l", ".nums", ".m", ".mixed", ".empty", "(until 3)", "3", ".i", ".none", ".missing", "(list 1 2)", ".s", "(dict \"a\" 1 \"b\" 2)"})
+			iv, ev := fmt.Sprintf("$i%d", depth), fmt.Sprintf("$e%d", depth)
+			head := "range " + over
+			inner := vars
+			switch g.r.Intn(3) {
+			case 0:
+				head = "range " + iv + ", " + ev + " := " + over
+				inner = append(append([]string{}, vars...), iv, ev)
+			case 1:
+				head = "range " + ev + " := " + over
+				inner = append(append([]string{}, vars...), ev)
+			}
+			body := g.block(depth+1, inner, true)
+			if g.r.Intn(3) == 0 {
+				body = "{{ if " + g.cond() + " }}{{ " + g.pick([]string{"break", "continue"}) + " }}{{ end }}" + body
+			}
+			b.WriteString(g.open() + head + g.close() + body)
+			if g.r.Intn(3) == 0 {
+				b.WriteString("{{ else }}" + g.block(depth+1, vars, inRange))
+			}
+			b.WriteString("{{ end }}")
+		case 8:
+			b.WriteString(g.open() + "with " + g.pick(fields) + g.close() + g.block(depth+1, vars, inRange))
+			if g.r.Intn(2) == 0 {
+				b.WriteString("{{ else with " + g.pick(fields) + " }}" + g.block(depth+1, vars, inRange))
+			}
+			b.WriteString("{{ end }}")
+		case 9:
+			b.WriteString("{{ template \"t\" " + g.pick(fields) + " }}")
+		case 10:
+			if len(vars) > 0 {
+				b.WriteString(g.open() + g.pick(vars) + " = " + g.call(g.function()) + g.close())
+			}
+		case 11:
+			if inRange {
+				b.WriteString("{{ " + g.pick([]string{"break", "continue"}) + " }}")
+			}
+		}
+	}
+	return b.String()
+}
+
+func (g *gen) cond() string {
+	return g.pick([]string{".b", ".s", "not .b", "eq .s \"a\"", "gt (len .l) 1", ".none", ".missing", "and .b .s", "or .e .n", "semverCompare \">= 1.30\" .v", "lt .n 1.0", "eq .i 0.0", "empty .m", "hasKey .m \"a\""})
+}
+
+func (g *gen) next(i int) testCase {
+	var tpl, origin string
+	switch {
+	case i%3 != 2:
+		f := g.funcs[(i/3)%len(g.funcs)]
+		if g.r.Intn(2) == 0 {
+			f = g.pick(g.funcs)
+		}
+		tpl = "{{ " + g.call(f) + " }}"
+		if g.r.Intn(3) == 0 {
+			tpl = "{{ printf \"%v|%T\" (" + g.call(f) + ") (" + g.call(f) + ") }}"
+		}
+		origin = "function " + f
+	default:
+		tpl = g.block(0, nil, false)
+		if g.r.Intn(4) == 0 {
+			tpl = "{{ define \"t\" }}[{{ . }}]{{ end }}" + tpl
+		} else if strings.Contains(tpl, "template \"t\"") {
+			tpl = "{{ block \"t\" . }}<{{ .s }}>{{ end }}" + tpl
+		}
+		origin = "composition"
+	}
+	return testCase{Template: tpl, Data: g.data(), origin: origin}
+}
