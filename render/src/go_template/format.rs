@@ -459,7 +459,7 @@ impl Printer {
         }
         if self.f.sharp && verb != 'b' {
             let mut digits: i32 = match verb {
-                'v' | 'g' | 'G' => {
+                'v' | 'g' | 'G' | 'x' | 'X' => {
                     if prec == -1 {
                         6
                     } else {
@@ -481,7 +481,11 @@ impl Printer {
                         has_point = true;
                         body.push(c);
                     }
-                    'e' | 'E' => {
+                    'p' | 'P' => {
+                        tail = bytes[i..].iter().collect();
+                        break;
+                    }
+                    'e' | 'E' if verb != 'x' && verb != 'X' => {
                         tail = bytes[i..].iter().collect();
                         break;
                     }
@@ -615,6 +619,18 @@ impl Printer {
                 if matches!(verb, 'v' | 's' | 'x' | 'X' | 'q') && !self.f.sharp_v {
                     let s = version.to_string();
                     self.fmt_string(&s, if verb == 'v' { 's' } else { verb })
+                } else if self.f.sharp_v {
+                    self.out.push_str(&format!(
+                        "{}semver.Version{{major:0x{:x}, minor:0x{:x}, patch:0x{:x}, pre:{}, metadata:{}, original:{}}}",
+                        if *_pointer_marker(v) { "&" } else { "" },
+                        version.major,
+                        version.minor,
+                        version.patch,
+                        go_quote(&version.pre, false),
+                        go_quote(&version.metadata, false),
+                        go_quote(&version.original, false)
+                    ));
+                    true
                 } else {
                     // fmt prints the struct's fields (`&{1 2 3   v1.2.3}` for %d...).
                     if *_pointer_marker(v) && depth == 0 {

@@ -30,11 +30,11 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "b64enc" => string(encode(s.as_bytes(), B64, 3, 4, 6)),
         "b32enc" => string(encode(s.as_bytes(), B32, 5, 8, 5)),
         "b64dec" => string(match decode(s.as_bytes(), B64, 4, 6) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Ok(bytes) => text_of(bytes)?,
             Err(at) => format!("illegal base64 data at input byte {at}"),
         }),
         "b32dec" => string(match decode(s.as_bytes(), B32, 8, 5) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Ok(bytes) => text_of(bytes)?,
             Err(at) => format!("illegal base32 data at input byte {at}"),
         }),
         "sha1sum" => string(hex(&sha1::Sha1::digest(s.as_bytes()))),
@@ -50,6 +50,15 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         }
         _ => unreachable!("{name} is in the table"),
     }
+}
+
+/// Decoded bytes as text. Bytes that are not UTF-8 cannot be a patch value (CAPI reads the
+/// template's output as YAML, which refuses them), so render stops there.
+fn text_of(bytes: Vec<u8>) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|_| {
+        "the decoded bytes are not UTF-8 text: CAPI cannot read them as a YAML value either"
+            .to_string()
+    })
 }
 
 /// Padded encoding: `group` input bytes become `chars` characters of `bits` bits each.
