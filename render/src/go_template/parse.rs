@@ -13,7 +13,6 @@ pub(super) struct Number {
     pub is_int: bool,
     pub is_uint: bool,
     pub is_float: bool,
-    pub is_complex: bool,
     pub int: i64,
     pub uint: u64,
     pub float: f64,
@@ -110,9 +109,9 @@ type Result<T> = std::result::Result<T, String>;
 
 enum Stop {
     End,
-    Else(usize),
-    ElseIf(usize),
-    ElseWith(usize),
+    Else,
+    ElseIf,
+    ElseWith,
 }
 
 struct Parser<'a> {
@@ -328,12 +327,12 @@ impl Parser<'_> {
             Kind::Else => {
                 let peek = self.peek_non_space();
                 if peek.kind == Kind::If {
-                    Parsed::Stop(Stop::ElseIf(peek.line))
+                    Parsed::Stop(Stop::ElseIf)
                 } else if peek.kind == Kind::With {
-                    Parsed::Stop(Stop::ElseWith(peek.line))
+                    Parsed::Stop(Stop::ElseWith)
                 } else {
-                    let t = self.expect(Kind::RightDelim, "else")?;
-                    Parsed::Stop(Stop::Else(t.line))
+                    self.expect(Kind::RightDelim, "else")?;
+                    Parsed::Stop(Stop::Else)
                 }
             }
             Kind::End => {
@@ -407,20 +406,20 @@ impl Parser<'_> {
         }
         let else_list = match stop {
             Stop::End => None,
-            Stop::ElseIf(_) if context == "if" => {
+            Stop::ElseIf if context == "if" => {
                 self.next_non_space();
                 Some(vec![self.control("if")?])
             }
-            Stop::ElseWith(_) if context == "with" => {
+            Stop::ElseWith if context == "with" => {
                 self.next_non_space();
                 Some(vec![self.control("with")?])
             }
-            Stop::ElseIf(_) | Stop::ElseWith(_) => {
+            Stop::ElseIf | Stop::ElseWith => {
                 // `else if` inside range/with: Go reads `{{else` then expects `}}`.
                 let item = self.next_non_space();
                 return Err(self.unexpected(&item, "else"));
             }
-            Stop::Else(_) => {
+            Stop::Else => {
                 let (list, stop) = self.item_list()?;
                 if !matches!(stop, Stop::End) {
                     return Err(self.error("expected end; found {{else}}"));
@@ -850,11 +849,11 @@ fn number(text: &str, kind: Kind) -> std::result::Result<Number, String> {
         }
         n.is_float = true;
         n.float = f;
-        if f.fract() == 0.0 && f >= -9.223372036854776e18 && f < 9.223372036854776e18 {
+        if f.fract() == 0.0 && (-9.223372036854776e18..9.223372036854776e18).contains(&f) {
             n.is_int = true;
             n.int = f as i64;
         }
-        if f.fract() == 0.0 && f >= 0.0 && f < 1.8446744073709552e19 {
+        if f.fract() == 0.0 && (0.0..1.8446744073709552e19).contains(&f) {
             n.is_uint = true;
             n.uint = f as u64;
         }

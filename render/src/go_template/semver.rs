@@ -220,7 +220,6 @@ fn compare_part(s: &str, o: &str) -> Ordering {
 
 struct Constraint {
     con: Version,
-    orig: String,
     op: String,
     minor_dirty: bool,
     patch_dirty: bool,
@@ -235,7 +234,6 @@ fn parse_constraint(c: &str) -> Result<Constraint, String> {
     if c.is_empty() {
         return Ok(Constraint {
             con: Version::parse("0.0.0")?,
-            orig: String::new(),
             op: String::new(),
             minor_dirty: false,
             patch_dirty: false,
@@ -265,7 +263,6 @@ fn parse_constraint(c: &str) -> Result<Constraint, String> {
     let con = Version::parse(&ver).map_err(|_| "constraint parser error".to_string())?;
     Ok(Constraint {
         con,
-        orig: g(2).to_string(),
         op: g(1).to_string(),
         minor_dirty,
         patch_dirty,
@@ -294,7 +291,7 @@ impl Constraint {
             if v.major != this.con.major {
                 return false;
             }
-            !(v.minor != this.con.minor && !this.minor_dirty)
+            v.minor == this.con.minor || this.minor_dirty
         };
         match self.op.as_str() {
             "" | "=" => {

@@ -244,8 +244,11 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
             let deep = [
                 format!("{{{{ {}.a{} }}}}", "(".repeat(101), ")".repeat(101)),
                 "{{ with .net }}".repeat(5000),
-                format!("{{{{ if .a }}}}{}{{{{ end }}}}", "{{ else if .a }}".repeat(200)),
-                format!("{{{{ define \"r\" }}}}{{{{ template \"r\" }}}}{{{{ end }}}}{{{{ template \"r\" }}}}"),
+                format!(
+                    "{{{{ if .a }}}}{}{{{{ end }}}}",
+                    "{{ else if .a }}".repeat(200)
+                ),
+                "{{ define \"r\" }}{{ template \"r\" }}{{ end }}{{ template \"r\" }}".to_string(),
             ];
             for template in &deep {
                 let err = render(template, &data).unwrap_err();
@@ -260,7 +263,10 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
             }
             let ok = format!("{{{{ {}.a{} }}}}", "(".repeat(99), ")".repeat(99));
             assert_eq!(render(&ok, &data).unwrap(), "x");
-            let chain = format!("{{{{ if not .a }}}}{}{{{{ else }}}}y{{{{ end }}}}", "{{ else if not .a }}".repeat(50));
+            let chain = format!(
+                "{{{{ if not .a }}}}{}{{{{ else }}}}y{{{{ end }}}}",
+                "{{ else if not .a }}".repeat(50)
+            );
             assert_eq!(render(&chain, &data).unwrap(), "y");
         })
         .unwrap()

@@ -197,14 +197,6 @@ impl Value {
         matches!(self, Value::Missing | Value::Nil)
     }
 
-    /// The value as a function's `interface{}` parameter receives it.
-    pub fn as_interface(self) -> Value {
-        match self {
-            Value::Missing => Value::Nil,
-            other => other,
-        }
-    }
-
     /// text/template's truth (`isTrue`): `None` when Go cannot decide (never, for these types).
     pub fn truth(&self) -> bool {
         match self {
@@ -225,14 +217,6 @@ impl Value {
         match self {
             Value::Version(_, false) => false,
             other => !other.truth(),
-        }
-    }
-
-    /// The elements of a slice.
-    pub fn items(&self) -> Option<&[Value]> {
-        match self {
-            Value::Slice(s) => Some(&s.items),
-            _ => None,
         }
     }
 

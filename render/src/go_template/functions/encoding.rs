@@ -118,8 +118,7 @@ fn decode(src: &[u8], alphabet: &[u8], quantum: usize, bits: usize) -> Result<Ve
                 return Err(si - 1);
             }
             // Padding: how much must follow depends on where it starts.
-            let min_data = if quantum == 4 { 2 } else { 2 };
-            if j < min_data || (quantum == 8 && ![2, 4, 5, 7].contains(&j)) {
+            if j < 2 || (quantum == 8 && ![2, 4, 5, 7].contains(&j)) {
                 return Err(si - 1);
             }
             let needed = quantum - j - 1;

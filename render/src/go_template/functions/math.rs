@@ -57,7 +57,7 @@ fn trim_decimal(s: &str) -> String {
 
 /// Go's float64 → int64 conversion as amd64 does it (out of range: the minimum).
 fn f64_to_i64(f: f64) -> i64 {
-    if f.is_nan() || f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
+    if f.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
         i64::MIN
     } else {
         f as i64

@@ -92,7 +92,10 @@ pub(super) const fn sig(
 
 type Table = &'static [(&'static str, &'static [Ty], Option<Ty>)];
 
-const FAMILIES: &[(Table, fn(&str, Vec<Value>) -> Out)] = &[
+/// A family's runner.
+type Family = fn(&str, Vec<Value>) -> Out;
+
+const FAMILIES: &[(Table, Family)] = &[
     (builtins::TABLE, builtins::call),
     (strings::TABLE, strings::call),
     (defaults::TABLE, defaults::call),
