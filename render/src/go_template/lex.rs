@@ -471,6 +471,11 @@ impl Lexer<'_> {
     }
 
     fn lex_char(&mut self) -> State {
+        self.lex_escaped('\'', Kind::CharConstant, "unterminated character constant")
+    }
+
+    /// A quoted string or character constant: backslash escapes, no newline.
+    fn lex_escaped(&mut self, quote: char, kind: Kind, unterminated: &str) -> State {
         loop {
             match self.next() {
                 Some('\\') => {
@@ -478,14 +483,14 @@ impl Lexer<'_> {
                     if c.is_some() && c != Some('\n') {
                         continue;
                     }
-                    return self.error("unterminated character constant".into());
+                    return self.error(unterminated.into());
                 }
-                None | Some('\n') => return self.error("unterminated character constant".into()),
-                Some('\'') => break,
+                None | Some('\n') => return self.error(unterminated.into()),
+                Some(c) if c == quote => break,
                 _ => {}
             }
         }
-        self.emit(Kind::CharConstant);
+        self.emit(kind);
         State::InsideAction
     }
 
@@ -539,22 +544,7 @@ impl Lexer<'_> {
     }
 
     fn lex_quote(&mut self) -> State {
-        loop {
-            match self.next() {
-                Some('\\') => {
-                    let c = self.next();
-                    if c.is_some() && c != Some('\n') {
-                        continue;
-                    }
-                    return self.error("unterminated quoted string".into());
-                }
-                None | Some('\n') => return self.error("unterminated quoted string".into()),
-                Some('"') => break,
-                _ => {}
-            }
-        }
-        self.emit(Kind::String);
-        State::InsideAction
+        self.lex_escaped('"', Kind::String, "unterminated quoted string")
     }
 
     fn lex_raw_quote(&mut self) -> State {

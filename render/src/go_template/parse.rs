@@ -269,15 +269,22 @@ impl Parser<'_> {
         }
         let name = unquote(&item.val).map_err(|e| self.error(e))?;
         self.expect(Kind::RightDelim, context)?;
+        let list = self.template_body(context)?;
+        self.add(name, list)
+    }
+
+    /// The body of a `define` or `block`: a template of its own (only `$` declared, outside
+    /// any range), up to its `{{end}}`.
+    fn template_body(&mut self, context: &str) -> Result<Vec<Node>> {
         let saved_vars = std::mem::replace(&mut self.vars, vec!["$".into()]);
         let saved_range = std::mem::take(&mut self.range_depth);
-        let (list, stop) = self.item_list()?;
+        let result = self.item_list();
         self.vars = saved_vars;
         self.range_depth = saved_range;
-        if !matches!(stop, Stop::End) {
-            return Err(self.error(format!("unexpected {{{{else}}}} in {context}")));
+        match result? {
+            (list, Stop::End) => Ok(list),
+            _ => Err(self.error(format!("unexpected {{{{else}}}} in {context}"))),
         }
-        self.add(name, list)
     }
 
     fn item_list(&mut self) -> Result<(Vec<Node>, Stop)> {
@@ -374,14 +381,7 @@ impl Parser<'_> {
         let token = self.next_non_space();
         let name = self.template_name(&token, context)?;
         let pipe = self.pipeline(context, Kind::RightDelim)?;
-        let saved_vars = std::mem::replace(&mut self.vars, vec!["$".into()]);
-        let saved_range = std::mem::take(&mut self.range_depth);
-        let (list, stop) = self.item_list()?;
-        self.vars = saved_vars;
-        self.range_depth = saved_range;
-        if !matches!(stop, Stop::End) {
-            return Err(self.error(format!("unexpected {{{{else}}}} in {context}")));
-        }
+        let list = self.template_body(context)?;
         self.add(name.clone(), list)?;
         Ok(Node::Template(name, Some(pipe), token.line))
     }
