@@ -151,14 +151,14 @@ impl State<'_> {
                     items.push((Value::Missing, make(i)));
                 }
             }
-            Value::Uint64(n) => {
+            Value::Uint(n, kind) => {
                 if pipe.decl.len() > 1 {
                     return Err(self.error(format!(
                         "can't use {n} to iterate over more than one variable"
                     )));
                 }
                 for i in 0..*n {
-                    items.push((Value::Missing, Value::Uint64(i)));
+                    items.push((Value::Missing, Value::Uint(i, *kind)));
                 }
             }
             Value::Slice(s) => {

@@ -1,7 +1,7 @@
 //! Go's `fmt` for the values a template holds: `Sprint`, `Sprintln`, `Sprintf` with every flag,
 //! width, precision, argument index and verb, and `strconv`'s float and quote formatting.
 
-use super::value::{Elem, Value};
+use super::value::{Elem, UintType, Value};
 
 /// Go's `%v` of a float64: the shortest digits that read back the same, in `%e` form when
 /// the exponent is below -4 or at least 6 (`1e+06`, `1.5e-05`), plain otherwise (`123456`, `0.5`).
@@ -612,7 +612,7 @@ impl Printer {
                 }
             }
             Value::Int(i) | Value::Int64(i) => self.fmt_int(*i as i128, verb, false),
-            Value::Uint64(u) => self.fmt_int(*u as i128, verb, true),
+            Value::Uint(u, _) => self.fmt_int(*u as i128, verb, true),
             Value::Float(f) => self.fmt_float(*f, verb),
             Value::Str(s) => self.fmt_string(s, verb),
             Value::Version(version, _) => {
@@ -638,9 +638,9 @@ impl Printer {
                     }
                     self.out.push('{');
                     let fields = [
-                        Value::Uint64(version.major),
-                        Value::Uint64(version.minor),
-                        Value::Uint64(version.patch),
+                        Value::Uint(version.major, UintType::U64),
+                        Value::Uint(version.minor, UintType::U64),
+                        Value::Uint(version.patch, UintType::U64),
                         Value::str(version.pre.as_str()),
                         Value::str(version.metadata.as_str()),
                         Value::str(version.original.as_str()),
@@ -942,7 +942,7 @@ fn int_from_arg(args: &[Value], arg_num: usize) -> (i64, bool, usize) {
     }
     let (n, ok) = match &args[arg_num] {
         Value::Int(i) | Value::Int64(i) => (*i, true),
-        Value::Uint64(u) if *u <= i64::MAX as u64 => (*u as i64, true),
+        Value::Uint(u, _) if *u <= i64::MAX as u64 => (*u as i64, true),
         _ => (0, false),
     };
     if !(-1_000_000..=1_000_000).contains(&n) {

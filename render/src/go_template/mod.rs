@@ -69,6 +69,9 @@ pub fn render(template: &str, data: &Json) -> Result<String, String> {
         context: String::new(),
     };
     match state.walk(&dot, root) {
+        Ok(()) if value::has_raw_bytes(&state.out) => Err(format!(
+            "template: {NAME}: the output holds bytes that are not UTF-8 (decoded by b64dec or b32dec): CAPI cannot read it as YAML either"
+        )),
         Ok(()) => Ok(state.out),
         Err(Flow::Error(e)) => Err(e),
         Err(Flow::Break | Flow::Continue) => Ok(state.out),

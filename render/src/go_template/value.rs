@@ -24,8 +24,8 @@ pub enum Value {
     Int(i64),
     /// `int64`.
     Int64(i64),
-    /// `uint64`.
-    Uint64(u64),
+    /// `uint64`, or `uint8` (a byte of a string, from `index`).
+    Uint(u64, UintType),
     /// `float64`.
     Float(f64),
     /// `string`.
@@ -36,6 +36,15 @@ pub enum Value {
     Map(Rc<Map>),
     /// `*semver.Version` (`pointer`) or `semver.Version`.
     Version(Rc<Version>, bool),
+}
+
+/// Which unsigned type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UintType {
+    /// `uint8`
+    U8,
+    /// `uint64`
+    U64,
 }
 
 /// The element type of a slice.
@@ -60,6 +69,76 @@ pub struct Slice {
     pub items: Vec<Value>,
     /// A nil slice (`toJson` writes `null`).
     pub nil: bool,
+    /// Its capacity: sprig's `slice` may reach past the length up to it, as Go's reflect does.
+    pub cap: usize,
+}
+
+impl Elem {
+    /// The size of an element in bytes (what Go's allocator rounds).
+    fn size(self) -> usize {
+        match self {
+            Elem::Any | Elem::Str => 16,
+            Elem::Int => 8,
+            Elem::Slices => 24,
+        }
+    }
+
+    /// The zero value of an element (what a slice holds past its length).
+    pub fn zero(self) -> Value {
+        match self {
+            Elem::Any => Value::Nil,
+            Elem::Str => Value::str(""),
+            Elem::Int => Value::Int(0),
+            Elem::Slices => Value::nil_slice(Elem::Any),
+        }
+    }
+}
+
+/// Go's allocation size classes (runtime/sizeclasses.go), up to 32 KiB; above, whole pages.
+const SIZE_CLASSES: &[usize] = &[
+    8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288, 320, 352,
+    384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792, 2048,
+    2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472, 9728,
+    10240, 10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672,
+    32768,
+];
+
+/// The capacity Go's `append` gives a slice of capacity `old_cap` that must hold `new_len`
+/// (runtime.growslice: double below 256, then grow by a quarter plus 192; rounded up to the
+/// allocator's size class).
+pub fn grown_cap(old_cap: usize, new_len: usize, elem: Elem) -> usize {
+    let double = old_cap * 2;
+    let mut cap = if new_len > double {
+        new_len
+    } else if old_cap < 256 {
+        double
+    } else {
+        let mut c = old_cap;
+        while c < new_len {
+            c += (c + 768) / 4;
+        }
+        c
+    };
+    let size = elem.size();
+    let bytes = cap * size;
+    let rounded = SIZE_CLASSES
+        .iter()
+        .copied()
+        .find(|&c| c >= bytes)
+        .unwrap_or_else(|| bytes.div_ceil(8192) * 8192);
+    cap = rounded / size;
+    cap
+}
+
+/// The capacity of a slice built by appending `len` elements one by one to one of `start` capacity.
+pub fn appended_cap(start: usize, len: usize, elem: Elem) -> usize {
+    let mut cap = start;
+    for n in 1..=len {
+        if n > cap {
+            cap = grown_cap(cap, n, elem);
+        }
+    }
+    cap
 }
 
 /// The element type of a map.
@@ -90,11 +169,25 @@ impl Value {
 
     /// A slice of `elem`.
     pub fn slice(elem: Elem, items: Vec<Value>) -> Value {
+        let cap = items.len();
+        Value::slice_with_cap(elem, items, cap)
+    }
+
+    /// A slice of `elem` with capacity `cap` (at least its length).
+    pub fn slice_with_cap(elem: Elem, items: Vec<Value>, cap: usize) -> Value {
+        let cap = cap.max(items.len());
         Value::Slice(Rc::new(Slice {
             elem,
             items,
             nil: false,
+            cap,
         }))
+    }
+
+    /// A slice of `elem` built by appending its elements one by one to an empty one.
+    pub fn appended(elem: Elem, items: Vec<Value>) -> Value {
+        let cap = appended_cap(0, items.len(), elem);
+        Value::slice_with_cap(elem, items, cap)
     }
 
     /// A nil slice of `elem`.
@@ -103,12 +196,18 @@ impl Value {
             elem,
             items: Vec::new(),
             nil: true,
+            cap: 0,
         }))
     }
 
     /// A `[]string`.
     pub fn strings(items: impl IntoIterator<Item = String>) -> Value {
         Value::slice(Elem::Str, items.into_iter().map(Value::str).collect())
+    }
+
+    /// A `[]string` of capacity `cap`.
+    pub fn strings_with_cap(items: impl IntoIterator<Item = String>, cap: usize) -> Value {
+        Value::slice_with_cap(Elem::Str, items.into_iter().map(Value::str).collect(), cap)
     }
 
     /// A map of `elem`.
@@ -137,7 +236,7 @@ impl Value {
             Json::Number(n) => Value::Float(n.as_f64().unwrap_or_default()),
             Json::String(s) => Value::str(s.as_str()),
             Json::Array(items) => {
-                Value::slice(Elem::Any, items.iter().map(Value::from_json).collect())
+                Value::appended(Elem::Any, items.iter().map(Value::from_json).collect())
             }
             Json::Object(map) => Value::map(
                 MapElem::Any,
@@ -155,7 +254,8 @@ impl Value {
             Value::Bool(_) => "bool".into(),
             Value::Int(_) => "int".into(),
             Value::Int64(_) => "int64".into(),
-            Value::Uint64(_) => "uint64".into(),
+            Value::Uint(_, UintType::U8) => "uint8".into(),
+            Value::Uint(_, UintType::U64) => "uint64".into(),
             Value::Float(_) => "float64".into(),
             Value::Str(_) => "string".into(),
             Value::Slice(s) => match s.elem {
@@ -182,7 +282,8 @@ impl Value {
             Value::Bool(_) => "bool",
             Value::Int(_) => "int",
             Value::Int64(_) => "int64",
-            Value::Uint64(_) => "uint64",
+            Value::Uint(_, UintType::U8) => "uint8",
+            Value::Uint(_, UintType::U64) => "uint64",
             Value::Float(_) => "float64",
             Value::Str(_) => "string",
             Value::Slice(_) => "slice",
@@ -203,7 +304,7 @@ impl Value {
             Value::Missing | Value::Nil => false,
             Value::Bool(b) => *b,
             Value::Int(i) | Value::Int64(i) => *i != 0,
-            Value::Uint64(u) => *u != 0,
+            Value::Uint(u, _) => *u != 0,
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
             Value::Slice(s) => !s.items.is_empty(),
@@ -239,13 +340,25 @@ impl Value {
     }
 }
 
+/// The character that stands for a byte of a Go string that is not UTF-8 (from `b64dec`,
+/// `b32dec`): one of the last 256 code points, private use.
+pub fn raw_byte(b: u8) -> char {
+    char::from_u32(0x10_ff00 + u32::from(b)).expect("a valid code point")
+}
+
+/// Whether `text` holds a byte that is not UTF-8.
+pub fn has_raw_bytes(text: &str) -> bool {
+    text.chars()
+        .any(|c| (0x10_ff00..=0x10_ffff).contains(&(c as u32)))
+}
+
 /// Go's `reflect.DeepEqual` on two `interface{}` values.
 pub fn deep_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Missing | Value::Nil, Value::Missing | Value::Nil) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Int(x), Value::Int(y)) | (Value::Int64(x), Value::Int64(y)) => x == y,
-        (Value::Uint64(x), Value::Uint64(y)) => x == y,
+        (Value::Uint(x, s), Value::Uint(y, t)) => x == y && s == t,
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Slice(x), Value::Slice(y)) => {

@@ -1,7 +1,7 @@
 //! text/template's own functions (sprig's `slice` replaces the builtin one).
 
 use super::super::format::{go_quote, sprint, sprintf, sprintln};
-use super::super::value::{MapElem, Value};
+use super::super::value::{MapElem, UintType, Value};
 use super::{Out, Table, Ty, boolean, sig, string};
 
 pub(super) const TABLE: Table = &[
@@ -145,7 +145,10 @@ fn index(item: &Value, indexes: &[Value]) -> Out {
         item = match &item {
             Value::Nil => return Err("index of nil pointer".into()),
             Value::Slice(s) => s.items[position(&index, s.items.len(), false)?].clone(),
-            Value::Str(s) => Value::Int(s.as_bytes()[position(&index, s.len(), false)?] as i64),
+            Value::Str(s) => Value::Uint(
+                u64::from(s.as_bytes()[position(&index, s.len(), false)?]),
+                UintType::U8,
+            ),
             Value::Map(m) => match &index {
                 Value::Str(k) => m
                     .entries
@@ -174,7 +177,7 @@ fn index(item: &Value, indexes: &[Value]) -> Out {
 fn position(index: &Value, len: usize, inclusive: bool) -> Result<usize, String> {
     let x: i128 = match index {
         Value::Int(i) | Value::Int64(i) => *i as i128,
-        Value::Uint64(u) => *u as i64 as i128,
+        Value::Uint(u, _) => *u as i64 as i128,
         Value::Missing | Value::Nil => return Err("cannot index slice/array with nil".into()),
         other => {
             return Err(format!(
@@ -203,7 +206,7 @@ fn basic(v: &Value) -> Basic {
     match v {
         Value::Bool(_) => Basic::Bool,
         Value::Int(_) | Value::Int64(_) => Basic::Int,
-        Value::Uint64(_) => Basic::Uint,
+        Value::Uint(_, _) => Basic::Uint,
         Value::Float(_) => Basic::Float,
         Value::Str(_) => Basic::Str,
         _ => Basic::Invalid,
@@ -224,8 +227,8 @@ fn eq(a: &Value, others: &[Value]) -> Result<bool, String> {
         let k2 = basic(b);
         let truth = if k1 != k2 {
             match (a, b) {
-                (Value::Int(x) | Value::Int64(x), Value::Uint64(y)) => *x >= 0 && *x as u64 == *y,
-                (Value::Uint64(x), Value::Int(y) | Value::Int64(y)) => *y >= 0 && *x == *y as u64,
+                (Value::Int(x) | Value::Int64(x), Value::Uint(y, _)) => *x >= 0 && *x as u64 == *y,
+                (Value::Uint(x, _), Value::Int(y) | Value::Int64(y)) => *y >= 0 && *x == *y as u64,
                 _ if valid(a) && valid(b) => {
                     return Err(format!(
                         "incompatible types for comparison: {} and {}",
@@ -241,7 +244,7 @@ fn eq(a: &Value, others: &[Value]) -> Result<bool, String> {
                 (Value::Float(x), Value::Float(y)) => x == y,
                 (Value::Int(x) | Value::Int64(x), Value::Int(y) | Value::Int64(y)) => x == y,
                 (Value::Str(x), Value::Str(y)) => x == y,
-                (Value::Uint64(x), Value::Uint64(y)) => x == y,
+                (Value::Uint(x, _), Value::Uint(y, _)) => x == y,
                 _ => {
                     let same_kind = a.kind_name() == b.kind_name() || !valid(a) || !valid(b);
                     if !same_kind {
@@ -289,8 +292,8 @@ fn lt(a: &Value, b: &Value) -> Result<bool, String> {
     }
     if k1 != k2 {
         return match (a, b) {
-            (Value::Int(x) | Value::Int64(x), Value::Uint64(y)) => Ok(*x < 0 || (*x as u64) < *y),
-            (Value::Uint64(x), Value::Int(y) | Value::Int64(y)) => Ok(*y >= 0 && *x < *y as u64),
+            (Value::Int(x) | Value::Int64(x), Value::Uint(y, _)) => Ok(*x < 0 || (*x as u64) < *y),
+            (Value::Uint(x, _), Value::Int(y) | Value::Int64(y)) => Ok(*y >= 0 && *x < *y as u64),
             _ => Err(format!(
                 "incompatible types for comparison: {} and {}",
                 a.type_name(),
@@ -302,7 +305,7 @@ fn lt(a: &Value, b: &Value) -> Result<bool, String> {
         (Value::Bool(_), _) => return Err("invalid type for comparison".into()),
         (Value::Float(x), Value::Float(y)) => x < y,
         (Value::Int(x) | Value::Int64(x), Value::Int(y) | Value::Int64(y)) => x < y,
-        (Value::Uint64(x), Value::Uint64(y)) => x < y,
+        (Value::Uint(x, _), Value::Uint(y, _)) => x < y,
         (Value::Str(x), Value::Str(y)) => x < y,
         _ => false,
     })

@@ -58,15 +58,19 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             Ok(args[0].clone())
         }
         "hasKey" => boolean(entries(&args[0]).contains_key(text(&args[1]))),
-        "pluck" => Ok(Value::slice(
+        "pluck" => Ok(Value::appended(
             Elem::Any,
             args[1..]
                 .iter()
                 .filter_map(|d| entries(d).remove(text(&args[0])))
                 .collect(),
         )),
-        "keys" => Ok(Value::strings(
-            args.iter().flat_map(|d| entries(d).into_keys()),
+        "keys" => Ok(Value::appended(
+            Elem::Str,
+            args.iter()
+                .flat_map(|d| entries(d).into_keys())
+                .map(Value::str)
+                .collect(),
         )),
         "pick" => {
             let all = entries(&args[0]);
@@ -85,7 +89,7 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             }
             Ok(Value::map(MapElem::Any, all))
         }
-        "values" => Ok(Value::slice(
+        "values" => Ok(Value::appended(
             Elem::Any,
             entries(&args[0]).into_values().collect(),
         )),

@@ -96,7 +96,7 @@ fn encode(
         Value::Missing | Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Int(i) | Value::Int64(i) => out.push_str(&i.to_string()),
-        Value::Uint64(u) => out.push_str(&u.to_string()),
+        Value::Uint(u, _) => out.push_str(&u.to_string()),
         Value::Float(f) => out.push_str(&encode_float(*f)?),
         Value::Str(s) => encode_string(s, html, out),
         Value::Version(version, _) => encode_string(&version.to_string(), html, out),

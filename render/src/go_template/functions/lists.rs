@@ -1,7 +1,8 @@
 //! sprig's list functions (the `must` variants return Go's error where the plain ones panic;
 //! text/template turns both into an error).
 
-use super::super::value::{Elem, Value, deep_equal};
+use super::super::value::{Elem, Value, deep_equal, grown_cap};
+use super::math::f64_to_i64;
 use super::{Out, Table, Ty, boolean, int, list_items, sig};
 
 pub(super) const TABLE: Table = &[
@@ -52,13 +53,25 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "list" | "tuple" => any_list(args),
         "append" | "push" => {
             let mut items = list_items(&args[0], "push on")?.to_vec();
+            let len = items.len();
             items.push(args[1].clone());
-            any_list(items)
+            // `append(make([]interface{}, len), v)`.
+            Ok(Value::slice_with_cap(
+                Elem::Any,
+                items,
+                grown_cap(len, len + 1, Elem::Any),
+            ))
         }
         "prepend" => {
             let mut items = vec![args[1].clone()];
             items.extend_from_slice(list_items(&args[0], "prepend on")?);
-            any_list(items)
+            // `append([]interface{}{v}, list...)`.
+            let cap = if items.len() > 1 {
+                grown_cap(1, items.len(), Elem::Any)
+            } else {
+                1
+            };
+            Ok(Value::slice_with_cap(Elem::Any, items, cap))
         }
         "first" | "last" => {
             let items = list_items(&args[0], &format!("find {name} on"))?;
@@ -92,18 +105,19 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
                     out.push(item.clone());
                 }
             }
-            any_list(out)
+            Ok(Value::appended(Elem::Any, out))
         }
         "without" => {
             let omit = &args[1..];
             let items = list_items(&args[0], "find without on")?;
-            any_list(
+            Ok(Value::appended(
+                Elem::Any,
                 items
                     .iter()
                     .filter(|i| !omit.iter().any(|o| deep_equal(i, o)))
                     .cloned()
                     .collect(),
-            )
+            ))
         }
         "has" => {
             if args[1].is_nil_interface() {
@@ -130,13 +144,19 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             }
             let start = args.get(1).map_or(0, super::math::to_int);
             let end = args.get(2).map_or(len, super::math::to_int);
-            if start < 0 || end < start || end > len {
+            // reflect's Slice reaches up to the capacity; past the length it holds zeros.
+            if start < 0 || end < start || end > s.cap as i64 {
                 return Err(format!("reflect: slice index out of range [{start}:{end}]"));
             }
-            Ok(Value::slice(
-                s.elem,
-                s.items[start as usize..end as usize].to_vec(),
-            ))
+            let items = (start..end)
+                .map(|i| {
+                    s.items
+                        .get(i as usize)
+                        .cloned()
+                        .unwrap_or_else(|| s.elem.zero())
+                })
+                .collect();
+            Ok(Value::slice_with_cap(s.elem, items, s.cap - start as usize))
         }
         "concat" => {
             let mut out = Vec::new();
@@ -157,23 +177,48 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             if out.is_empty() {
                 return Ok(Value::nil_slice(Elem::Any));
             }
-            any_list(out)
+            Ok(Value::appended(Elem::Any, out))
         }
         "chunk" => {
+            // sprig's float arithmetic, as it is (a size below 1 mostly panics).
             let size = int(&args[0]);
             let items = list_items(&args[1], "chunk")?;
-            if size <= 0 {
-                return Err("runtime error: makeslice: len out of range".into());
+            let len = items.len() as i64;
+            let bad = || "runtime error: makeslice: len out of range".to_string();
+            let count = f64_to_i64(((len - 1) as f64 / size as f64).floor() + 1.0);
+            if count < 0 {
+                return Err(bad());
             }
-            let chunks: Vec<Value> = items
-                .chunks(size as usize)
-                .map(|c| Value::slice(Elem::Any, c.to_vec()))
-                .collect();
+            let mut chunks = Vec::new();
+            for i in 0..count {
+                let mut clen = size;
+                if i == count - 1 {
+                    clen = f64_to_i64((len as f64 % size as f64).floor());
+                    if clen == 0 {
+                        clen = size;
+                    }
+                }
+                if clen < 0 {
+                    return Err(bad());
+                }
+                let mut chunk = Vec::new();
+                for j in 0..clen {
+                    let ix = i * size + j;
+                    let item = usize::try_from(ix).ok().and_then(|ix| items.get(ix));
+                    chunk.push(item.cloned().ok_or_else(|| {
+                        format!("reflect: slice index out of range (index {ix}, length {len})")
+                    })?);
+                }
+                chunks.push(Value::slice(Elem::Any, chunk));
+            }
             Ok(Value::slice(Elem::Slices, chunks))
         }
         "compact" => {
             let items = list_items(&args[0], "compact on")?;
-            any_list(items.iter().filter(|i| !i.is_empty()).cloned().collect())
+            Ok(Value::appended(
+                Elem::Any,
+                items.iter().filter(|i| !i.is_empty()).cloned().collect(),
+            ))
         }
         _ => unreachable!("{name} is in the table"),
     }

@@ -56,7 +56,7 @@ fn trim_decimal(s: &str) -> String {
 }
 
 /// Go's float64 → int64 conversion as amd64 does it (out of range: the minimum).
-fn f64_to_i64(f: f64) -> i64 {
+pub(super) fn f64_to_i64(f: f64) -> i64 {
     if f.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
         i64::MIN
     } else {
@@ -68,7 +68,7 @@ fn f64_to_i64(f: f64) -> i64 {
 pub(super) fn to_int64(v: &Value) -> i64 {
     match v {
         Value::Int(i) | Value::Int64(i) => *i,
-        Value::Uint64(u) => *u as i64,
+        Value::Uint(u, _) => *u as i64,
         Value::Float(f) => f64_to_i64(*f),
         Value::Str(s) => parse_integer(&trim_decimal(s)).0.unwrap_or(0),
         Value::Bool(b) => i64::from(*b),
@@ -85,7 +85,7 @@ pub(super) fn to_int(v: &Value) -> i64 {
 pub(super) fn to_float64(v: &Value) -> f64 {
     match v {
         Value::Int(i) | Value::Int64(i) => *i as f64,
-        Value::Uint64(u) => *u as f64,
+        Value::Uint(u, _) => *u as f64,
         Value::Float(f) => *f,
         Value::Str(s) => parse_float(s).unwrap_or(0.0),
         Value::Bool(b) => f64::from(u8::from(*b)),
@@ -136,8 +136,9 @@ fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
     v
 }
 
+/// `[]int{}` appended to one by one.
 fn ints(v: Vec<i64>) -> Value {
-    Value::slice(Elem::Int, v.into_iter().map(Value::Int).collect())
+    Value::appended(Elem::Int, v.into_iter().map(Value::Int).collect())
 }
 
 fn seq(params: &[i64]) -> String {
@@ -382,7 +383,7 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
                 _ => 0.5,
             };
             let val = to_float64(&args[0]);
-            let pow = 10f64.powf(int(&args[1]) as f64);
+            let pow = go_pow10(int(&args[1]));
             let digit = pow * val;
             let div = digit.fract();
             let rounded = if div >= round_on {
@@ -407,6 +408,52 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         }
         _ => unreachable!("{name} is in the table"),
     }
+}
+
+/// Go's `math.Pow(10, y)` for an integer `y`: repeated squaring of the fraction with the
+/// exponent kept apart, so it rounds as Go does (libm's `pow` can differ in the last bit).
+fn go_pow10(y: i64) -> f64 {
+    if y == 0 {
+        return 1.0;
+    }
+    let (mut x1, mut xe) = (0.625f64, 4i64); // Frexp(10)
+    let (mut a1, mut ae) = (1.0f64, 0i64);
+    let mut i = y.unsigned_abs();
+    while i != 0 {
+        if !(-(1 << 12)..=(1 << 12)).contains(&xe) {
+            ae += xe;
+            break;
+        }
+        if i & 1 == 1 {
+            a1 *= x1;
+            ae += xe;
+        }
+        x1 *= x1;
+        xe <<= 1;
+        if x1 < 0.5 {
+            x1 += x1;
+            xe -= 1;
+        }
+        i >>= 1;
+    }
+    if y < 0 {
+        a1 = 1.0 / a1;
+        ae = -ae;
+    }
+    ldexp(a1, ae)
+}
+
+/// `frac × 2^exp`, in steps that neither overflow nor lose bits before the last one.
+fn ldexp(mut frac: f64, mut exp: i64) -> f64 {
+    while exp > 1000 {
+        frac *= 2f64.powi(1000);
+        exp -= 1000;
+    }
+    while exp < -1000 {
+        frac *= 2f64.powi(-1000);
+        exp += 1000;
+    }
+    frac * 2f64.powi(exp as i32)
 }
 
 /// Go's `math.Max` / `math.Min` (NaN wins; signed zeros ordered).

@@ -1,7 +1,7 @@
 //! sprig's regular expressions, with Go's `regexp` semantics: RE2 syntax with ASCII-only
 //! `\d \w \s \b`, Go's rules for successive empty matches, `$1`/`${name}` expansion.
 
-use super::super::value::{Elem, Value};
+use super::super::value::{Elem, Value, appended_cap};
 use super::{Out, Table, Ty, boolean, int, sig, string, text};
 use regex::Regex;
 
@@ -185,7 +185,9 @@ fn split(re: &Regex, pattern: &str, s: &str, n: i64) -> Value {
     if end != s.len() {
         parts.push(s[beg..].to_string());
     }
-    Value::strings(parts)
+    // `make([]string, 0, len(matches))`, appended to.
+    let cap = appended_cap(matches.len(), parts.len(), Elem::Str);
+    Value::strings_with_cap(parts, cap)
 }
 
 /// Go's `regexp.QuoteMeta`.
@@ -223,7 +225,9 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             if found.is_empty() {
                 return Ok(Value::nil_slice(Elem::Str));
             }
-            Ok(Value::strings(found))
+            // Go starts the result at capacity 10.
+            let cap = appended_cap(10, found.len(), Elem::Str);
+            Ok(Value::strings_with_cap(found, cap))
         }
         "regexFind" | "RegexFind" => string(re.find(s(1)).map_or("", |m| m.as_str())),
         "regexReplaceAll" | "RegexReplaceAll" => string(replace_all(&re, s(1), s(2), false)),

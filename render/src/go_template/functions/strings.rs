@@ -121,14 +121,10 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "split" => Ok(indexed(split(s(1), s(0), -1))),
         "splitList" => Ok(Value::strings(split(s(1), s(0), -1))),
         "splitn" => Ok(indexed(split(s(2), s(0), int(&args[1])))),
-        "toStrings" => Ok(Value::strings(strslice(&args[0]))),
+        "toStrings" => Ok(strslice_value(&args[0], false)),
         "join" => string(strslice(&args[1]).join(s(0))),
         "sortAlpha" => match &args[0] {
-            Value::Slice(_) => {
-                let mut items = strslice(&args[0]);
-                items.sort();
-                Ok(Value::strings(items))
-            }
+            Value::Slice(_) => Ok(strslice_value(&args[0], true)),
             other => Ok(Value::strings([strval(other)])),
         },
         "fail" => Err(s(0).to_string()),
@@ -261,6 +257,22 @@ fn indexed(parts: Vec<String>) -> Value {
         .map(|(i, p)| (format!("_{i}"), Value::str(p)))
         .collect();
     Value::map(MapElem::Str, map)
+}
+
+/// sprig's `strslice` as a `[]string` value, with the capacity Go's gives it (a `[]string` is
+/// returned as it is; other slices are copied into one of their length), sorted if asked.
+fn strslice_value(v: &Value, sorted: bool) -> Value {
+    let mut items = strslice(v);
+    if sorted {
+        items.sort();
+    }
+    let cap = match v {
+        Value::Slice(s) if s.elem == Elem::Str => s.cap,
+        Value::Slice(s) => s.items.len(),
+        Value::Missing | Value::Nil => 0,
+        _ => 1,
+    };
+    Value::strings_with_cap(items, cap)
 }
 
 /// sprig's `strslice`: a list's non-nil elements as strings, one value as a one-element list.

@@ -2,7 +2,7 @@
 //! call (`.Major`, `.LessThan`, `.IncMinor`, ...).
 
 use super::super::semver::{Version, satisfies};
-use super::super::value::Value;
+use super::super::value::{UintType, Value};
 use super::{Func, Out, Table, Ty, boolean, sig, string, text};
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -85,9 +85,9 @@ fn method(name: &str, args: Vec<Value>) -> Out {
     match name {
         "String" => string(v.to_string()),
         "Original" => string(v.original.as_str()),
-        "Major" => Ok(Value::Uint64(v.major)),
-        "Minor" => Ok(Value::Uint64(v.minor)),
-        "Patch" => Ok(Value::Uint64(v.patch)),
+        "Major" => Ok(Value::Uint(v.major, UintType::U64)),
+        "Minor" => Ok(Value::Uint(v.minor, UintType::U64)),
+        "Patch" => Ok(Value::Uint(v.patch, UintType::U64)),
         "Prerelease" => string(v.pre.as_str()),
         "Metadata" => string(v.metadata.as_str()),
         "IncMajor" => version(v.increment("major")),
