@@ -217,16 +217,22 @@ fn fmt_f(sign: &str, digs: &[u8], dp: i32, prec: i32) -> String {
     out
 }
 
-/// Go's `unicode.IsPrint`, for the characters templates meet (letters, digits, punctuation,
-/// symbols, the ASCII space; not other spaces, controls or format characters).
+/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols (Unicode 15.0, Go's
+/// tables) and the ASCII space.
 pub(super) fn is_print(c: char) -> bool {
-    if c == ' ' {
-        return true;
-    }
-    if c.is_control() || c.is_whitespace() {
-        return false;
-    }
-    !matches!(c as u32, 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e | 0x200b..=0x200f | 0x2028..=0x202e | 0x2060..=0x206f | 0xfeff | 0xfff9..=0xfffb | 0xe000..=0xf8ff | 0xd800..=0xdfff | 0xfffe | 0xffff)
+    use unicode_general_category::{GeneralCategory as G, get_general_category};
+    c == ' '
+        || !matches!(
+            get_general_category(c),
+            G::Control
+                | G::Format
+                | G::Surrogate
+                | G::PrivateUse
+                | G::Unassigned
+                | G::SpaceSeparator
+                | G::LineSeparator
+                | G::ParagraphSeparator
+        )
 }
 
 fn escape_rune(out: &mut String, c: char, quote: char, ascii: bool) {
@@ -873,13 +879,12 @@ pub(super) fn sprintf(format: &str, args: &[Value]) -> String {
                 i += 1;
                 let (w, ok, next) = int_from_arg(args, arg_num);
                 arg_num = next;
+                // A negative precision is no precision, and says so.
                 if w < 0 || !ok {
                     p.f.prec = None;
+                    p.out.push_str("%!(BADPREC)");
                 } else {
                     p.f.prec = Some(w as usize);
-                }
-                if !ok {
-                    p.out.push_str("%!(BADPREC)");
                 }
                 after_index = false;
             } else {

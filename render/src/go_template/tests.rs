@@ -273,3 +273,42 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         .join()
         .unwrap();
 }
+
+/// Cases the differential against Go found (Go's output, as Go printed it).
+#[test]
+fn found_by_the_differential() {
+    let data = json!({"i": 4, "l": ["x", "y"], "n": 1.5, "s": "0x1f"});
+    for (template, go) in [
+        (
+            "{{ printf \"%v|%T\" (index \"v1\" 0) (index \"v1\" 0) }}",
+            "118|uint8",
+        ),
+        (
+            "{{ printf \"%.*f\" (int64 -2) 1.5 }}",
+            "%!(BADPREC)1.500000",
+        ),
+        // `until 3` has capacity 4: sprig's slice reaches it, past the length it holds zeros.
+        ("{{ slice (until 3) 0 4 }}", "[0 1 2 0]"),
+        (
+            "{{ chunk -1 .l }} {{ chunk 2 (list 1 2 3) }}",
+            "[] [[1 2] [3]]",
+        ),
+        ("{{ round 1e3 97 }}", "1000"),
+        ("{{ int64 \"1.5\" }} {{ int \".5\" }}", "1 0"),
+        ("{{ deepCopy (semver \"v1.2.3\") }}", "0.0.0"),
+        (
+            "{{ printf \"%x\" 1.5 }} {{ printf \"%#q\" 123456 }}",
+            "0x1.8p+00 '\\U0001e240'",
+        ),
+        ("{{ js nil 1 }}", "\\u003Cno value\\u003E1"),
+        ("{{ $b := b64dec \"tru=\" }}ok", "ok"),
+    ] {
+        assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
+    }
+    assert!(
+        render("{{ b64dec \"tru=\" }}", &data)
+            .unwrap_err()
+            .contains("not UTF-8")
+    );
+    assert!(render("{{ index . .none }}", &data).is_err());
+}
