@@ -226,3 +226,47 @@ fn builds_and_starts_a_project_to_render_against() {
         "{stderr}"
     );
 }
+
+/// A ClusterClass of inline patches only (as CAPI's quick-start) renders without an extension;
+/// one that calls an extension says it needs one.
+#[test]
+fn renders_a_class_of_inline_patches_without_an_extension() {
+    let (dir, _certs) = setup("render-inline");
+    let class = std::fs::read_to_string(format!("{RENDER}/clusterclass.yaml")).unwrap();
+    let inline = class
+        .split("  - name: quickstart\n    external:")
+        .next()
+        .unwrap();
+    std::fs::write(dir.join("clusterclass.yaml"), inline).unwrap();
+    let cluster = std::fs::read_to_string(format!("{RENDER}/cluster.yaml")).unwrap();
+    let cluster = cluster.replace(
+        "    - name: imageRepository\n      value: registry.example.com/k8s\n",
+        "",
+    );
+    std::fs::write(dir.join("cluster.yaml"), cluster).unwrap();
+    let templates = format!("{RENDER}/templates.yaml");
+    let args = |class: &str| {
+        vec![
+            "render".to_string(),
+            "--cluster".into(),
+            dir.join("cluster.yaml").display().to_string(),
+            "--clusterclass".into(),
+            class.to_string(),
+            "--templates".into(),
+            templates.clone(),
+        ]
+    };
+    let output = run(&args(&dir.join("clusterclass.yaml").display().to_string()));
+    assert!(output.status.success(), "{}", text(&output));
+    let objects = String::from_utf8_lossy(&output.stdout);
+    assert!(objects.contains("name: demo-lb"), "{objects}");
+    assert!(objects.contains("size: large"), "{objects}");
+
+    let output = run(&args(&format!("{RENDER}/clusterclass.yaml")));
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output).contains("the ClusterClass calls an extension: say where it is"),
+        "{}",
+        text(&output)
+    );
+}

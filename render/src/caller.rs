@@ -46,6 +46,28 @@ impl CallError {
     }
 }
 
+/// The caller of a ClusterClass that calls no extension (inline patches only, as CAPI's
+/// quick-start): any call is a transport error that says so.
+///
+/// ```
+/// use capi_ext_render::{Caller, NoExtension};
+/// let err = futures_lite_block_on(NoExtension.call("/x", Vec::new())).unwrap_err();
+/// assert!(err.to_string().contains("no extension"));
+/// # fn futures_lite_block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoExtension;
+
+impl Caller for NoExtension {
+    async fn call(&self, path: &str, _body: Vec<u8>) -> Result<Vec<u8>, CallError> {
+        Err(CallError::Transport(format!(
+            "no extension was given, and the render needed {path}: give --url and --ca, or --project"
+        )))
+    }
+}
+
 #[cfg(feature = "server")]
 impl Caller for capi_ext::Extension {
     async fn call(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>, CallError> {

@@ -43,6 +43,26 @@ pub fn documents(text: &str) -> Result<Vec<Value>, String> {
 }
 
 impl Input {
+    /// Whether the ClusterClass calls an extension (a patch with `external`): a class of inline
+    /// patches only renders without one.
+    ///
+    /// ```
+    /// let mut input = capi_ext_render::Input::default();
+    /// input.cluster_class = serde_json::json!({"spec": {"patches": [{"name": "p", "definitions": []}]}});
+    /// assert!(!input.calls_extension());
+    /// input.cluster_class["spec"]["patches"][0]["external"] = serde_json::json!({"generatePatchesExtension": "g.e"});
+    /// assert!(input.calls_extension());
+    /// ```
+    pub fn calls_extension(&self) -> bool {
+        get(&self.cluster_class, &["spec", "patches"])
+            .and_then(Value::as_array)
+            .is_some_and(|patches| {
+                patches
+                    .iter()
+                    .any(|p| p.get("external").is_some_and(|e| !e.is_null()))
+            })
+    }
+
     /// Reads the objects of YAML files (the Cluster, its ClusterClass, the templates; in any
     /// files, in any order), as `capi-ext render` reads them.
     ///

@@ -70,7 +70,7 @@ pub mod testing;
 pub mod values;
 pub mod yaml11;
 
-pub use caller::{CallError, Caller};
+pub use caller::{CallError, Caller, NoExtension};
 pub use error::{Nondeterminism, RenderError};
 pub use input::{Input, documents};
 pub use output::{Definition, Exchange, Rendered};

@@ -150,7 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut local = None;
     let target = match (args.connection, &args.project) {
         (Some(connection), None) => match connection.target(timeout) {
-            Ok(target) => target,
+            Ok(target) => Some(target),
             Err(e) => {
                 eprintln!("error: {e:#}");
                 return Ok(ExitCode::from(2));
@@ -165,25 +165,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         &format!("{} (from {})", started.target.url, dir.display())
                     )
                 );
-                local.insert(started).target.clone()
+                Some(local.insert(started).target.clone())
             }
             Err(e) => {
                 eprintln!("error: {e:#}");
                 return Ok(ExitCode::from(2));
             }
         },
+        // A ClusterClass of inline patches only (CAPI's quick-start) needs no extension.
+        (None, None) if !input.calls_extension() => None,
         _ => {
             eprintln!(
-                "error: say where the extension is: --url URL --ca CA (running), or --project DIR (built and started here)"
+                "error: the ClusterClass calls an extension: say where it is: --url URL --ca CA (running), or --project DIR (built and started here)"
             );
             return Ok(ExitCode::from(2));
         }
     };
-    let caller = Https(target);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let result = runtime.block_on(capi_ext_render::render(&input, &caller));
+    let result = runtime.block_on(async {
+        match target {
+            Some(target) => capi_ext_render::render(&input, &Https(target)).await,
+            None => capi_ext_render::render(&input, &capi_ext_render::NoExtension).await,
+        }
+    });
     let rendered = match result {
         Ok(rendered) => rendered,
         Err(e) => {
