@@ -79,6 +79,8 @@ func main() {
 	capiVersion := flag.String("capi-version", "", "the Cluster API release this is built from (render plays its engine)")
 	parallel := flag.Int("parallel", 2, "cases computed at once")
 	verbose := flag.Bool("v", false, "also print why both sides refused a case")
+	rootModule := flag.String("capi-module", "", "the Cluster API module of -capi-version (its KubeadmControlPlane and KubeadmConfig CRDs)")
+	testModule := flag.String("test-module", "", "the Cluster API test module of -capi-version: its ClusterClasses are cases too")
 	flag.Parse()
 	if *capiExt == "" || *url == "" || *caFile == "" || *work == "" || *capiVersion == "" {
 		fmt.Fprintln(os.Stderr, "usage: differential -capi-ext BIN -url URL -ca FILE -work DIR -capi-version V [-n N] [-seed S] [-random-seed S]")
@@ -102,6 +104,13 @@ func main() {
 		fmt.Printf("seed %d: %d topologies\n", s, *n)
 		results = append(results, runSeed(opts, s, *n, *parallel)...)
 	}
+	if *testModule != "" {
+		cases := realCases(*testModule, loadCRDs(*rootModule, *testModule))
+		fmt.Printf("Cluster API's own ClusterClasses: %d topologies\n", len(cases))
+		real := runCases(opts, cases, *parallel)
+		reportByOrigin(cases, real)
+		results = append(results, real...)
+	}
 	report(results, time.Since(start), *verbose)
 }
 
@@ -116,8 +125,9 @@ type result struct {
 	capiErr, renderErr error
 }
 
-func runSeed(opts options, seed int64, n, parallel int) []result {
-	results := make([]result, n)
+// runCases computes the given cases, `parallel` at a time.
+func runCases(opts options, cases []*testCase, parallel int) []result {
+	results := make([]result, len(cases))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < parallel; w++ {
@@ -127,19 +137,26 @@ func runSeed(opts options, seed int64, n, parallel int) []result {
 			ctx := context.Background()
 			rc := newRuntimeClient(ctx, opts)
 			for i := range jobs {
-				// Each case has a generator of its own, so the cases do not depend on the
-				// order the workers take them in.
-				tc := generate(rand.New(rand.NewSource(seed*1_000_003+int64(i))), fmt.Sprintf("s%d-%03d", seed, i))
-				results[i] = runCase(ctx, opts, rc, tc)
+				results[i] = runCase(ctx, opts, rc, cases[i])
 			}
 		}()
 	}
-	for i := 0; i < n; i++ {
+	for i := range cases {
 		jobs <- i
 	}
 	close(jobs)
 	wg.Wait()
 	return results
+}
+
+func runSeed(opts options, seed int64, n, parallel int) []result {
+	cases := make([]*testCase, n)
+	for i := range cases {
+		// Each case has a generator of its own, so the cases do not depend on the order the
+		// workers take them in.
+		cases[i] = generate(rand.New(rand.NewSource(seed*1_000_003+int64(i))), fmt.Sprintf("s%d-%03d", seed, i))
+	}
+	return runCases(opts, cases, parallel)
 }
 
 // runtimeClientWithConfig is CAPI's runtime client with the extension discovered once; each
@@ -185,13 +202,17 @@ func capiState(ctx context.Context, rc runtimeClientWithConfig, tc *testCase) (*
 		return nil, err
 	}
 	var objects []client.Object
-	for _, crd := range []*apiextensionsv1.CustomResourceDefinition{
-		builder.GenericInfrastructureClusterTemplateCRD, builder.GenericInfrastructureClusterCRD,
-		builder.GenericControlPlaneTemplateCRD, builder.GenericControlPlaneCRD,
-		builder.GenericInfrastructureMachineTemplateCRD, builder.GenericInfrastructureMachineCRD,
-		builder.GenericBootstrapConfigTemplateCRD, builder.GenericBootstrapConfigCRD,
-		builder.GenericInfrastructureMachinePoolTemplateCRD, builder.GenericInfrastructureMachinePoolCRD,
-	} {
+	crds := tc.crds
+	if crds == nil {
+		crds = []*apiextensionsv1.CustomResourceDefinition{
+			builder.GenericInfrastructureClusterTemplateCRD, builder.GenericInfrastructureClusterCRD,
+			builder.GenericControlPlaneTemplateCRD, builder.GenericControlPlaneCRD,
+			builder.GenericInfrastructureMachineTemplateCRD, builder.GenericInfrastructureMachineCRD,
+			builder.GenericBootstrapConfigTemplateCRD, builder.GenericBootstrapConfigCRD,
+			builder.GenericInfrastructureMachinePoolTemplateCRD, builder.GenericInfrastructureMachinePoolCRD,
+		}
+	}
+	for _, crd := range crds {
 		objects = append(objects, crd.DeepCopy())
 	}
 	objects = append(objects, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -29,6 +30,10 @@ type testCase struct {
 	clusterClass obj
 	templates    []obj
 	settings     map[string]string
+	// The CRDs of the template kinds (nil: CAPI's Generic test kinds).
+	crds []*apiextensionsv1.CustomResourceDefinition
+	// Where a case of a real ClusterClass comes from.
+	origin string
 }
 
 func (tc *testCase) write(dir string) error {

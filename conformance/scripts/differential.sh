@@ -8,7 +8,9 @@
 # (cached), since what it calls is internal to that module; conformance/differential/capi holds
 # the two files it adds there to reach the reconcilers' steps.
 # DIFFERENTIAL_CASES topologies per seed (default 200): the fixed DIFFERENTIAL_SEED (default 1)
-# and a new DIFFERENTIAL_RANDOM_SEED each run, both printed.
+# and a new DIFFERENTIAL_RANDOM_SEED each run, both printed. Then the ClusterClasses of CAPI's
+# test module whose patches are inline (quick-start, in-memory), with its cluster templates and
+# their real CRDs (KubeadmControlPlane, KubeadmConfig, Dev and Docker kinds).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -66,4 +68,6 @@ random_seed=${DIFFERENTIAL_RANDOM_SEED:-$(( $(date +%s%N) % 1000000000 + 2 ))}
 echo "======== capi-ext render against Cluster API $CAPI_VERSION's desired-state generator (seeds ${DIFFERENTIAL_SEED:-1} and $random_seed)" >&2
 "$program" -capi-ext "$target_dir/debug/capi-ext" -url "https://127.0.0.1:$port" -ca "$work/certs/ca.crt" \
   -work "$work/cases" -capi-version "$CAPI_VERSION" -n "${DIFFERENTIAL_CASES:-200}" \
-  -seed "${DIFFERENTIAL_SEED:-1}" -random-seed "$random_seed" "$@"
+  -seed "${DIFFERENTIAL_SEED:-1}" -random-seed "$random_seed" \
+  -capi-module "$(module_dir "sigs.k8s.io/cluster-api@$CAPI_VERSION")" \
+  -test-module "$(module_dir "sigs.k8s.io/cluster-api/test@$CAPI_VERSION")" "$@"
