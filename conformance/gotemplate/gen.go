@@ -16,7 +16,7 @@ type gen struct {
 
 func (g *gen) pick(xs []string) string { return xs[g.r.Intn(len(xs))] }
 
-var strs = []string{"", "a", "abc", "Hello World", "héllo wörld", "v1.2.3", "1.5", "42", "0x1f", "010", " padded ", "a,b,c", "a/b/c.txt", "<tag>&\"q\"", "line1\nline2", "MixedCase_word", "true", "aGVsbG8=", "a-b_c d", "x.y.z", "日本", "12.000", "-7"}
+var strs = []string{"", "a", "abc", "Hello World", "héllo wörld", "v1.2.3", "1.5", "42", "0x1f", "010", " padded ", "a,b,c", "a/b/c.txt", "<tag>&\"q\"", "line1\nline2", "MixedCase_word", "true", "aGVsbG8=", "a-b_c d", "x.y.z", "日本", "12.000", "-7", "HTTPServer", "getHTTPResponse2Code", "snake_case word", "ÉtéÀ ǅ", "  leading  spaces", "The quick brown fox jumps over the lazy dog", "id-42abc", "v1.2-rc.1+meta"}
 var nums = []float64{0, 1, -1, 2.5, 3, 1e6, 0.1, 100, -0.5, 1e21, 1e-7, 7, 123456.789, 0.3}
 var versions = []string{"v1.30.0", "1.29.3", "v1.31.0-rc.1", "v1.32.1+build.5", "1.2", "v2", "bad", "v1.30.0-alpha.0", "1.31.2", "v1.28.15"}
 

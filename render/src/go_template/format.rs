@@ -217,23 +217,7 @@ fn fmt_f(sign: &str, digs: &[u8], dp: i32, prec: i32) -> String {
     out
 }
 
-/// Go's `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols (Unicode 15.0, Go's
-/// tables) and the ASCII space.
-pub(super) fn is_print(c: char) -> bool {
-    use unicode_general_category::{GeneralCategory as G, get_general_category};
-    c == ' '
-        || !matches!(
-            get_general_category(c),
-            G::Control
-                | G::Format
-                | G::Surrogate
-                | G::PrivateUse
-                | G::Unassigned
-                | G::SpaceSeparator
-                | G::LineSeparator
-                | G::ParagraphSeparator
-        )
-}
+pub(super) use super::unicode::is_print;
 
 fn escape_rune(out: &mut String, c: char, quote: char, ascii: bool) {
     match c {

@@ -16,6 +16,7 @@ pub mod functions;
 mod lex;
 mod parse;
 mod semver;
+mod unicode;
 mod value;
 
 pub use format::go_float;

@@ -312,3 +312,29 @@ fn found_by_the_differential() {
     );
     assert!(render("{{ index . .none }}", &data).is_err());
 }
+
+/// goutils' and xstrings' helpers, with the outputs Go printed.
+#[test]
+fn word_and_case_helpers_as_go() {
+    let data = json!({});
+    for (template, go) in [
+        (
+            "{{ snakecase \"getHTTPResponse2Code\" }} {{ kebabcase \"HTTPServer id-42abc\" }} {{ camelcase \"snake_case word\" }}",
+            "get_http_response2_code http-server-id-42abc SnakeCaseWord",
+        ),
+        (
+            "{{ swapcase \"Hello wORLD ǆx\" }} {{ initials \"The quick  brown\" }} {{ title \"ǆemal ǳ\" }}",
+            "hELLO World ǅX Tqb ǅemal ǲ",
+        ),
+        (
+            "{{ wrap 10 \"The quick brown fox jumps over the lazy dog\" }}",
+            "The quick\nbrown fox\njumps over\nthe lazy\ndog",
+        ),
+        (
+            "{{ wrapWith 5 \"|\" \"abcdefghij klm\" }} {{ abbrev 8 \"The quick brown fox\" }} {{ abbrevboth 5 10 \"The quick brown fox jumps\" }}",
+            "abcde|fghij|klm The q... ...uick...",
+        ),
+    ] {
+        assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
+    }
+}

@@ -346,6 +346,29 @@ pub fn raw_byte(b: u8) -> char {
     char::from_u32(0x10_ff00 + u32::from(b)).expect("a valid code point")
 }
 
+/// Go string bytes as text: a byte that is not part of UTF-8 (from `b64dec`, or a cut inside a
+/// character by byte-indexed functions) is kept as its [`raw_byte`] marker; an output that still
+/// holds one is refused at the end (CAPI reads the output as YAML, which refuses such bytes).
+pub fn go_string(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(valid) => {
+                out.push_str(valid);
+                return out;
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(valid).expect("checked"));
+                let bad = e.error_len().unwrap_or(after.len());
+                out.extend(after[..bad].iter().map(|b| raw_byte(*b)));
+                rest = &after[bad..];
+            }
+        }
+    }
+}
+
 /// Whether `text` holds a byte that is not UTF-8.
 pub fn has_raw_bytes(text: &str) -> bool {
     text.chars()

@@ -2,7 +2,7 @@
 //! decoding error is returned as the text, as sprig does), sha1/sha256/sha512 in hex, adler32
 //! in decimal.
 
-use super::super::value::Value;
+use super::super::value::{Value, go_string};
 use super::{Out, Table, Ty, sig, string, text};
 use sha1::Digest;
 
@@ -30,11 +30,11 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "b64enc" => string(encode(s.as_bytes(), B64, 3, 4, 6)),
         "b32enc" => string(encode(s.as_bytes(), B32, 5, 8, 5)),
         "b64dec" => string(match decode(s.as_bytes(), B64, 4, 6) {
-            Ok(bytes) => text_of(bytes),
+            Ok(bytes) => go_string(&bytes),
             Err(at) => format!("illegal base64 data at input byte {at}"),
         }),
         "b32dec" => string(match decode(s.as_bytes(), B32, 8, 5) {
-            Ok(bytes) => text_of(bytes),
+            Ok(bytes) => go_string(&bytes),
             Err(at) => format!("illegal base32 data at input byte {at}"),
         }),
         "sha1sum" => string(hex(&sha1::Sha1::digest(s.as_bytes()))),
@@ -49,33 +49,6 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             string(((b << 16) | a).to_string())
         }
         _ => unreachable!("{name} is in the table"),
-    }
-}
-
-/// Decoded bytes as text: a byte that is not part of UTF-8 is kept as a marker character
-/// ([`super::super::value::raw_byte`]); an output that still holds one is refused at the end
-/// (CAPI reads the output as YAML, which refuses such bytes).
-fn text_of(bytes: Vec<u8>) -> String {
-    let mut out = String::new();
-    let mut rest = &bytes[..];
-    loop {
-        match std::str::from_utf8(rest) {
-            Ok(valid) => {
-                out.push_str(valid);
-                return out;
-            }
-            Err(e) => {
-                let (valid, after) = rest.split_at(e.valid_up_to());
-                out.push_str(std::str::from_utf8(valid).expect("checked"));
-                let bad = e.error_len().unwrap_or(after.len());
-                out.extend(
-                    after[..bad]
-                        .iter()
-                        .map(|b| super::super::value::raw_byte(*b)),
-                );
-                rest = &after[bad..];
-            }
-        }
     }
 }
 

@@ -3,8 +3,7 @@
 //! family, each with Go's parameter types (they decide which arguments Go accepts).
 //!
 //! Every name of the hermetic map parses; the few render does not evaluate (random output,
-//! key and certificate generation, Go's time layouts, URL parsing, mergo's merge rules, the
-//! goutils/xstrings case helpers) are listed in [`UNSUPPORTED`] with the reason, and a
+//! key and certificate generation, Go's time layouts, URL parsing, mergo's merge rules) are listed in [`UNSUPPORTED`] with the reason, and a
 //! template that calls one fails with that reason instead of a guess.
 
 mod builtins;
@@ -19,6 +18,7 @@ mod reflection;
 mod regex;
 mod strings;
 mod versions;
+mod words;
 
 use super::value::Value;
 
@@ -108,6 +108,7 @@ const FAMILIES: &[(Table, Family)] = &[
     (versions::TABLE, versions::call),
     (reflection::TABLE, reflection::call),
     (paths::TABLE, paths::call),
+    (words::TABLE, words::call),
 ];
 
 /// The names of the hermetic map render does not evaluate, and why.
@@ -199,42 +200,6 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "mustMergeOverwrite",
         "mergo's merge rules are not implemented by render",
-    ),
-    (
-        "snakecase",
-        "xstrings' case rules are not implemented by render",
-    ),
-    (
-        "camelcase",
-        "xstrings' case rules are not implemented by render",
-    ),
-    (
-        "kebabcase",
-        "xstrings' case rules are not implemented by render",
-    ),
-    (
-        "swapcase",
-        "goutils' case rules are not implemented by render",
-    ),
-    (
-        "initials",
-        "goutils' word rules are not implemented by render",
-    ),
-    (
-        "wrap",
-        "goutils' word wrapping is not implemented by render",
-    ),
-    (
-        "wrapWith",
-        "goutils' word wrapping is not implemented by render",
-    ),
-    (
-        "abbrev",
-        "goutils' abbreviation rules are not implemented by render",
-    ),
-    (
-        "abbrevboth",
-        "goutils' abbreviation rules are not implemented by render",
     ),
 ];
 

@@ -1,7 +1,8 @@
 //! sprig's string functions (and `strslice`, which several families share).
 
 use super::super::format::{go_quote, print};
-use super::super::value::{Elem, MapElem, Value};
+use super::super::unicode::{is_letter, to_lower, to_title, to_upper};
+use super::super::value::{Elem, MapElem, Value, go_string};
 use super::{Out, Table, Ty, boolean, int, sig, string, strval, text};
 use std::collections::BTreeMap;
 
@@ -45,8 +46,8 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
     match name {
         "hello" => string("Hello!"),
         "trim" => string(s(0).trim_matches(is_go_space)),
-        "upper" => string(s(0).chars().map(upper).collect::<String>()),
-        "lower" => string(s(0).chars().map(lower).collect::<String>()),
+        "upper" => string(s(0).chars().map(to_upper).collect::<String>()),
+        "lower" => string(s(0).chars().map(to_lower).collect::<String>()),
         "title" => string(title(s(0))),
         "untitle" => string(untitle(s(0))),
         "substr" => substring(int(&args[0]), int(&args[1]), s(2)),
@@ -116,7 +117,7 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             } else {
                 t.as_bytes()
             };
-            string(utf8(cut)?)
+            string(go_string(cut))
         }
         "split" => Ok(indexed(split(s(1), s(0), -1))),
         "splitList" => Ok(Value::strings(split(s(1), s(0), -1))),
@@ -137,28 +138,12 @@ pub(super) fn is_go_space(c: char) -> bool {
     c.is_whitespace()
 }
 
-fn upper(c: char) -> char {
-    let mut u = c.to_uppercase();
-    match (u.next(), u.next()) {
-        (Some(one), None) => one,
-        _ => c,
-    }
-}
-
-fn lower(c: char) -> char {
-    let mut l = c.to_lowercase();
-    match (l.next(), l.next()) {
-        (Some(one), None) => one,
-        _ => c,
-    }
-}
-
 /// Go's (deprecated) `strings.Title`.
 fn title(s: &str) -> String {
     let separator = |r: char| {
         if (r as u32) <= 0x7f {
             !(r.is_ascii_alphanumeric() || r == '_')
-        } else if r.is_alphabetic() || r.is_numeric() {
+        } else if is_letter(r) || r.is_numeric() {
             false
         } else {
             r.is_whitespace()
@@ -167,7 +152,7 @@ fn title(s: &str) -> String {
     let mut prev = ' ';
     s.chars()
         .map(|r| {
-            let out = if separator(prev) { upper(r) } else { r };
+            let out = if separator(prev) { to_title(r) } else { r };
             prev = r;
             out
         })
@@ -184,17 +169,12 @@ fn untitle(s: &str) -> String {
                 c
             } else if next {
                 next = false;
-                lower(c)
+                to_lower(c)
             } else {
                 c
             }
         })
         .collect()
-}
-
-fn utf8(bytes: &[u8]) -> Result<String, String> {
-    String::from_utf8(bytes.to_vec())
-        .map_err(|_| "the result cuts a UTF-8 character: render keeps text whole".to_string())
 }
 
 fn substring(start: i64, end: i64, s: &str) -> Out {
@@ -215,7 +195,7 @@ fn substring(start: i64, end: i64, s: &str) -> Out {
     } else {
         range(start, end)?
     };
-    string(utf8(cut)?)
+    string(go_string(cut))
 }
 
 fn indent(spaces: i64, v: &str) -> String {
