@@ -338,3 +338,25 @@ fn word_and_case_helpers_as_go() {
         assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
     }
 }
+
+/// mergo's merge rules, with the outputs Go printed (dst is changed in place).
+#[test]
+fn merge_as_go() {
+    let data = json!({"m": {"a": "q", "c": {"d": true}}});
+    for (template, go) in [
+        (
+            r#"{{ $d := dict "a" (dict "x" 1 "y" "") "l" (list) "s" "" }}{{ merge $d (dict "a" (dict "y" "Y" "z" 3) "l" (list 9) "s" "S" "n" nil) | toJson }} {{ $d | toJson }}"#,
+            r#"{"a":{"x":1,"y":"Y","z":3},"l":[9],"s":"S"} {"a":{"x":1,"y":"Y","z":3},"l":[9],"s":"S"}"#,
+        ),
+        (
+            r#"{{ mergeOverwrite (dict "a" (dict "x" 1) "l" (list 1) "s" "keep") (dict "a" (dict "x" 2) "l" (list 2) "s" "new" "n" nil) | toJson }}"#,
+            r#"{"a":{"x":2},"l":[2],"n":null,"s":"new"}"#,
+        ),
+        (
+            r#"{{ merge .missing (dict "k" 1) | toJson }} {{ merge (dict "a" "x") .m | toJson }}"#,
+            r#"{"k":1} {"a":"x","c":{"d":true}}"#,
+        ),
+    ] {
+        assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
+    }
+}

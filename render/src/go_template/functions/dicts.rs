@@ -17,6 +17,10 @@ pub(super) const TABLE: Table = &[
     sig("omit", &[Ty::Map], Some(Ty::Str)),
     sig("values", &[Ty::Map], None),
     sig("dig", &[], Some(Ty::Any)),
+    sig("merge", &[Ty::Map], Some(Ty::Map)),
+    sig("mustMerge", &[Ty::Map], Some(Ty::Map)),
+    sig("mergeOverwrite", &[Ty::Map], Some(Ty::Map)),
+    sig("mustMergeOverwrite", &[Ty::Map], Some(Ty::Map)),
     sig("deepCopy", &[Ty::Any], None),
     sig("mustDeepCopy", &[Ty::Any], None),
 ];
@@ -134,6 +138,14 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             }
             Ok(default)
         }
+        "merge" | "mustMerge" | "mergeOverwrite" | "mustMergeOverwrite" => {
+            let overwrite = name.ends_with("Overwrite");
+            let mut dst = args[0].clone();
+            for src in &args[1..] {
+                dst = merge_top(dst, src, overwrite)?;
+            }
+            Ok(dst)
+        }
         "deepCopy" | "mustDeepCopy" => match &args[0] {
             Value::Missing | Value::Nil => {
                 Err("reflect: call of reflect.Value.Type on zero Value".into())
@@ -142,6 +154,102 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         },
         _ => unreachable!("{name} is in the table"),
     }
+}
+
+/// mergo's `Merge(&dst, src)` (`WithOverwrite`) for `map[string]interface{}`: a nil `dst`
+/// becomes a new map, the result is `dst` (changed in place, as Go's maps are).
+fn merge_top(dst: Value, src: &Value, overwrite: bool) -> Result<Value, String> {
+    let (Value::Map(d), Value::Map(s)) = (&dst, src) else {
+        unreachable!("typed")
+    };
+    let dst = if d.nil && !s.nil {
+        Value::map(MapElem::Any, BTreeMap::new())
+    } else {
+        dst
+    };
+    if let Value::Map(d) = &dst {
+        merge_maps(d, s, overwrite, 0)?;
+    }
+    Ok(dst)
+}
+
+/// mergo's `isEmptyValue` of an `interface{}` map element (dereferenced).
+fn mergo_empty(v: Option<&Value>) -> bool {
+    match v {
+        None => true,
+        Some(v) => v.is_empty(),
+    }
+}
+
+/// mergo's `deepMerge` of two maps (the branches it takes for `interface{}` elements).
+fn merge_maps(
+    dst: &std::rc::Rc<super::super::value::Map>,
+    src: &std::rc::Rc<super::super::value::Map>,
+    overwrite: bool,
+    depth: usize,
+) -> Result<(), String> {
+    if depth > 100 {
+        return Err("the maps nest more than 100 levels deep: render stops there".into());
+    }
+    if dst.nil {
+        // A nil map inside: mergo cannot set it and leaves it.
+        return Ok(());
+    }
+    let dst_was_empty = dst.entries.borrow().is_empty();
+    let src_entries: Vec<(String, Value)> = src
+        .entries
+        .borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let src_empty = src_entries.is_empty();
+    for (key, src_elem) in src_entries {
+        let dst_elem = dst.entries.borrow().get(&key).cloned();
+        if src_elem.is_nil_interface() {
+            if overwrite {
+                dst.entries.borrow_mut().insert(key, Value::Nil);
+            }
+            continue;
+        }
+        match &src_elem {
+            Value::Map(s) => {
+                if let Some(Value::Map(d)) = &dst_elem
+                    && d.elem == MapElem::Any
+                {
+                    merge_maps(d, s, overwrite, depth + 1)?;
+                }
+            }
+            Value::Slice(_) => {
+                let dst_value = match &dst_elem {
+                    None | Some(Value::Nil | Value::Missing) => match &src_elem {
+                        Value::Slice(s) => Value::slice(s.elem, Vec::new()),
+                        _ => unreachable!("a slice"),
+                    },
+                    Some(v) => v.clone(),
+                };
+                let take_src = !src_empty && (overwrite || dst_was_empty);
+                let value = if take_src {
+                    src_elem.clone()
+                } else {
+                    dst_value
+                };
+                dst.entries.borrow_mut().insert(key.clone(), value);
+            }
+            _ => {}
+        }
+        if dst_elem.is_some() && !mergo_empty(dst_elem.as_ref()) {
+            if matches!(src_elem, Value::Slice(_)) {
+                continue;
+            }
+            if matches!(src_elem, Value::Map(_)) && matches!(dst_elem, Some(Value::Map(_))) {
+                continue;
+            }
+        }
+        if overwrite || dst_elem.is_none() || mergo_empty(dst_elem.as_ref()) {
+            dst.entries.borrow_mut().insert(key, src_elem);
+        }
+    }
+    Ok(())
 }
 
 fn deep_copy(v: &Value) -> Value {

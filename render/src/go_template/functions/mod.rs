@@ -3,7 +3,7 @@
 //! family, each with Go's parameter types (they decide which arguments Go accepts).
 //!
 //! Every name of the hermetic map parses; the few render does not evaluate (random output,
-//! key and certificate generation, Go's time layouts, URL parsing, mergo's merge rules) are listed in [`UNSUPPORTED`] with the reason, and a
+//! key and certificate generation, Go's time layouts, URL parsing) are listed in [`UNSUPPORTED`] with the reason, and a
 //! template that calls one fails with that reason instead of a guess.
 
 mod builtins;
@@ -188,19 +188,6 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("urlParse", "Go's URL parser is not implemented by render"),
     ("urlJoin", "Go's URL parser is not implemented by render"),
-    ("merge", "mergo's merge rules are not implemented by render"),
-    (
-        "mustMerge",
-        "mergo's merge rules are not implemented by render",
-    ),
-    (
-        "mergeOverwrite",
-        "mergo's merge rules are not implemented by render",
-    ),
-    (
-        "mustMergeOverwrite",
-        "mergo's merge rules are not implemented by render",
-    ),
 ];
 
 fn unsupported(_: &str, _: Vec<Value>) -> Out {
