@@ -189,11 +189,7 @@ func setNamespace(o obj) {
 }
 
 func deepCopyObj(o obj) obj {
-	b, err := yaml.Marshal(o)
-	must(err)
-	var out obj
-	must(yaml.Unmarshal(b, &out))
-	return out
+	return normalize(o).(obj)
 }
 
 func deepCopyList(list []obj) []obj {

@@ -60,7 +60,7 @@ func (g *gen) classData() map[string]any {
 
 var literals = []string{`"abc"`, `""`, `"a,b"`, `","`, `"v1.30.0"`, `">= 1.30"`, `"~1.29"`, `"^1.2"`, `"1.x"`, `"< 2, >= 1.2 || 3.x"`, `"[a-z]+"`, `"(\\w+)-(\\d+)"`, `"${1}x"`, `"$1"`, `"a*"`, `"\\s+"`, `0`, `1`, `2`, `-1`, `3`, `10`, `2.5`, `-0.5`, `1e3`, `0x10`, `'a'`, `true`, `false`, `nil`, "`raw\\n`", `"%d-%s"`, `"x"`, `"k"`, `"a"`, `"_0"`, `"1.5"`, `"aGVsbG8="`, `"/"`, `"."`, `"v"`}
 var fields = []string{".s", ".t", ".e", ".n", ".i", ".b", ".l", ".nums", ".empty", ".m", ".m.a", ".m.c", ".none", ".missing", ".v", ".mixed", ".builtin.cluster.name", ".builtin.controlPlane.replicas", ".", "$", ".m.missing.x"}
-var subs = []string{`(list 1 "a" 2.5)`, `(list)`, `(dict "k" "v" "n" 1)`, `(int .n)`, `(int64 .i)`, `(add 1 2)`, `(splitList "," "a,b,c")`, `(semver "v1.2.3")`, `(toStrings .nums)`, `(until 3)`, `(split "," "x,y")`, `(atoi "12")`, `(float64 "1.5")`, `(list .s .n)`, `(semver .v)`, `(dict)`, `(index .l 0)`, `(len .s)`, `(dict "k" "" "c" (dict "d" 1 "e" "x"))`, `(dict "l" (list 1) "m" (dict) "k" nil)`, `(dict "a" .m "n" 0)`}
+var subs = []string{`(list 1 "a" 2.5)`, `(list)`, `(dict "k" "v" "n" 1)`, `(int .n)`, `(int64 .i)`, `(add 1 2)`, `(splitList "," "a,b,c")`, `(semver "v1.2.3")`, `(toStrings .nums)`, `(until 3)`, `(split "," "x,y")`, `(atoi "12")`, `(float64 "1.5")`, `(list .s .n)`, `(semver .v)`, `(dict)`, `(index .l 0)`, `(len .s)`, `(dict "k" "" "c" (dict "d" 1 "e" "x"))`, `(dict "l" (list 1) "m" (dict) "k" nil)`, `(dict "a" (dict "b" 1 "c" "") "n" 0)`}
 
 func (g *gen) arg() string {
 	switch g.r.Intn(10) {
@@ -72,6 +72,8 @@ func (g *gen) arg() string {
 		return g.pick(subs)
 	}
 }
+
+var mutators = map[string]bool{"set": true, "merge": true, "mustMerge": true, "mergeOverwrite": true, "mustMergeOverwrite": true}
 
 var builtinArity = map[string][2]int{"and": {1, -1}, "or": {1, -1}, "not": {1, 1}, "call": {1, -1}, "html": {0, -1}, "js": {0, -1}, "urlquery": {0, -1}, "index": {1, -1}, "len": {1, 1}, "print": {0, -1}, "printf": {1, -1}, "println": {0, -1}, "eq": {1, -1}, "ne": {2, 2}, "lt": {2, 2}, "le": {2, 2}, "gt": {2, 2}, "ge": {2, 2}}
 
@@ -102,6 +104,12 @@ func (g *gen) call(name string) string {
 	args := make([]string, n)
 	for i := range args {
 		args[i] = g.arg()
+		// A map that receives itself (`set . "k" .`, `merge .m .`) makes Go's fmt and the
+		// oracle recurse until they die: what functions that change a map store comes from
+		// literals and new values only.
+		for i > 0 && mutators[name] && !strings.HasPrefix(args[i], "(") && strings.HasPrefix(args[i], ".") || i > 0 && mutators[name] && args[i] == "$" {
+			args[i] = g.pick(append(append([]string{}, literals...), subs...))
+		}
 	}
 	if name == "printf" && n > 0 && g.r.Intn(2) == 0 {
 		args[0] = g.format()

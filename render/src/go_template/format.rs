@@ -571,8 +571,24 @@ impl Printer {
         true
     }
 
+    /// The elements of a slice or struct, `separator` between them, one level deeper.
+    fn print_items(&mut self, items: &[Value], separator: &str, verb: char, depth: usize) {
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(separator);
+            }
+            self.print_value(item, verb, depth + 1);
+        }
+    }
+
     /// `printArg` at depth 0, `printValue` below it.
     fn print_value(&mut self, v: &Value, verb: char, depth: usize) {
+        if depth > MAX_DEPTH {
+            // A map or list that holds itself (`set $d "self" $d`): Go's fmt recurses until
+            // the program dies; render marks the text, and an output holding it is refused.
+            self.out.push(CYCLE);
+            return;
+        }
         if verb == 'T' && depth == 0 {
             let t = v.type_name();
             let saved = self.f.prec;
@@ -635,12 +651,7 @@ impl Printer {
                         Value::str(version.metadata.as_str()),
                         Value::str(version.original.as_str()),
                     ];
-                    for (i, field) in fields.iter().enumerate() {
-                        if i > 0 {
-                            self.out.push(' ');
-                        }
-                        self.print_value(field, verb, depth + 1);
-                    }
+                    self.print_items(&fields, " ", verb, depth);
                     self.out.push('}');
                     true
                 }
@@ -653,21 +664,11 @@ impl Printer {
                         return;
                     }
                     self.out.push('{');
-                    for (i, item) in s.items.iter().enumerate() {
-                        if i > 0 {
-                            self.out.push_str(", ");
-                        }
-                        self.print_value(item, verb, depth + 1);
-                    }
+                    self.print_items(&s.items, ", ", verb, depth);
                     self.out.push('}');
                 } else {
                     self.out.push('[');
-                    for (i, item) in s.items.iter().enumerate() {
-                        if i > 0 {
-                            self.out.push(' ');
-                        }
-                        self.print_value(item, verb, depth + 1);
-                    }
+                    self.print_items(&s.items, " ", verb, depth);
                     self.out.push(']');
                 }
                 true
@@ -707,6 +708,12 @@ fn _pointer_marker(v: &Value) -> &bool {
         _ => &false,
     }
 }
+
+/// How deep values nest before render calls them cyclic.
+pub(super) const MAX_DEPTH: usize = 200;
+
+/// The mark of a value printed past [`MAX_DEPTH`] (one of the last private-use code points).
+pub(super) const CYCLE: char = '\u{10fefe}';
 
 fn rune_of(v: i128) -> char {
     if (0..=0x10ffff).contains(&v) {

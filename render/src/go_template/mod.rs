@@ -70,6 +70,9 @@ pub fn render(template: &str, data: &Json) -> Result<String, String> {
         context: String::new(),
     };
     match state.walk(&dot, root) {
+        Ok(()) if state.out.contains(format::CYCLE) => Err(format!(
+            "template: {NAME}: the output prints a map or list that contains itself (Go's fmt never ends there)"
+        )),
         Ok(()) if value::has_raw_bytes(&state.out) => Err(format!(
             "template: {NAME}: the output holds bytes that are not UTF-8 (decoded by b64dec or b32dec): CAPI cannot read it as YAML either"
         )),

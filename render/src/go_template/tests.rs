@@ -360,3 +360,27 @@ fn merge_as_go() {
         assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
     }
 }
+
+/// A map that holds itself (Go's fmt recurses until the program dies): an error, on a worker's
+/// 2 MiB stack.
+#[test]
+fn a_map_that_holds_itself_is_an_error() {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let data = json!({});
+            let cyclic = r#"{{ $d := dict "a" 1 }}{{ $_ := set $d "self" $d }}"#;
+            let err = render(&format!("{cyclic}{{{{ $d }}}}"), &data).unwrap_err();
+            assert!(err.contains("contains itself"), "{err}");
+            let err = render(&format!("{cyclic}{{{{ mustToJson $d }}}}"), &data).unwrap_err();
+            assert!(err.contains("cycle"), "{err}");
+            let ok = render(
+                &format!("{cyclic}{{{{ deepEqual $d $d }}}} {{{{ len (deepCopy $d) }}}}"),
+                &data,
+            );
+            assert_eq!(ok.as_deref(), Ok("true 2"));
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}

@@ -377,6 +377,15 @@ pub fn has_raw_bytes(text: &str) -> bool {
 
 /// Go's `reflect.DeepEqual` on two `interface{}` values.
 pub fn deep_equal(a: &Value, b: &Value) -> bool {
+    deep_equal_at(a, b, 0)
+}
+
+fn deep_equal_at(a: &Value, b: &Value, depth: usize) -> bool {
+    if depth > super::format::MAX_DEPTH {
+        // Values this deep hold themselves; Go's DeepEqual calls such a pair equal.
+        return true;
+    }
+    let deep_equal = |a: &Value, b: &Value| deep_equal_at(a, b, depth + 1);
     match (a, b) {
         (Value::Missing | Value::Nil, Value::Missing | Value::Nil) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,

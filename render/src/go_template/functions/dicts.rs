@@ -253,6 +253,14 @@ fn merge_maps(
 }
 
 fn deep_copy(v: &Value) -> Value {
+    deep_copy_at(v, 0)
+}
+
+fn deep_copy_at(v: &Value, depth: usize) -> Value {
+    if depth > super::super::format::MAX_DEPTH {
+        return v.clone();
+    }
+    let deep_copy = |v: &Value| deep_copy_at(v, depth + 1);
     match v {
         // copystructure copies exported fields only: a Version has none.
         Value::Version(_, pointer) => Value::Version(

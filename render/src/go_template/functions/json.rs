@@ -92,6 +92,12 @@ fn encode(
     depth: usize,
     out: &mut String,
 ) -> Result<(), String> {
+    if depth > super::super::format::MAX_DEPTH {
+        return Err(format!(
+            "json: unsupported value: encountered a cycle via {}",
+            v.type_name()
+        ));
+    }
     match v {
         Value::Missing | Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
