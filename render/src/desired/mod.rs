@@ -323,7 +323,21 @@ mod tests {
         );
         let err =
             template_name("{{ .cluster.uid }}", &[(".cluster.name", "c1")], "spec.x").unwrap_err();
-        assert!(err.to_string().contains("not `.cluster.uid`"), "{err}");
+        assert!(
+            err.to_string().contains("map has no entry for key \"uid\""),
+            "{err}"
+        );
+        // Go's whole language, without sprig: as CAPI's name generator.
+        let name = template_name(
+            "{{ printf \"%.3s\" .cluster.name }}-{{ if eq .cluster.name \"c1\" }}one{{ end }}",
+            &[(".cluster.name", "c1")],
+            "f",
+        )
+        .unwrap();
+        assert_eq!(name, "c1-one");
+        assert!(
+            template_name("{{ upper .cluster.name }}", &[(".cluster.name", "c1")], "f").is_err()
+        );
         assert_eq!(template_name(&"a".repeat(70), &[], "f").unwrap().len(), 63);
     }
 }

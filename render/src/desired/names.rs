@@ -2,6 +2,7 @@
 
 use super::input;
 use crate::error::RenderError;
+use crate::go_template::{self, Options};
 
 /// CAPI's random name suffix, made deterministic so a render is repeatable: five characters of
 /// the same alphabet, derived from the name's prefix.
@@ -27,47 +28,43 @@ pub(super) fn simple_name(prefix: &str, role: &str) -> String {
     format!("{prefix}{}", suffix(&format!("{prefix}{role}")))
 }
 
-/// The naming templates CAPI accepts in `naming.template`, with the values CAPI gives them.
+/// Stands for `.random` while the template runs (five private-use characters).
+const RANDOM: &str = "\u{10fd01}\u{10fd02}\u{10fd03}\u{10fd04}\u{10fd05}";
+
+/// A `naming.template`, executed as CAPI's `names.templateGenerator` executes it (text/template
+/// without sprig, `missingkey=error`), with the values CAPI gives it (`.cluster.name`, ...) and
+/// `.random` made repeatable.
 pub(super) fn template_name(
     template: &str,
     values: &[(&str, &str)],
     field: &str,
 ) -> Result<String, RenderError> {
-    let mut out = String::new();
-    let mut rest = template;
-    let mut seed = String::new();
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let end = rest[start..].find("}}").ok_or_else(|| {
-            input(format!(
-                "{field}: unterminated `{{{{` in naming template `{template}`"
-            ))
-        })?;
-        let expression = rest[start + 2..start + end].trim();
-        if expression == ".random" {
-            seed = format!("{out}{field}");
-            out.push('\u{0}');
-        } else {
-            let value = values
-                .iter()
-                .find(|(name, _)| *name == expression)
-                .map(|(_, v)| *v)
-                .ok_or_else(|| {
-                    let known: Vec<&str> =
-                        values.iter().map(|(n, _)| *n).chain([".random"]).collect();
-                    input(format!(
-                        "{field}: render understands {} in naming templates, not `{expression}`",
-                        known.join(", ")
-                    ))
-                })?;
-            out.push_str(value);
+    let mut data = serde_json::json!({ "random": RANDOM });
+    for (path, value) in values {
+        let mut at = &mut data;
+        let segments: Vec<&str> = path.trim_start_matches('.').split('.').collect();
+        for segment in &segments[..segments.len() - 1] {
+            at = at
+                .as_object_mut()
+                .expect("an object")
+                .entry(segment.to_string())
+                .or_insert_with(|| serde_json::json!({}));
         }
-        rest = &rest[start + end + 2..];
+        at[segments[segments.len() - 1]] = serde_json::Value::from(*value);
     }
-    out.push_str(rest);
-    let mut name = out.replace('\u{0}', &suffix(&seed));
+    let out = go_template::render_with(template, &data, Options::NAMING)
+        .map_err(|e| input(format!("{field}: naming template `{template}`: {e}")))?;
+    let seed = match out.find(RANDOM) {
+        Some(at) => format!("{}{field}", &out[..at]),
+        None => String::new(),
+    };
+    let mut name = out.replace(RANDOM, &suffix(&seed));
     if name.len() > 63 {
-        name = format!("{}{}", &name[..58], suffix(&name));
+        let cut = (0..=58)
+            .rev()
+            .find(|i| name.is_char_boundary(*i))
+            .unwrap_or(0);
+        name = format!("{}{}", &name[..cut], suffix(&name));
     }
     Ok(name)
 }

@@ -27,6 +27,12 @@ type Result<T> = std::result::Result<T, Flow>;
 
 pub(super) struct State<'a> {
     pub templates: &'a Templates,
+    /// What the program named the template (`template.New(root)`), for errors.
+    pub root: &'a str,
+    /// sprig's functions are given.
+    pub sprig: bool,
+    /// `Option("missingkey=error")`: a missing map key is an error, not "no value".
+    pub missing_key_error: bool,
     pub name: String,
     pub vars: Vec<(String, Value)>,
     pub out: String,
@@ -39,7 +45,7 @@ impl State<'_> {
     fn error(&self, message: impl std::fmt::Display) -> Flow {
         Flow::Error(format!(
             "template: {}:{}: executing {:?} at <{}>: {message}",
-            "tpl", self.line, self.name, self.context
+            self.root, self.line, self.name, self.context
         ))
     }
 
@@ -105,6 +111,9 @@ impl State<'_> {
                     };
                     let mut inner = State {
                         templates: self.templates,
+                        root: self.root,
+                        sprig: self.sprig,
+                        missing_key_error: self.missing_key_error,
                         name: name.clone(),
                         vars: vec![("$".into(), value.clone())],
                         out: std::mem::take(&mut self.out),
@@ -350,6 +359,9 @@ impl State<'_> {
     ) -> Result<Value> {
         let has_args = args.len() > 1 || final_.is_some();
         match &receiver {
+            Value::Missing if self.missing_key_error => {
+                Err(self.error(format!("nil data; no entry for key {name:?}")))
+            }
             Value::Missing => Ok(Value::Missing),
             Value::Nil => Err(self.error(format!("nil pointer evaluating interface {{}}.{name}"))),
             Value::Version(_, pointer) => {
@@ -366,11 +378,14 @@ impl State<'_> {
                 if has_args {
                     return Err(self.error(format!("{name} is not a method but has arguments")));
                 }
-                Ok(m.entries
-                    .borrow()
-                    .get(name)
-                    .cloned()
-                    .unwrap_or(Value::Missing))
+                let found = m.entries.borrow().get(name).cloned();
+                match found {
+                    Some(value) => Ok(value),
+                    None if self.missing_key_error => {
+                        Err(self.error(format!("map has no entry for key {name:?}")))
+                    }
+                    None => Ok(Value::Missing),
+                }
             }
             other => Err(self.error(format!(
                 "can't evaluate field {name} in type {}",
@@ -386,7 +401,7 @@ impl State<'_> {
         args: &[Arg],
         final_: Option<Value>,
     ) -> Result<Value> {
-        let Some(func) = functions::lookup(name) else {
+        let Some(func) = functions::lookup(name, self.sprig) else {
             return Err(self.error(format!("{name:?} is not a defined function")));
         };
         if let Some(reason) = func.unsupported {

@@ -28,6 +28,34 @@ use value::Value;
 /// The name CAPI gives the template (`template.New("tpl")`), as errors show it.
 const NAME: &str = "tpl";
 
+/// How a program made its template: the name it gave it, whether sprig's functions are given,
+/// and what a missing map key does.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// `template.New(name)`.
+    pub name: &'a str,
+    /// `.Funcs(sprig.HermeticTxtFuncMap())`.
+    pub sprig: bool,
+    /// `.Option("missingkey=error")`.
+    pub missing_key_error: bool,
+}
+
+impl Options<'_> {
+    /// ClusterClass inline patches: `template.New("tpl").Funcs(sprig.HermeticTxtFuncMap())`.
+    pub const INLINE_PATCH: Options<'static> = Options {
+        name: NAME,
+        sprig: true,
+        missing_key_error: false,
+    };
+    /// Naming templates (`internal/topology/names`): `template.New("template name
+    /// generator").Option("missingkey=error")`, no sprig.
+    pub const NAMING: Options<'static> = Options {
+        name: "template name generator",
+        sprig: false,
+        missing_key_error: true,
+    };
+}
+
 /// Checks that `template` parses, as CAPI's webhook does for `enabledIf` and
 /// `valueFrom.template`.
 ///
@@ -37,10 +65,10 @@ const NAME: &str = "tpl";
 /// assert!(parse("{{ nosuch . }}").unwrap_err().contains("function \"nosuch\" not defined"));
 /// ```
 pub fn parse(template: &str) -> Result<(), String> {
-    parse::parse(NAME, template).map(|_| ())
+    parse::parse(NAME, template, true).map(|_| ())
 }
 
-/// Renders `template` with `data` as `.`.
+/// Renders `template` with `data` as `.`, as CAPI renders inline patch templates.
 ///
 /// ```
 /// use capi_ext_render::go_template::render;
@@ -53,16 +81,33 @@ pub fn parse(template: &str) -> Result<(), String> {
 /// assert!(render("{{ randInt 1 9 }}", &data).unwrap_err().contains("random"));
 /// ```
 pub fn render(template: &str, data: &Json) -> Result<String, String> {
-    let templates = parse::parse(NAME, template)?;
-    let Some(root) = templates.trees.get(NAME) else {
+    render_with(template, data, Options::INLINE_PATCH)
+}
+
+/// Renders `template` with `data` as `.`, made as `options` says.
+///
+/// ```
+/// use capi_ext_render::go_template::{Options, render_with};
+/// let data = serde_json::json!({"cluster": {"name": "c1"}});
+/// assert_eq!(render_with("{{ .cluster.name }}-cp", &data, Options::NAMING).unwrap(), "c1-cp");
+/// assert!(render_with("{{ .cluster.uid }}", &data, Options::NAMING).unwrap_err().contains("no entry for key \"uid\""));
+/// assert!(render_with("{{ upper .cluster.name }}", &data, Options::NAMING).unwrap_err().contains("not defined"));
+/// ```
+pub fn render_with(template: &str, data: &Json, options: Options) -> Result<String, String> {
+    let name = options.name;
+    let templates = parse::parse(name, template, options.sprig)?;
+    let Some(root) = templates.trees.get(name) else {
         return Err(format!(
-            "template: {NAME}: {NAME:?} is an incomplete or empty template"
+            "template: {name}: {name:?} is an incomplete or empty template"
         ));
     };
     let dot = Value::from_json(data);
     let mut state = State {
         templates: &templates,
-        name: NAME.to_string(),
+        root: name,
+        sprig: options.sprig,
+        missing_key_error: options.missing_key_error,
+        name: name.to_string(),
         vars: vec![("$".into(), dot.clone())],
         out: String::new(),
         depth: 0,
@@ -71,10 +116,10 @@ pub fn render(template: &str, data: &Json) -> Result<String, String> {
     };
     match state.walk(&dot, root) {
         Ok(()) if state.out.contains(format::CYCLE) => Err(format!(
-            "template: {NAME}: the output prints a map or list that contains itself (Go's fmt never ends there)"
+            "template: {name}: the output prints a map or list that contains itself (Go's fmt never ends there)"
         )),
         Ok(()) if value::has_raw_bytes(&state.out) => Err(format!(
-            "template: {NAME}: the output holds bytes that are not UTF-8 (decoded by b64dec or b32dec): CAPI cannot read it as YAML either"
+            "template: {name}: the output holds bytes that are not UTF-8 (decoded by b64dec or b32dec): CAPI cannot read it as YAML either"
         )),
         Ok(()) => Ok(state.out),
         Err(Flow::Error(e)) => Err(e),

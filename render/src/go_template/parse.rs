@@ -116,6 +116,7 @@ enum Stop {
 
 struct Parser<'a> {
     name: &'a str,
+    sprig: bool,
     items: Vec<Item>,
     pos: usize,
     vars: Vec<String>,
@@ -124,10 +125,12 @@ struct Parser<'a> {
     trees: BTreeMap<String, Vec<Node>>,
 }
 
-/// Parses `text` as Go's `template.New(name).Funcs(sprig).Parse(text)` does.
-pub(super) fn parse(name: &str, text: &str) -> Result<Templates> {
+/// Parses `text` as Go's `template.New(name).Funcs(sprig).Parse(text)` does (without
+/// `.Funcs(sprig)` when `sprig` is false).
+pub(super) fn parse(name: &str, text: &str, sprig: bool) -> Result<Templates> {
     let mut p = Parser {
         name,
+        sprig,
         items: lex(text),
         pos: 0,
         vars: vec!["$".into()],
@@ -571,7 +574,7 @@ impl Parser<'_> {
         let item = self.next_non_space();
         Ok(Some(match item.kind {
             Kind::Identifier => {
-                if !functions::exists(&item.val) {
+                if !functions::exists(&item.val, self.sprig) {
                     return Err(self.error(format!("function {:?} not defined", item.val)));
                 }
                 Arg::Identifier(item.val)

@@ -1,7 +1,7 @@
 //! text/template's own functions (sprig's `slice` replaces the builtin one).
 
 use super::super::format::{go_quote, sprint, sprintf, sprintln};
-use super::super::value::{MapElem, UintType, Value};
+use super::super::value::{MapElem, UintType, Value, go_string};
 use super::{Out, Table, Ty, boolean, sig, string};
 
 pub(super) const TABLE: Table = &[
@@ -13,6 +13,7 @@ pub(super) const TABLE: Table = &[
     sig("js", &[], Some(Ty::Any)),
     sig("urlquery", &[], Some(Ty::Any)),
     sig("index", &[Ty::Reflect], Some(Ty::Reflect)),
+    sig("slice", &[Ty::Reflect], Some(Ty::Reflect)),
     sig("len", &[Ty::Reflect], None),
     sig("print", &[], Some(Ty::Any)),
     sig("printf", &[Ty::Str], Some(Ty::Any)),
@@ -36,6 +37,7 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "js" => string(js_escape(&eval_args(&args))),
         "urlquery" => string(query_escape(&eval_args(&args))),
         "index" => index(&args[0], &args[1..]),
+        "slice" => slice(&args[0], &args[1..]),
         "len" => match &args[0] {
             Value::Str(s) => Ok(Value::Int(s.len() as i64)),
             Value::Slice(s) => Ok(Value::Int(s.items.len() as i64)),
@@ -171,6 +173,47 @@ fn index(item: &Value, indexes: &[Value]) -> Out {
         };
     }
     Ok(item)
+}
+
+/// text/template's own `slice` (sprig's replaces it where sprig's functions are given).
+fn slice(item: &Value, indexes: &[Value]) -> Out {
+    if item.is_nil_interface() {
+        return Err("slice of untyped nil".into());
+    }
+    if indexes.len() > 3 {
+        return Err(format!("too many slice indexes: {}", indexes.len()));
+    }
+    let (len, cap) = match item {
+        Value::Str(s) => {
+            if indexes.len() == 3 {
+                return Err("cannot 3-index slice a string".into());
+            }
+            (s.len(), s.len())
+        }
+        Value::Slice(s) => (s.items.len(), s.cap),
+        other => return Err(format!("can't slice item of type {}", other.type_name())),
+    };
+    let mut idx = [0, len, cap];
+    for (i, index) in indexes.iter().enumerate() {
+        idx[i] = position(index, cap, true)?;
+    }
+    if idx[0] > idx[1] {
+        return Err(format!("invalid slice index: {} > {}", idx[0], idx[1]));
+    }
+    if indexes.len() == 3 && idx[1] > idx[2] {
+        return Err(format!("invalid slice index: {} > {}", idx[1], idx[2]));
+    }
+    Ok(match item {
+        Value::Str(s) => Value::str(go_string(&s.as_bytes()[idx[0]..idx[1]])),
+        Value::Slice(s) => {
+            let items = (idx[0]..idx[1])
+                .map(|i| s.items.get(i).cloned().unwrap_or_else(|| s.elem.zero()))
+                .collect();
+            let new_cap = if indexes.len() == 3 { idx[2] } else { cap } - idx[0];
+            Value::slice_with_cap(s.elem, items, new_cap)
+        }
+        _ => unreachable!("checked above"),
+    })
 }
 
 /// text/template's `indexArg`: an integer index within `cap` (`slice` allows `cap` itself).

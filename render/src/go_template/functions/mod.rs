@@ -95,8 +95,11 @@ type Table = &'static [(&'static str, &'static [Ty], Option<Ty>)];
 /// A family's runner.
 type Family = fn(&str, Vec<Value>) -> Out;
 
+/// text/template's own functions.
+const BUILTINS: (Table, Family) = (builtins::TABLE, builtins::call);
+
+/// sprig's families (they take precedence over a builtin of the same name: sprig's `slice`).
 const FAMILIES: &[(Table, Family)] = &[
-    (builtins::TABLE, builtins::call),
     (strings::TABLE, strings::call),
     (defaults::TABLE, defaults::call),
     (lists::TABLE, lists::call),
@@ -194,21 +197,27 @@ fn unsupported(_: &str, _: Vec<Value>) -> Out {
     Err("not supported by render".into())
 }
 
-/// The function named `name`, if text/template or the hermetic sprig map has one.
-pub(super) fn lookup(name: &str) -> Option<Func> {
-    for (table, family) in FAMILIES {
+/// The function named `name`, if text/template has one or (`sprig`) the hermetic sprig map.
+pub(super) fn lookup(name: &str, sprig: bool) -> Option<Func> {
+    let families: Vec<(Table, Family)> = if sprig {
+        FAMILIES.iter().copied().chain([BUILTINS]).collect()
+    } else {
+        vec![BUILTINS]
+    };
+    for (table, family) in families {
         if let Some((n, params, variadic)) = table.iter().find(|(n, ..)| *n == name) {
             return Some(Func {
                 name: n,
                 params,
                 variadic: *variadic,
-                family: *family,
+                family,
                 unsupported: None,
             });
         }
     }
     UNSUPPORTED
         .iter()
+        .filter(|_| sprig)
         .find(|(n, _)| *n == name)
         .map(|(n, reason)| Func {
             name: n,
@@ -220,16 +229,21 @@ pub(super) fn lookup(name: &str) -> Option<Func> {
 }
 
 /// Whether a template may name `name` (Go's parser refuses unknown functions).
-pub(super) fn exists(name: &str) -> bool {
-    lookup(name).is_some()
+pub(super) fn exists(name: &str, sprig: bool) -> bool {
+    lookup(name, sprig).is_some()
 }
 
-/// Every function render evaluates, in the order of the families.
+/// Every function render evaluates with sprig's map, builtins first.
 pub fn names() -> Vec<&'static str> {
-    FAMILIES
-        .iter()
-        .flat_map(|(table, _)| table.iter().map(|(n, ..)| *n))
-        .collect()
+    let mut names: Vec<&'static str> = Vec::new();
+    for (table, _) in [BUILTINS].iter().chain(FAMILIES) {
+        for (n, ..) in table.iter() {
+            if !names.contains(n) {
+                names.push(n);
+            }
+        }
+    }
+    names
 }
 
 /// The text of a `string` argument (already checked to be one).
