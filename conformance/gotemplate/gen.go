@@ -73,6 +73,39 @@ func (g *gen) arg() string {
 	}
 }
 
+// Arguments by the Go type of a parameter.
+var argsOfType = map[reflect.Kind][]string{
+	reflect.String:  {`"abc"`, `""`, `","`, `"v1.30.0"`, `">= 1.30"`, `"~1.29"`, `"^1.2"`, `"[a-z]+"`, `"(\\w+)-(\\d+)"`, `"${1}x"`, `"a*"`, `"k"`, `"1.5"`, `"aGVsbG8="`, `"/"`, ".s", ".t", ".e", ".v", ".m.a", ".builtin.cluster.name", "(index .l 0)", "(toString .n)", `"Hello World"`, `"a/b/c.txt"`},
+	reflect.Int:     {"0", "1", "2", "3", "-1", "5", "10", "(int .i)", "(len .s)", "(atoi \"4\")", "(len .l)"},
+	reflect.Float64: {"2.5", "0.5", "-1.5", "1e3", ".n", ".i", "(float64 \"1.5\")"},
+	reflect.Bool:    {"true", "false", ".b", "(empty .e)", "(eq .s \"a\")"},
+	reflect.Map:     {".m", ".m.c", `(dict "k" "v" "n" 1)`, `(dict)`, `(dict "k" "" "c" (dict "d" 1 "e" "x"))`, `(dict "a" (dict "b" 1 "c" "") "n" 0)`},
+}
+
+// typedArg: an argument of the type of parameter i of a sprig function ("" for builtins and
+// interface{} parameters).
+func (g *gen) typedArg(name string, i int) string {
+	fn, ok := sprig.HermeticTxtFuncMap()[name]
+	if !ok {
+		return ""
+	}
+	t := reflect.TypeOf(fn)
+	var p reflect.Type
+	switch {
+	case i < t.NumIn()-1 || (!t.IsVariadic() && i < t.NumIn()):
+		p = t.In(i)
+	case t.IsVariadic():
+		p = t.In(t.NumIn() - 1).Elem()
+	default:
+		return ""
+	}
+	options := argsOfType[p.Kind()]
+	if len(options) == 0 {
+		return ""
+	}
+	return g.pick(options)
+}
+
 var mutators = map[string]bool{"set": true, "merge": true, "mustMerge": true, "mergeOverwrite": true, "mustMergeOverwrite": true}
 
 var builtinArity = map[string][2]int{"and": {1, -1}, "or": {1, -1}, "not": {1, 1}, "call": {1, -1}, "html": {0, -1}, "js": {0, -1}, "urlquery": {0, -1}, "index": {1, -1}, "len": {1, 1}, "print": {0, -1}, "printf": {1, -1}, "println": {0, -1}, "eq": {1, -1}, "ne": {2, 2}, "lt": {2, 2}, "le": {2, 2}, "gt": {2, 2}, "ge": {2, 2}}
@@ -104,6 +137,11 @@ func (g *gen) call(name string) string {
 	args := make([]string, n)
 	for i := range args {
 		args[i] = g.arg()
+		// Mostly an argument of the type Go's signature wants, so that most cases get past
+		// the argument checks and exercise the function itself.
+		if typed := g.typedArg(name, i); typed != "" && g.r.Intn(4) != 0 {
+			args[i] = typed
+		}
 		// A map that receives itself (`set . "k" .`, `merge .m .`) makes Go's fmt and the
 		// oracle recurse until they die: what functions that change a map store comes from
 		// literals and new values only.
@@ -156,7 +194,12 @@ func (g *gen) action() string {
 	case 1:
 		return "{{ printf \"%v|%T\" (" + c + ") (" + c + ") }}"
 	case 2:
-		return "{{ " + g.arg() + " | " + c + " }}"
+		piped := g.arg()
+		if mutators[f] {
+			// The piped value is stored too: never a map of the data (see call).
+			piped = g.pick(subs)
+		}
+		return "{{ " + piped + " | " + c + " }}"
 	case 3:
 		return "{{ if " + c + " }}y{{ else }}n{{ end }}"
 	default:

@@ -69,6 +69,7 @@ func main() {
 	cases := flag.Int("cases", 50000, "generated cases")
 	classes := flag.String("classes", "", "ClusterClass YAML files whose inline patch templates are cases too (comma-separated)")
 	failures := flag.String("failures", "", "folder for the cases that differ")
+	printCase := flag.Int("print", -1, "print generated case N (template and data) and stop, to look at one")
 	flag.Parse()
 
 	supported, unsupported := functions(*render)
@@ -78,6 +79,11 @@ func main() {
 	var all []testCase
 	for i := 0; i < *cases; i++ {
 		all = append(all, g.next(i))
+	}
+	if *printCase >= 0 && *printCase < len(all) {
+		data, _ := json.Marshal(all[*printCase].Data)
+		fmt.Printf("%s\n%s\n", all[*printCase].Template, data)
+		return
 	}
 	for _, file := range strings.Split(*classes, ",") {
 		if file != "" {

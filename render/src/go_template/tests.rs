@@ -384,3 +384,25 @@ fn a_map_that_holds_itself_is_an_error() {
         .join()
         .unwrap();
 }
+
+/// Extreme integers wrap as Go's do, never a panic (outputs as Go printed them).
+#[test]
+fn extreme_integers_wrap_as_go() {
+    let data = json!({});
+    for (template, go) in [
+        (
+            r#"{{ abbrevboth (int 1e21) 10 "The quick brown fox jumps" }}"#,
+            "...x jumps",
+        ),
+        (
+            r#"{{ trunc (int 1e21) "abc" }}|{{ seq 1 9223372036854775807 }}|{{ abbrev 9223372036854775807 "abc" }}"#,
+            "abc||abc",
+        ),
+        (
+            r#"{{ wrap 9223372036854775807 "a b c" }}|{{ wrapWith 9223372036854775807 "|" "a b" }}"#,
+            "a b c|a b",
+        ),
+    ] {
+        assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
+    }
+}

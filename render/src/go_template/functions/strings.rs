@@ -102,6 +102,11 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
                 .join(" "),
         ),
         "indent" | "nindent" if int(&args[0]) < 0 => Err("strings: negative Repeat count".into()),
+        "indent" | "nindent"
+            if int(&args[0]) as u128 * (s(1).matches('\n').count() as u128 + 1) > 1 << 26 =>
+        {
+            Err("render refuses an indented text longer than 64 MiB".into())
+        }
         "indent" => string(indent(int(&args[0]), s(1))),
         "nindent" => string(format!("\n{}", indent(int(&args[0]), s(1)))),
         "replace" => string(s(2).replace(s(0), s(1))),
@@ -110,7 +115,8 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "trunc" => {
             let (c, t) = (int(&args[0]), s(1));
             let len = t.len() as i64;
-            let cut = if c < 0 && len + c > 0 {
+            // Go's int arithmetic wraps.
+            let cut = if c < 0 && len.wrapping_add(c) > 0 {
                 &t.as_bytes()[(len + c) as usize..]
             } else if c >= 0 && len > c {
                 &t.as_bytes()[..c as usize]

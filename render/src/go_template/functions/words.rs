@@ -74,9 +74,10 @@ fn abbreviate(s: &[u8], offset: i64, max_width: i64) -> Result<Option<String>, S
     if len <= max_width {
         return Ok(Some(go_string(s)));
     }
+    // Go's int arithmetic wraps.
     let mut offset = offset.min(len);
-    if len - offset < max_width - 3 {
-        offset = len - (max_width - 3);
+    if len.wrapping_sub(offset) < max_width.wrapping_sub(3) {
+        offset = len.wrapping_sub(max_width.wrapping_sub(3));
     }
     if offset <= 4 {
         let (a, b) = bounds(0, max_width - 3, s.len())?;
@@ -85,7 +86,7 @@ fn abbreviate(s: &[u8], offset: i64, max_width: i64) -> Result<Option<String>, S
     if max_width < 7 {
         return Ok(None);
     }
-    if offset + max_width - 3 < len {
+    if offset.wrapping_add(max_width).wrapping_sub(3) < len {
         let (a, b) = bounds(offset, len, s.len())?;
         let rest = abbreviate(&s[a..b], 0, max_width - 3)?.unwrap_or_default();
         return Ok(Some(format!("...{rest}")));
@@ -146,7 +147,7 @@ fn wrap(s: &[u8], length: i64, newline: &str, long_words: bool) -> Result<String
             offset += 1;
             continue;
         }
-        let end = (length + offset + 1).min(len);
+        let end = length.saturating_add(offset + 1).min(len);
         let space = s[offset..end].iter().rposition(|&b| b == b' ');
         if let Some(at) = space.map(|i| i + offset) {
             out.extend_from_slice(&s[offset..at]);
