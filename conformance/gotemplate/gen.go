@@ -58,7 +58,7 @@ func (g *gen) classData() map[string]any {
 	return d
 }
 
-var literals = []string{`"abc"`, `""`, `"a,b"`, `","`, `"v1.30.0"`, `">= 1.30"`, `"~1.29"`, `"^1.2"`, `"1.x"`, `"< 2, >= 1.2 || 3.x"`, `"[a-z]+"`, `"(\\w+)-(\\d+)"`, `"${1}x"`, `"$1"`, `"a*"`, `"\\s+"`, `0`, `1`, `2`, `-1`, `3`, `10`, `2.5`, `-0.5`, `1e3`, `0x10`, `'a'`, `true`, `false`, `nil`, "`raw\\n`", `"%d-%s"`, `"x"`, `"k"`, `"a"`, `"_0"`, `"1.5"`, `"aGVsbG8="`, `"/"`, `"."`, `"v"`}
+var literals = []string{`"abc"`, `""`, `"a,b"`, `","`, `"v1.30.0"`, `">= 1.30"`, `"~1.29"`, `"^1.2"`, `"1.x"`, `"< 2, >= 1.2 || 3.x"`, `"[a-z]+"`, `"(\\w+)-(\\d+)"`, `"${1}x"`, `"$1"`, `"a*"`, `"\\s+"`, `0`, `1`, `2`, `-1`, `3`, `10`, `2.5`, `-0.5`, `1e3`, `0x10`, `'a'`, `true`, `false`, `nil`, "`raw\\n`", `"%d-%s"`, `"x"`, `"k"`, `"a"`, `"_0"`, `"1.5"`, `"aGVsbG8="`, `"/"`, `"."`, `"v"`, `"1h30m"`, `"-2.5h"`, `"1.5µs"`, `"3d"`, `"300ms"`, `"0"`, `"720h0.5s"`, `"9223372036854775807ns"`, `(int64 "90000000000")`}
 var fields = []string{".s", ".t", ".e", ".n", ".i", ".b", ".l", ".nums", ".empty", ".m", ".m.a", ".m.c", ".none", ".missing", ".v", ".mixed", ".builtin.cluster.name", ".builtin.controlPlane.replicas", ".", "$", ".m.missing.x"}
 var subs = []string{`(list 1 "a" 2.5)`, `(list)`, `(dict "k" "v" "n" 1)`, `(int .n)`, `(int64 .i)`, `(add 1 2)`, `(splitList "," "a,b,c")`, `(semver "v1.2.3")`, `(toStrings .nums)`, `(until 3)`, `(split "," "x,y")`, `(atoi "12")`, `(float64 "1.5")`, `(list .s .n)`, `(semver .v)`, `(dict)`, `(index .l 0)`, `(len .s)`, `(dict "k" "" "c" (dict "d" 1 "e" "x"))`, `(dict "l" (list 1) "m" (dict) "k" nil)`, `(dict "a" (dict "b" 1 "c" "") "n" 0)`}
 

@@ -1,7 +1,7 @@
 //! Go's `fmt` for the values a template holds: `Sprint`, `Sprintln`, `Sprintf` with every flag,
 //! width, precision, argument index and verb, and `strconv`'s float and quote formatting.
 
-use super::value::{Elem, UintType, Value};
+use super::value::{Elem, UintType, Value, go_bytes, raw_byte_of};
 
 /// Go's `%v` of a float64: the shortest digits that read back the same, in `%e` form when
 /// the exponent is below -4 or at least 6 (`1e+06`, `1.5e-05`), plain otherwise (`123456`, `0.5`).
@@ -220,6 +220,11 @@ fn fmt_f(sign: &str, digs: &[u8], dp: i32, prec: i32) -> String {
 pub(super) use super::unicode::is_print;
 
 fn escape_rune(out: &mut String, c: char, quote: char, ascii: bool) {
+    if let Some(b) = raw_byte_of(c) {
+        // A byte that is not UTF-8: strconv writes it as `\xNN`.
+        out.push_str(&format!("\\x{b:02x}"));
+        return;
+    }
     match c {
         _ if c == quote => {
             out.push('\\');
@@ -548,7 +553,7 @@ impl Printer {
                 self.pad(&q);
             }
             'x' | 'X' => {
-                let bytes = s.as_bytes();
+                let bytes = go_bytes(s);
                 let n = self.f.prec.map_or(bytes.len(), |p| p.min(bytes.len()));
                 let mut out = String::new();
                 for (i, b) in bytes[..n].iter().enumerate() {

@@ -406,3 +406,14 @@ fn extreme_integers_wrap_as_go() {
         assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
     }
 }
+
+/// Bytes that are not UTF-8 keep Go's byte semantics until the output (as Go printed them), and
+/// `durationRound` reads Go's durations.
+#[test]
+fn go_strings_are_bytes() {
+    let template = r#"{{ b64dec "gICA" | toJson }} {{ len (b64dec "gICA") }} {{ b64dec "gICA" | b64enc }} {{ printf "%q %x" (b64dec "gICA") (b64dec "gICA") }} {{ durationRound "720h0.5s" }} {{ durationRound "1h30m" }}"#;
+    assert_eq!(
+        render(template, &json!({})).as_deref(),
+        Ok(r#""\ufffd\ufffd\ufffd" 3 gICA "\x80\x80\x80" 808080 1mo 1h"#)
+    );
+}

@@ -369,6 +369,29 @@ pub fn go_string(bytes: &[u8]) -> String {
     }
 }
 
+/// The bytes of a Go string held as text ([`raw_byte`] markers back to their byte).
+pub fn go_bytes(text: &str) -> std::borrow::Cow<'_, [u8]> {
+    if !has_raw_bytes(text) {
+        return std::borrow::Cow::Borrowed(text.as_bytes());
+    }
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        match raw_byte_of(c) {
+            Some(b) => out.push(b),
+            None => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The byte a [`raw_byte`] marker stands for.
+pub fn raw_byte_of(c: char) -> Option<u8> {
+    let code = c as u32;
+    (0x10_ff00..=0x10_ffff)
+        .contains(&code)
+        .then(|| (code - 0x10_ff00) as u8)
+}
+
 /// Whether `text` holds a byte that is not UTF-8.
 pub fn has_raw_bytes(text: &str) -> bool {
     text.chars()

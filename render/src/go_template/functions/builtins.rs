@@ -1,7 +1,7 @@
 //! text/template's own functions (sprig's `slice` replaces the builtin one).
 
 use super::super::format::{go_quote, sprint, sprintf, sprintln};
-use super::super::value::{MapElem, UintType, Value, go_string};
+use super::super::value::{MapElem, UintType, Value, go_bytes, go_string};
 use super::{Out, Table, Ty, boolean, sig, string};
 
 pub(super) const TABLE: Table = &[
@@ -39,7 +39,7 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "index" => index(&args[0], &args[1..]),
         "slice" => slice(&args[0], &args[1..]),
         "len" => match &args[0] {
-            Value::Str(s) => Ok(Value::Int(s.len() as i64)),
+            Value::Str(s) => Ok(Value::Int(go_bytes(s).len() as i64)),
             Value::Slice(s) => Ok(Value::Int(s.items.len() as i64)),
             Value::Map(m) => Ok(Value::Int(m.entries.borrow().len() as i64)),
             Value::Missing | Value::Nil => Err("len of nil pointer".into()),
@@ -148,7 +148,7 @@ fn index(item: &Value, indexes: &[Value]) -> Out {
             Value::Nil => return Err("index of nil pointer".into()),
             Value::Slice(s) => s.items[position(&index, s.items.len(), false)?].clone(),
             Value::Str(s) => Value::Uint(
-                u64::from(s.as_bytes()[position(&index, s.len(), false)?]),
+                u64::from(go_bytes(s)[position(&index, go_bytes(s).len(), false)?]),
                 UintType::U8,
             ),
             Value::Map(m) => match &index {
@@ -188,7 +188,7 @@ fn slice(item: &Value, indexes: &[Value]) -> Out {
             if indexes.len() == 3 {
                 return Err("cannot 3-index slice a string".into());
             }
-            (s.len(), s.len())
+            (go_bytes(s).len(), go_bytes(s).len())
         }
         Value::Slice(s) => (s.items.len(), s.cap),
         other => return Err(format!("can't slice item of type {}", other.type_name())),
@@ -204,7 +204,7 @@ fn slice(item: &Value, indexes: &[Value]) -> Out {
         return Err(format!("invalid slice index: {} > {}", idx[1], idx[2]));
     }
     Ok(match item {
-        Value::Str(s) => Value::str(go_string(&s.as_bytes()[idx[0]..idx[1]])),
+        Value::Str(s) => Value::str(go_string(&go_bytes(s)[idx[0]..idx[1]])),
         Value::Slice(s) => {
             let items = (idx[0]..idx[1])
                 .map(|i| s.items.get(i).cloned().unwrap_or_else(|| s.elem.zero()))

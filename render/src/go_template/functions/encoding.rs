@@ -2,7 +2,7 @@
 //! decoding error is returned as the text, as sprig does), sha1/sha256/sha512 in hex, adler32
 //! in decimal.
 
-use super::super::value::{Value, go_string};
+use super::super::value::{Value, go_bytes, go_string};
 use super::{Out, Table, Ty, sig, string, text};
 use sha1::Digest;
 
@@ -26,23 +26,24 @@ fn hex(bytes: &[u8]) -> String {
 
 pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
     let s = text(&args[0]);
+    let bytes = go_bytes(s);
     match name {
-        "b64enc" => string(encode(s.as_bytes(), B64, 3, 4, 6)),
-        "b32enc" => string(encode(s.as_bytes(), B32, 5, 8, 5)),
-        "b64dec" => string(match decode(s.as_bytes(), B64, 4, 6) {
+        "b64enc" => string(encode(&bytes, B64, 3, 4, 6)),
+        "b32enc" => string(encode(&bytes, B32, 5, 8, 5)),
+        "b64dec" => string(match decode(&bytes, B64, 4, 6) {
             Ok(bytes) => go_string(&bytes),
             Err(at) => format!("illegal base64 data at input byte {at}"),
         }),
-        "b32dec" => string(match decode(s.as_bytes(), B32, 8, 5) {
+        "b32dec" => string(match decode(&bytes, B32, 8, 5) {
             Ok(bytes) => go_string(&bytes),
             Err(at) => format!("illegal base32 data at input byte {at}"),
         }),
-        "sha1sum" => string(hex(&sha1::Sha1::digest(s.as_bytes()))),
-        "sha256sum" => string(hex(&sha2::Sha256::digest(s.as_bytes()))),
-        "sha512sum" => string(hex(&sha2::Sha512::digest(s.as_bytes()))),
+        "sha1sum" => string(hex(&sha1::Sha1::digest(&bytes))),
+        "sha256sum" => string(hex(&sha2::Sha256::digest(&bytes))),
+        "sha512sum" => string(hex(&sha2::Sha512::digest(&bytes))),
         "adler32sum" => {
             let (mut a, mut b) = (1u32, 0u32);
-            for byte in s.bytes() {
+            for &byte in bytes.iter() {
                 a = (a + u32::from(byte)) % 65521;
                 b = (b + a) % 65521;
             }

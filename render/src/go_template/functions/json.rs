@@ -2,7 +2,7 @@
 //! escaped (except `toRawJson`), floats as Go writes them, nil slices and maps as `null`.
 
 use super::super::format::format_float;
-use super::super::value::Value;
+use super::super::value::{Value, raw_byte_of};
 use super::{Out, Table, Ty, sig, string, text};
 
 pub(super) const TABLE: Table = &[
@@ -51,6 +51,8 @@ fn encode_string(s: &str, html: bool, out: &mut String) {
             '\u{c}' => out.push_str("\\f"),
             '<' | '>' | '&' if html => out.push_str(&format!("\\u00{:02x}", c as u32)),
             '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            // A byte that is not UTF-8: encoding/json writes U+FFFD in its place.
+            c if raw_byte_of(c).is_some() => out.push_str("\\ufffd"),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u00{:02x}", c as u32)),
             c => out.push(c),
         }

@@ -36,6 +36,7 @@ pub(super) const TABLE: Table = &[
     sig("floor", &[Ty::Any], None),
     sig("round", &[Ty::Any, Ty::Int], Some(Ty::Float)),
     sig("duration", &[Ty::Any], None),
+    sig("durationRound", &[Ty::Any], None),
 ];
 
 /// cast v1.10's `trimDecimal`: a decimal string keeps its integer part (`1.5` → `1`, `.5` → `0`).
@@ -406,6 +407,14 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             };
             string(duration_string(n.wrapping_mul(1_000_000_000)))
         }
+        "durationRound" => {
+            let d = match &args[0] {
+                Value::Str(s) => parse_duration(s).unwrap_or(0),
+                Value::Int64(i) => *i,
+                _ => 0,
+            };
+            string(duration_round(d))
+        }
         _ => unreachable!("{name} is in the table"),
     }
 }
@@ -454,6 +463,131 @@ fn ldexp(mut frac: f64, mut exp: i64) -> f64 {
         exp += 1000;
     }
     frac * 2f64.powi(exp as i32)
+}
+
+/// Go's `time.ParseDuration` (`None` where it errors).
+fn parse_duration(orig: &str) -> Option<i64> {
+    let mut s = orig;
+    let mut neg = false;
+    if let Some(rest) = s.strip_prefix('-') {
+        neg = true;
+        s = rest;
+    } else if let Some(rest) = s.strip_prefix('+') {
+        s = rest;
+    }
+    if s == "0" {
+        return Some(0);
+    }
+    if s.is_empty() {
+        return None;
+    }
+    const LIMIT: u64 = 1 << 63;
+    let mut d: u64 = 0;
+    while !s.is_empty() {
+        let b = s.as_bytes();
+        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
+            return None;
+        }
+        // The integer part.
+        let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+        let mut v: u64 = 0;
+        for c in &b[..digits] {
+            if v > LIMIT / 10 {
+                return None;
+            }
+            v = v * 10 + u64::from(c - b'0');
+            if v > LIMIT {
+                return None;
+            }
+        }
+        s = &s[digits..];
+        let pre = digits > 0;
+        // The fraction.
+        let (mut f, mut scale, mut post) = (0u64, 1f64, false);
+        if let Some(rest) = s.strip_prefix('.') {
+            let b = rest.as_bytes();
+            let n = b.iter().take_while(|c| c.is_ascii_digit()).count();
+            let mut overflow = false;
+            for c in &b[..n] {
+                if overflow {
+                    continue;
+                }
+                if f > (LIMIT - 1) / 10 {
+                    overflow = true;
+                    continue;
+                }
+                let y = f * 10 + u64::from(c - b'0');
+                if y > LIMIT {
+                    overflow = true;
+                    continue;
+                }
+                f = y;
+                scale *= 10.0;
+            }
+            post = n > 0;
+            s = &rest[n..];
+        }
+        if !pre && !post {
+            return None;
+        }
+        let i = s
+            .bytes()
+            .position(|c| c == b'.' || c.is_ascii_digit())
+            .unwrap_or(s.len());
+        if i == 0 {
+            return None;
+        }
+        let unit: u64 = match &s[..i] {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return None,
+        };
+        s = &s[i..];
+        if v > LIMIT / unit {
+            return None;
+        }
+        v *= unit;
+        if f > 0 {
+            v += (f as f64 * (unit as f64 / scale)) as u64;
+            if v > LIMIT {
+                return None;
+            }
+        }
+        d += v;
+        if d > LIMIT {
+            return None;
+        }
+    }
+    if neg {
+        return Some((d as i64).wrapping_neg());
+    }
+    if d > LIMIT - 1 {
+        return None;
+    }
+    Some(d as i64)
+}
+
+/// sprig's `durationRound`: the largest whole unit (years of 365 days, months of 30).
+fn duration_round(d: i64) -> String {
+    let u = d.unsigned_abs();
+    const HOUR: u64 = 3_600_000_000_000;
+    for (size, unit) in [
+        (HOUR * 24 * 365, "y"),
+        (HOUR * 24 * 30, "mo"),
+        (HOUR * 24, "d"),
+        (HOUR, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+    ] {
+        if u > size {
+            return format!("{}{unit}", u / size);
+        }
+    }
+    "0s".into()
 }
 
 /// Go's `math.Max` / `math.Min` (NaN wins; signed zeros ordered).

@@ -185,10 +185,6 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
         "must_date_modify",
         "Go's time values are not implemented by render",
     ),
-    (
-        "durationRound",
-        "Go's time values are not implemented by render",
-    ),
     ("urlParse", "Go's URL parser is not implemented by render"),
     ("urlJoin", "Go's URL parser is not implemented by render"),
 ];

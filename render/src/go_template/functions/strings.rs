@@ -2,7 +2,7 @@
 
 use super::super::format::{go_quote, print};
 use super::super::unicode::{is_letter, to_lower, to_title, to_upper};
-use super::super::value::{Elem, MapElem, Value, go_string};
+use super::super::value::{Elem, MapElem, Value, go_bytes, go_string};
 use super::{Out, Table, Ty, boolean, int, sig, string, strval, text};
 use std::collections::BTreeMap;
 
@@ -67,8 +67,9 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         // goutils reads the text byte by byte, each byte as the character of that code point.
         // (a text without white space comes back as it is).
         "nospace" => {
-            let kept: String = s(0)
-                .bytes()
+            let kept: String = go_bytes(s(0))
+                .iter()
+                .copied()
                 .map(char::from)
                 .filter(|c| !is_go_space(*c))
                 .collect();
@@ -113,15 +114,15 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "plural" => string(if int(&args[2]) == 1 { s(0) } else { s(1) }),
         "toString" => string(strval(&args[0])),
         "trunc" => {
-            let (c, t) = (int(&args[0]), s(1));
+            let (c, t) = (int(&args[0]), go_bytes(s(1)));
             let len = t.len() as i64;
             // Go's int arithmetic wraps.
             let cut = if c < 0 && len.wrapping_add(c) > 0 {
-                &t.as_bytes()[(len + c) as usize..]
+                &t[(len + c) as usize..]
             } else if c >= 0 && len > c {
-                &t.as_bytes()[..c as usize]
+                &t[..c as usize]
             } else {
-                t.as_bytes()
+                &t[..]
             };
             string(go_string(cut))
         }
@@ -184,7 +185,7 @@ fn untitle(s: &str) -> String {
 }
 
 fn substring(start: i64, end: i64, s: &str) -> Out {
-    let b = s.as_bytes();
+    let b = go_bytes(s);
     let len = b.len() as i64;
     let range = |from: i64, to: i64| -> Result<&[u8], String> {
         if from < 0 || to > len || from > to {

@@ -6,7 +6,7 @@ use super::super::unicode::{
     is_letter, is_lower, is_number, is_punct, is_space, is_title, is_upper, to_lower, to_title,
     to_upper,
 };
-use super::super::value::{Value, go_string};
+use super::super::value::{Value, go_bytes, go_string};
 use super::{Out, Table, Ty, int, sig, string, text};
 
 pub(super) const TABLE: Table = &[
@@ -28,20 +28,20 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
             if width < 4 {
                 return string(s);
             }
-            string(abbreviate(s.as_bytes(), 0, width)?.unwrap_or_default())
+            string(abbreviate(&go_bytes(s), 0, width)?.unwrap_or_default())
         }
         "abbrevboth" => {
             let (left, right, s) = (int(&args[0]), int(&args[1]), text(&args[2]));
             if right < 4 || left > 0 && right < 7 {
                 return string(s);
             }
-            string(abbreviate(s.as_bytes(), left, right)?.unwrap_or_default())
+            string(abbreviate(&go_bytes(s), left, right)?.unwrap_or_default())
         }
         "initials" => string(initials(text(&args[0]))),
         "swapcase" => string(swap_case(text(&args[0]))),
-        "wrap" => string(wrap(text(&args[1]).as_bytes(), int(&args[0]), "", false)?),
+        "wrap" => string(wrap(&go_bytes(text(&args[1])), int(&args[0]), "", false)?),
         "wrapWith" => string(wrap(
-            text(&args[2]).as_bytes(),
+            &go_bytes(text(&args[2])),
             int(&args[0]),
             text(&args[1]),
             true,
@@ -99,7 +99,7 @@ fn abbreviate(s: &[u8], offset: i64, max_width: i64) -> Result<Option<String>, S
 fn initials(s: &str) -> String {
     let mut out = String::new();
     let mut gap = true;
-    for b in s.bytes() {
+    for &b in go_bytes(s).iter() {
         let c = char::from(b);
         if is_space(c) {
             gap = true;
