@@ -51,6 +51,7 @@
 //! # }
 //! ```
 
+pub mod apiserver;
 mod apply;
 mod caller;
 pub mod change;
@@ -58,6 +59,7 @@ mod cluster_variables;
 mod desired;
 pub mod determinism;
 mod error;
+mod go_regex;
 pub mod go_template;
 mod inline;
 mod input;

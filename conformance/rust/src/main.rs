@@ -217,6 +217,39 @@ fn main() -> std::process::ExitCode {
                 out.flush().expect("stdout");
             }
         }
+        "api-rules" => {
+            // The CRDs from the paths after the mode; one object per JSON line in, what render's
+            // API-server rules make of it out: {"object", "pruned", "errors", "unchecked"}, or
+            // {"noCrd": true} / {"refused": why}.
+            let mut crds = capi_ext_render::apiserver::Crds::default();
+            for path in std::env::args().skip(2) {
+                if let Err(e) = crds.add_path(std::path::Path::new(&path)) {
+                    eprintln!("{e}");
+                    return std::process::ExitCode::from(2);
+                }
+            }
+            for line in std::io::stdin().lock().lines() {
+                let line = line.expect("stdin");
+                let object: Value = serde_json::from_str(&line).expect("a JSON object");
+                let answer = match crds.admit(&object) {
+                    None => json!({"noCrd": true}),
+                    Some(Err(why)) => json!({"refused": why}),
+                    Some(Ok(admitted)) => json!({
+                        "object": admitted.object,
+                        "pruned": admitted.pruned,
+                        "errors": admitted.errors.iter().map(|e| json!({
+                            "field": e.field, "type": e.type_.cause(), "message": e.message,
+                        })).collect::<Vec<_>>(),
+                        "unchecked": admitted.unchecked.iter().map(|u| json!({
+                            "field": u.field, "rule": u.rule, "reason": u.reason,
+                        })).collect::<Vec<_>>(),
+                    }),
+                };
+                serde_json::to_writer(&mut out, &answer).expect("stdout");
+                out.write_all(b"\n").expect("stdout");
+                out.flush().expect("stdout");
+            }
+        }
         "go-template-functions" => {
             let unsupported: Vec<&str> = capi_ext_render::go_template::functions::UNSUPPORTED
                 .iter()
@@ -255,7 +288,7 @@ fn main() -> std::process::ExitCode {
         }
         other => {
             eprintln!(
-                "usage: capi-ext-conformance roundtrip|responses|go-template|go-template-functions|bench-server|lifecycle-extension|inplace-extension|topology-extension|differential-extension (got `{other}`)"
+                "usage: capi-ext-conformance roundtrip|responses|go-template|api-rules|go-template-functions|bench-server|lifecycle-extension|inplace-extension|topology-extension|differential-extension (got `{other}`)"
             );
             return std::process::ExitCode::from(2);
         }

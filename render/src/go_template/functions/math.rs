@@ -466,7 +466,7 @@ fn ldexp(mut frac: f64, mut exp: i64) -> f64 {
 }
 
 /// Go's `time.ParseDuration` (`None` where it errors).
-fn parse_duration(orig: &str) -> Option<i64> {
+pub(crate) fn parse_duration(orig: &str) -> Option<i64> {
     let mut s = orig;
     let mut neg = false;
     if let Some(rest) = s.strip_prefix('-') {

@@ -20,6 +20,8 @@ mod strings;
 mod versions;
 mod words;
 
+pub(crate) use math::parse_duration;
+
 use super::value::Value;
 
 pub(super) use versions::semver_method;

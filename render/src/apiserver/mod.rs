@@ -1,0 +1,378 @@
+//! The API server's rules for custom resources, applied offline: what a real cluster does to
+//! an object CAPI writes, given the CRD of its kind. In the API server's order (as
+//! apiextensions-apiserver 1.36 does on a create):
+//!
+//! 1. pruning: fields the schema does not declare are dropped (and named: the API server warns
+//!    `unknown field "spec.x"`, or refuses them under strict field validation);
+//! 2. nulls of fields that are neither nullable nor defaulted are dropped;
+//! 3. CRD defaults are filled in;
+//! 4. `status` is dropped when the CRD has a status subresource;
+//! 5. validation: the OpenAPI schema (types, formats, enums, patterns, bounds, required,
+//!    int-or-string, junctors), list sets and maps, then the `x-kubernetes-validations` CEL
+//!    rules unless an earlier error blocks them, each error with the API server's field path
+//!    and type.
+//!
+//! ```
+//! use capi_ext_render::apiserver::{Crds, ErrorType};
+//! let mut crds = Crds::default();
+//! crds.add_documents(capi_ext_render::documents(r#"
+//! apiVersion: apiextensions.k8s.io/v1
+//! kind: CustomResourceDefinition
+//! metadata: {name: widgets.example.com}
+//! spec:
+//!   group: example.com
+//!   names: {kind: Widget, plural: widgets}
+//!   scope: Namespaced
+//!   versions:
+//!   - name: v1
+//!     served: true
+//!     storage: true
+//!     schema:
+//!       openAPIV3Schema:
+//!         type: object
+//!         properties:
+//!           spec:
+//!             type: object
+//!             properties:
+//!               replicas: {type: integer, minimum: 1, default: 1}
+//! "#).unwrap(), "widgets.yaml").unwrap();
+//! let object = serde_json::json!({"apiVersion": "example.com/v1", "kind": "Widget",
+//!     "metadata": {"name": "w"}, "spec": {"replicaz": 3}});
+//! let admitted = crds.admit(&object).unwrap().unwrap();
+//! assert_eq!(admitted.pruned, ["spec.replicaz"]);
+//! assert_eq!(admitted.object["spec"]["replicas"], 1);
+//! let invalid = serde_json::json!({"apiVersion": "example.com/v1", "kind": "Widget",
+//!     "metadata": {"name": "w"}, "spec": {"replicas": 0}});
+//! let admitted = crds.admit(&invalid).unwrap().unwrap();
+//! assert_eq!(admitted.errors[0].field, "spec.replicas");
+//! assert_eq!(admitted.errors[0].type_, ErrorType::Invalid);
+//! ```
+
+mod cel;
+mod formats;
+mod lists;
+mod openapi;
+mod prune;
+pub mod schema;
+
+pub use cel::Unchecked;
+use schema::Schema;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The path the API server gives an error that belongs to no field (Go's nil `field.Path`).
+pub const NIL_PATH: &str = "<nil>";
+
+/// The API server's field error types (`metav1.CauseType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ErrorType {
+    /// `FieldValueRequired`.
+    Required,
+    /// `FieldValueInvalid`.
+    Invalid,
+    /// `FieldValueNotSupported` (not one of an enum's values).
+    NotSupported,
+    /// `FieldValueTooLong`.
+    TooLong,
+    /// `FieldValueTooMany`.
+    TooMany,
+    /// `FieldValueTypeInvalid` (a wrong type, or a string not of its format).
+    TypeInvalid,
+    /// `FieldValueDuplicate`.
+    Duplicate,
+    /// `FieldValueForbidden`.
+    Forbidden,
+}
+
+impl ErrorType {
+    /// The name the API server's Status carries.
+    pub fn cause(self) -> &'static str {
+        match self {
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::Forbidden => "FieldValueForbidden",
+        }
+    }
+
+    /// Whether the API server skips the CEL rules when an error of this type is present.
+    fn blocks_rules(self) -> bool {
+        matches!(
+            self,
+            ErrorType::NotSupported
+                | ErrorType::Required
+                | ErrorType::TooLong
+                | ErrorType::TooMany
+                | ErrorType::TypeInvalid
+        )
+    }
+}
+
+/// One reason the API server rejects an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// The field path the API server reports (`spec.replicas`, `spec.items[0].name`,
+    /// [`NIL_PATH`] for errors of the whole object).
+    pub field: String,
+    /// The error's type.
+    pub type_: ErrorType,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// One version of a CRD.
+#[derive(Debug)]
+pub struct Version {
+    /// Its name (`v1beta2`).
+    pub name: String,
+    /// Whether the API server serves it.
+    pub served: bool,
+    /// Whether objects are stored in it.
+    pub storage: bool,
+    /// Its schema.
+    pub schema: Schema,
+    /// Whether it has the status subresource (a create then drops `status`).
+    pub status_subresource: bool,
+}
+
+/// A CustomResourceDefinition, as far as the rules need it.
+#[derive(Debug)]
+pub struct Crd {
+    /// `metadata.name`.
+    pub name: String,
+    /// `spec.group`.
+    pub group: String,
+    /// `spec.names.kind`.
+    pub kind: String,
+    /// `spec.names.plural`.
+    pub plural: String,
+    /// Whether objects live in namespaces.
+    pub namespaced: bool,
+    /// Its versions.
+    pub versions: Vec<Version>,
+    /// Where it was read from.
+    pub source: String,
+}
+
+impl Crd {
+    /// The version objects are stored in.
+    pub fn storage_version(&self) -> Option<&Version> {
+        self.versions.iter().find(|v| v.storage)
+    }
+}
+
+/// What the API server would store for an object, and what it would refuse.
+#[derive(Debug, Clone)]
+pub struct Admitted {
+    /// The object after pruning, defaulting and dropping `status` (what a create stores, less
+    /// the server's own metadata), valid or not.
+    pub object: Value,
+    /// The fields pruned (the API server's `unknown field` warnings).
+    pub pruned: Vec<String>,
+    /// Why the API server refuses the object (none: it is stored).
+    pub errors: Vec<FieldError>,
+    /// CEL rules that could not be checked here.
+    pub unchecked: Vec<Unchecked>,
+}
+
+/// A set of CRDs, by group and kind.
+#[derive(Debug, Default)]
+pub struct Crds {
+    kinds: BTreeMap<(String, String), Crd>,
+}
+
+fn text<'a>(value: &'a Value, path: &[&str]) -> &'a str {
+    path.iter()
+        .try_fold(value, |v, k| v.get(k))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+impl Crds {
+    /// Adds the CustomResourceDefinitions among `documents` (other kinds are skipped); returns
+    /// how many were added. A CRD without a schema or with one that cannot be read is an error
+    /// naming it and `source`.
+    pub fn add_documents(&mut self, documents: Vec<Value>, source: &str) -> Result<usize, String> {
+        let mut added = 0;
+        for document in documents {
+            if text(&document, &["kind"]) != "CustomResourceDefinition" {
+                continue;
+            }
+            let name = text(&document, &["metadata", "name"]).to_string();
+            let mut versions = Vec::new();
+            for version in document
+                .pointer("/spec/versions")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let version_name = text(version, &["name"]).to_string();
+                let schema = match version.pointer("/schema/openAPIV3Schema") {
+                    Some(schema) => Schema::from_value(schema)
+                        .map_err(|e| format!("{source}: CRD {name} version {version_name}: {e}"))?,
+                    None => {
+                        return Err(format!(
+                            "{source}: CRD {name} version {version_name} has no schema.openAPIV3Schema (apiextensions.k8s.io/v1 requires one)"
+                        ));
+                    }
+                };
+                versions.push(Version {
+                    name: version_name,
+                    served: version
+                        .get("served")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                    storage: version
+                        .get("storage")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
+                    schema,
+                    status_subresource: version.pointer("/subresources/status").is_some(),
+                });
+            }
+            let crd = Crd {
+                group: text(&document, &["spec", "group"]).to_string(),
+                kind: text(&document, &["spec", "names", "kind"]).to_string(),
+                plural: text(&document, &["spec", "names", "plural"]).to_string(),
+                namespaced: text(&document, &["spec", "scope"]) != "Cluster",
+                versions,
+                source: source.to_string(),
+                name,
+            };
+            self.kinds
+                .insert((crd.group.clone(), crd.kind.clone()), crd);
+            added += 1;
+        }
+        Ok(added)
+    }
+
+    /// Reads CRDs from a YAML or JSON file, or from every `.yaml`/`.yml`/`.json` file of a
+    /// directory (recursively, in name order); returns how many were added.
+    pub fn add_path(&mut self, path: &std::path::Path) -> Result<usize, String> {
+        let mut files = Vec::new();
+        collect_files(path, &mut files)?;
+        let mut added = 0;
+        for file in files {
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let documents =
+                crate::documents(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+            added += self.add_documents(documents, &file.display().to_string())?;
+        }
+        Ok(added)
+    }
+
+    /// Every CRD of the set.
+    pub fn iter(&self) -> impl Iterator<Item = &Crd> {
+        self.kinds.values()
+    }
+
+    /// Whether the set holds no CRD.
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
+    /// The CRD of an object's `apiVersion` and `kind`, if the set has it.
+    pub fn get(&self, api_version: &str, kind: &str) -> Option<&Crd> {
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        self.kinds.get(&(group.to_string(), kind.to_string()))
+    }
+
+    /// What the API server does to `object` on a create: `None` when the set has no CRD for
+    /// its kind; an error when its version is not served.
+    pub fn admit(&self, object: &Value) -> Option<Result<Admitted, String>> {
+        let api_version = text(object, &["apiVersion"]);
+        let kind = text(object, &["kind"]);
+        let crd = self.get(api_version, kind)?;
+        let version_name = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
+        let Some(version) = crd
+            .versions
+            .iter()
+            .find(|v| v.name == version_name && v.served)
+        else {
+            let served: Vec<&str> = crd
+                .versions
+                .iter()
+                .filter(|v| v.served)
+                .map(|v| v.name.as_str())
+                .collect();
+            return Some(Err(format!(
+                "{kind} {api_version}: the CRD {} serves {} only",
+                crd.name,
+                served.join(", ")
+            )));
+        };
+        Some(Ok(admit(version, object)))
+    }
+}
+
+fn collect_files(path: &std::path::Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.is_file() {
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    let mut entries: Vec<_> = std::fs::read_dir(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    for entry in entries {
+        if entry.is_dir() {
+            collect_files(&entry, out)?;
+        } else if entry
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"))
+        {
+            out.push(entry);
+        }
+    }
+    Ok(())
+}
+
+/// The rules of one version on one object.
+pub fn admit(version: &Version, object: &Value) -> Admitted {
+    let schema = &version.schema;
+    let mut stored = object.clone();
+    let pruned = prune::prune(&mut stored, schema);
+    prune::prune_nulls(&mut stored, Some(schema));
+    prune::default(&mut stored, schema);
+    if version.status_subresource
+        && let Some(map) = stored.as_object_mut()
+    {
+        map.remove("status");
+    }
+    let mut errors = openapi::validate(schema, &stored);
+    if let Some(map) = stored.as_object() {
+        errors.extend(lists::validate(schema, map));
+    }
+    let mut unchecked = Vec::new();
+    if errors.iter().any(|e| e.type_.blocks_rules()) {
+        errors.push(FieldError {
+            field: NIL_PATH.into(),
+            type_: ErrorType::Invalid,
+            message: "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
+        });
+    } else {
+        cel::validate(schema, &stored, &mut errors, &mut unchecked);
+    }
+    Admitted {
+        object: stored,
+        pruned,
+        errors,
+        unchecked,
+    }
+}
