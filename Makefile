@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens first-run tutorial conformance roundtrip differential gotemplate otel e2e fuzz bench bench-compare bench-profile bench-musl soak fmt
+.PHONY: demo test lint unit goldens first-run tutorial conformance roundtrip differential gotemplate apirules otel e2e fuzz bench bench-compare bench-profile bench-musl soak fmt
 
 # The projects the tests generate and build get the workspace's debug setting (see Cargo.toml).
 export CARGO_PROFILE_DEV_DEBUG := line-tables-only
@@ -34,7 +34,7 @@ tutorial:
 
 ## Cluster API judges the wire format: its Go types round-trip our JSON, its desired-state
 ## generator computes what render computes, its real manager calls us.
-conformance: roundtrip differential gotemplate otel e2e
+conformance: roundtrip differential gotemplate apirules otel e2e
 
 roundtrip:
 	./conformance/scripts/roundtrip.sh
@@ -45,6 +45,10 @@ differential:
 ## render's Go templates against Go's text/template and sprig (100,000 cases and CAPI's ClusterClasses).
 gotemplate:
 	./conformance/scripts/gotemplate.sh
+
+## render's API-server rules against the real kube-apiserver (10,000 objects from real CRDs).
+apirules:
+	./conformance/scripts/apirules.sh
 
 otel:
 	./conformance/scripts/otel.sh

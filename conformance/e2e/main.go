@@ -33,6 +33,7 @@ func must(err error) {
 type options struct {
 	etcd, apiserver, capi, kcp, assets, extension, capiExt, conformanceBin, capiVersion, kustomize, helm, clusterctl, certManagerCRDs, promOperatorCRDs, promcheck string
 	keep                                                                                                                                                           bool
+	apiRules                                                                                                                                                       apiRulesOptions
 	only                                                                                                                                                           string
 }
 
@@ -55,7 +56,15 @@ func main() {
 	flag.StringVar(&o.promcheck, "promcheck", "", "the promcheck binary (conformance/promcheck: reads a metrics endpoint as Prometheus does)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text, and the first (Discovery: it creates the namespace); for working on one scenario")
+	flag.StringVar(&o.apiRules.crds, "api-rules-crds", "", "run only the API-server rules differential, over the CRDs of these comma-separated files or directories")
+	flag.IntVar(&o.apiRules.cases, "api-rules-cases", 6000, "objects per seed of the API-server rules differential")
+	flag.Int64Var(&o.apiRules.seed, "api-rules-seed", 1, "the fixed seed of the API-server rules differential")
+	flag.Int64Var(&o.apiRules.randomSeed, "api-rules-random-seed", 0, "its second seed (0: a new one, printed)")
+	flag.StringVar(&o.apiRules.failuresDir, "api-rules-failures", "", "where the API-server rules differential writes differing cases")
 	flag.Parse()
+	if o.apiRules.randomSeed == 0 {
+		o.apiRules.randomSeed = time.Now().UnixNano()%1000000000 + 2
+	}
 
 	work, err := os.MkdirTemp("", "capi-ext-e2e-")
 	must(err)
@@ -80,6 +89,10 @@ func main() {
 	if !o.keep {
 		_ = os.RemoveAll(work)
 	}
+	if o.apiRules.crds != "" {
+		fmt.Printf("\nok: the API-server rules differential passed in %s\n", time.Since(start).Round(time.Second))
+		return
+	}
 	fmt.Printf("\nok: every scenario passed against the real Cluster API manager %s in %s\n", o.capiVersion, time.Since(start).Round(time.Second))
 }
 
@@ -90,6 +103,9 @@ func runGuarded(o options, work string, ps *processes) (err error) {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
+	if o.apiRules.crds != "" {
+		return runAPIRules(o, work, ps)
+	}
 	return run(o, work, ps)
 }
 
@@ -101,9 +117,7 @@ func run(o options, work string, ps *processes) error {
 	clientPKI := newPKI(filepath.Join(work, "client-pki"), "capi-ext-e2e-client-ca")
 	capiClientCert, capiClientKey := clientPKI.leaf("capi-manager", "capi-manager", nil, false)
 	renderCert, renderKey := clientPKI.leaf("render", "capi-ext-render", nil, false)
-	apiCert, apiKey := p.leaf("apiserver", "kube-apiserver", nil, true)
 	adminCert, adminKey := p.leaf("admin", "admin", []string{"system:masters"}, false)
-	saPub, saKey := p.serviceAccountKeys()
 	webhookDir := filepath.Join(work, "capi-webhook-certs")
 	extDir := filepath.Join(work, "extension-certs")
 	for _, d := range []string{webhookDir, extDir} {
@@ -114,31 +128,13 @@ func run(o options, work string, ps *processes) error {
 	}
 	must(os.WriteFile(filepath.Join(extDir, "client-ca.crt"), clientPKI.caPEM, 0o644))
 
-	etcdPort, peerPort, apiPort := freePort(), freePort(), freePort()
 	extPort, extProbes := freePort(), freePort()
 	plain := httpClient(nil, "", "")
 
-	step("start etcd")
-	etcd := ps.start("etcd", o.etcd, "--name=e2e", "--data-dir="+filepath.Join(work, "etcd"),
-		fmt.Sprintf("--listen-client-urls=http://127.0.0.1:%d", etcdPort), fmt.Sprintf("--advertise-client-urls=http://127.0.0.1:%d", etcdPort),
-		fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peerPort), fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", peerPort),
-		fmt.Sprintf("--initial-cluster=e2e=http://127.0.0.1:%d", peerPort), "--unsafe-no-fsync=true", "--log-level=warn")
-	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/health", etcdPort), 60*time.Second, etcd); err != nil {
+	apiPort, kube, err := startAPIServer(o, work, ps, p, adminCert, adminKey)
+	if err != nil {
 		return err
 	}
-
-	step("start kube-apiserver")
-	api := ps.start("kube-apiserver", o.apiserver, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiPort),
-		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdPort), "--cert-dir="+filepath.Join(work, "apiserver"),
-		"--tls-cert-file="+apiCert, "--tls-private-key-file="+apiKey, "--client-ca-file="+filepath.Join(p.dir, "ca.crt"),
-		fmt.Sprintf("--service-account-issuer=https://127.0.0.1:%d/", apiPort), "--service-account-key-file="+saPub,
-		"--service-account-signing-key-file="+saKey, "--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=RBAC",
-		"--disable-admission-plugins=ServiceAccount", "--allow-privileged=true", "--v=1")
-	admin := httpClient(p.caPEM, adminCert, adminKey)
-	if err := waitHTTP(admin, fmt.Sprintf("https://127.0.0.1:%d/readyz", apiPort), 120*time.Second, api); err != nil {
-		return err
-	}
-	kube := newKube(fmt.Sprintf("https://127.0.0.1:%d", apiPort), filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
 
 	step("install CAPI's CRDs and the fake provider CRDs")
 	crdNames, err := kube.applyFiles(ctx, filepath.Join(o.assets, "crds"), nil)
@@ -278,6 +274,37 @@ func run(o options, work string, ps *processes) error {
 		fmt.Printf("  %-30s %d\n", k, calls[k])
 	}
 	return nil
+}
+
+// startAPIServer starts etcd and kube-apiserver (the admin's client certificate from p) and
+// returns the API server's port and an admin client.
+func startAPIServer(o options, work string, ps *processes, p *pki, adminCert, adminKey string) (int, *kube, error) {
+	apiCert, apiKey := p.leaf("apiserver", "kube-apiserver", nil, true)
+	saPub, saKey := p.serviceAccountKeys()
+	etcdPort, peerPort, apiPort := freePort(), freePort(), freePort()
+	plain := httpClient(nil, "", "")
+	step("start etcd")
+	etcd := ps.start("etcd", o.etcd, "--name=e2e", "--data-dir="+filepath.Join(work, "etcd"),
+		fmt.Sprintf("--listen-client-urls=http://127.0.0.1:%d", etcdPort), fmt.Sprintf("--advertise-client-urls=http://127.0.0.1:%d", etcdPort),
+		fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peerPort), fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", peerPort),
+		fmt.Sprintf("--initial-cluster=e2e=http://127.0.0.1:%d", peerPort), "--unsafe-no-fsync=true", "--log-level=warn")
+	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/health", etcdPort), 60*time.Second, etcd); err != nil {
+		return 0, nil, err
+	}
+
+	step("start kube-apiserver")
+	api := ps.start("kube-apiserver", o.apiserver, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiPort),
+		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdPort), "--cert-dir="+filepath.Join(work, "apiserver"),
+		"--tls-cert-file="+apiCert, "--tls-private-key-file="+apiKey, "--client-ca-file="+filepath.Join(p.dir, "ca.crt"),
+		fmt.Sprintf("--service-account-issuer=https://127.0.0.1:%d/", apiPort), "--service-account-key-file="+saPub,
+		"--service-account-signing-key-file="+saKey, "--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=RBAC",
+		"--disable-admission-plugins=ServiceAccount", "--allow-privileged=true", "--v=1")
+	admin := httpClient(p.caPEM, adminCert, adminKey)
+	if err := waitHTTP(admin, fmt.Sprintf("https://127.0.0.1:%d/readyz", apiPort), 120*time.Second, api); err != nil {
+		return 0, nil, err
+	}
+	kube := newKube(fmt.Sprintf("https://127.0.0.1:%d", apiPort), filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
+	return apiPort, kube, nil
 }
 
 func step(name string) { fmt.Printf("== %s\n", name) }

@@ -238,7 +238,7 @@ fn main() -> std::process::ExitCode {
                         "object": admitted.object,
                         "pruned": admitted.pruned,
                         "errors": admitted.errors.iter().map(|e| json!({
-                            "field": e.field, "type": e.type_.cause(), "message": e.message,
+                            "field": e.field, "reason": e.type_.cause(), "message": e.message,
                         })).collect::<Vec<_>>(),
                         "unchecked": admitted.unchecked.iter().map(|u| json!({
                             "field": u.field, "rule": u.rule, "reason": u.reason,

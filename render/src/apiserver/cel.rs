@@ -117,6 +117,33 @@ fn to_cel(schema: &Schema, value: &Value) -> Cel {
     }
 }
 
+/// The functions of Kubernetes' CEL libraries that CRDs use and CEL's standard library lacks:
+/// `isIP` and `isCIDR` (Go's `netip` parsing: no zones, no leading zeros).
+fn kubernetes_library(context: &mut cel::Context) {
+    context
+        .add_function("isIP", |s: Arc<String>| is_ip(&s))
+        .expect("isIP is not a standard function");
+    context
+        .add_function("isCIDR", |s: Arc<String>| {
+            s.split_once('/').is_some_and(|(ip, bits)| {
+                let Some(v6) = is_ip(ip).then(|| ip.contains(':')) else {
+                    return false;
+                };
+                !bits.is_empty()
+                    && bits.bytes().all(|b| b.is_ascii_digit())
+                    && (bits == "0" || !bits.starts_with('0'))
+                    && bits
+                        .parse::<u32>()
+                        .is_ok_and(|n| n <= if v6 { 128 } else { 32 })
+            })
+        })
+        .expect("isCIDR is not a standard function");
+}
+
+fn is_ip(s: &str) -> bool {
+    !s.contains('%') && s.parse::<std::net::IpAddr>().is_ok()
+}
+
 /// A rule's `fieldPath` (`.a.b`, `['x']`) as the field path it adds.
 fn normalized_field_path(field_path: &str) -> String {
     let mut out = String::new();
@@ -172,6 +199,7 @@ fn check(
         Err(e) => return skip(format!("does not compile here: {e}"), unchecked),
     };
     let mut context = cel::Context::default();
+    kubernetes_library(&mut context);
     context.add_variable_from_value("self", this.clone());
     let value_type = if schema.int_or_string {
         ""

@@ -144,6 +144,12 @@ pub struct Version {
     pub schema: Schema,
     /// Whether it has the status subresource (a create then drops `status`).
     pub status_subresource: bool,
+    /// The scale subresource's paths (`.spec.replicas`, `.status.replicas`, the label
+    /// selector's), when it has one: the API server checks the replicas are int32 integers.
+    pub scale: Option<[Option<String>; 3]>,
+    /// Whether any node of the schema has `x-kubernetes-validations` (the API server then has
+    /// a CEL validator, and says when an earlier error kept it from running).
+    pub has_rules: bool,
 }
 
 /// A CustomResourceDefinition, as far as the rules need it.
@@ -227,7 +233,18 @@ impl Crds {
                         ));
                     }
                 };
+                let has_rules = schema.has_rules();
+                let scale = version.pointer("/subresources/scale").map(|scale| {
+                    [
+                        "specReplicasPath",
+                        "statusReplicasPath",
+                        "labelSelectorPath",
+                    ]
+                    .map(|key| scale.get(key).and_then(Value::as_str).map(str::to_string))
+                });
                 versions.push(Version {
+                    scale,
+                    has_rules,
                     name: version_name,
                     served: version
                         .get("served")
@@ -343,6 +360,64 @@ fn collect_files(path: &std::path::Path, out: &mut Vec<std::path::PathBuf>) -> R
     Ok(())
 }
 
+/// The scale subresource's checks: the replicas paths hold integers from 0 to 2^31-1 (absent
+/// reads as 0), the label selector path a string.
+fn scale_errors(version: &Version, object: &Value) -> Vec<FieldError> {
+    let Some([spec, status, selector]) = &version.scale else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    // unstructured.NestedFieldNoCopy: absent is fine, a non-object on the way is an error.
+    let at = |path: &str| -> Result<Option<&Value>, ()> {
+        let mut value = object;
+        for key in path.trim_start_matches('.').split('.') {
+            match value {
+                Value::Object(map) => match map.get(key) {
+                    Some(v) => value = v,
+                    None => return Ok(None),
+                },
+                _ => return Err(()),
+            }
+        }
+        Ok(Some(value))
+    };
+    for path in [spec, status].into_iter().flatten() {
+        let invalid = |message: String| FieldError {
+            field: path.clone(),
+            type_: ErrorType::Invalid,
+            message,
+        };
+        match at(path) {
+            Err(()) => errors.push(invalid(format!(
+                "{path} accessor error: not an object on the way"
+            ))),
+            Ok(None) => {}
+            Ok(Some(Value::Number(n))) if n.is_i64() => {
+                let replicas = n.as_i64().expect("checked");
+                if replicas < 0 {
+                    errors.push(invalid("should be a non-negative integer".into()));
+                } else if replicas > i64::from(i32::MAX) {
+                    errors.push(invalid(format!(
+                        "should be less than or equal to {}",
+                        i32::MAX
+                    )));
+                }
+            }
+            Ok(Some(other)) => errors.push(invalid(format!("{other} is not an int64"))),
+        }
+    }
+    if let Some(path) = selector
+        && !matches!(at(path), Ok(None | Some(Value::String(_))))
+    {
+        errors.push(FieldError {
+            field: path.clone(),
+            type_: ErrorType::Invalid,
+            message: "not a string".into(),
+        });
+    }
+    errors
+}
+
 /// The rules of one version on one object.
 pub fn admit(version: &Version, object: &Value) -> Admitted {
     let schema = &version.schema;
@@ -355,12 +430,14 @@ pub fn admit(version: &Version, object: &Value) -> Admitted {
     {
         map.remove("status");
     }
-    let mut errors = openapi::validate(schema, &stored);
+    let mut errors = scale_errors(version, &stored);
+    errors.extend(openapi::validate(schema, &stored));
     if let Some(map) = stored.as_object() {
         errors.extend(lists::validate(schema, map));
     }
     let mut unchecked = Vec::new();
-    if errors.iter().any(|e| e.type_.blocks_rules()) {
+    if !version.has_rules {
+    } else if errors.iter().any(|e| e.type_.blocks_rules()) {
         errors.push(FieldError {
             field: NIL_PATH.into(),
             type_: ErrorType::Invalid,

@@ -194,6 +194,14 @@ impl Schema {
         }
     }
 
+    /// Whether this node or any below it has `x-kubernetes-validations`.
+    pub fn has_rules(&self) -> bool {
+        !self.validations.is_empty()
+            || self.properties.values().any(Schema::has_rules)
+            || self.items.as_deref().is_some_and(Schema::has_rules)
+            || matches!(&self.additional_properties, Some(Additional::Schema(s)) if s.has_rules())
+    }
+
     /// The schema of the value of `key` in an object of this schema, if the schema knows it.
     pub fn field(&self, key: &str) -> Option<&Schema> {
         match self.properties.get(key) {
