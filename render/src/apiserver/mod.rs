@@ -453,3 +453,6 @@ pub fn admit(version: &Version, object: &Value) -> Admitted {
         unchecked,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,167 @@
+//! First checks of the API server's rules on a small CRD; `make apirules` compares them with
+//! the real kube-apiserver on real CRDs.
+
+use super::*;
+use serde_json::json;
+
+const CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}, scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [name]
+            properties:
+              name: {type: string, maxLength: 5}
+              replicas: {type: integer, format: int32, default: 1}
+              port:
+                anyOf: [{type: integer}, {type: string}]
+                x-kubernetes-int-or-string: true
+              mode: {type: string, enum: [a, b]}
+              note: {type: string, nullable: true}
+              free: {type: object, x-kubernetes-preserve-unknown-fields: true}
+              items:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  properties:
+                    name: {type: string}
+                    size: {type: integer, default: 3}
+            x-kubernetes-validations:
+            - rule: "!has(self.mode) || self.mode != 'b' || has(self.note)"
+              message: mode b needs a note
+              fieldPath: .note
+              reason: FieldValueRequired
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+"#;
+
+fn crds() -> Crds {
+    let mut crds = Crds::default();
+    crds.add_documents(crate::documents(CRD).unwrap(), "widgets.yaml")
+        .unwrap();
+    crds
+}
+
+fn admit(spec: Value) -> Admitted {
+    let object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "default"}, "spec": spec, "status": {"replicas": 2}});
+    crds().admit(&object).unwrap().unwrap()
+}
+
+fn causes(admitted: &Admitted) -> Vec<String> {
+    let mut out: Vec<String> = admitted
+        .errors
+        .iter()
+        .map(|e| format!("{} {}", e.type_.cause(), e.field))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn prunes_defaults_and_drops_status() {
+    let admitted = admit(
+        json!({"name": "a", "unknown": 1, "items": [{"name": "x", "extra": true}],
+        "free": {"anything": {"goes": 1}}, "note": null, "mode": null}),
+    );
+    assert_eq!(admitted.pruned, ["spec.items[0].extra", "spec.unknown"]);
+    assert!(admitted.errors.is_empty(), "{:?}", admitted.errors);
+    // Defaults (also inside list items), the nullable null kept, the non-nullable one dropped.
+    assert_eq!(
+        admitted.object["spec"],
+        json!({"name": "a", "replicas": 1, "items": [{"name": "x", "size": 3}],
+            "free": {"anything": {"goes": 1}}, "note": null})
+    );
+    assert!(admitted.object.get("status").is_none());
+}
+
+#[test]
+fn validation_causes_as_the_api_server_reports_them() {
+    let admitted = admit(json!({"name": "toolong", "port": true, "mode": "c",
+        "items": [{"name": "x"}, {"name": "x"}]}));
+    assert_eq!(
+        causes(&admitted),
+        [
+            // The rules were blocked by the errors above them.
+            "FieldValueDuplicate spec.items[1]",
+            "FieldValueInvalid <nil>",
+            "FieldValueInvalid <nil>",
+            "FieldValueNotSupported spec.mode",
+            "FieldValueTooLong spec.name",
+            // int-or-string's own type check, and the first anyOf branch's (the best failure).
+            "FieldValueTypeInvalid spec.port",
+            "FieldValueTypeInvalid spec.port",
+        ]
+    );
+    // The anyOf failure itself is reported on the root.
+    assert!(admitted.errors.iter().any(|e| {
+        e.message
+            .contains("must validate at least one schema (anyOf)")
+    }));
+}
+
+#[test]
+fn numbers_required_and_scale() {
+    let admitted = admit(json!({"replicas": 2147483648_i64}));
+    assert_eq!(
+        causes(&admitted),
+        [
+            // int32's range check lands on the root; the scale subresource's on its path.
+            "FieldValueInvalid .spec.replicas",
+            "FieldValueInvalid <nil>",
+            "FieldValueInvalid <nil>",
+            "FieldValueRequired spec.name",
+        ]
+    );
+    let admitted = admit(json!({"name": "a", "replicas": 2.0}));
+    assert!(
+        admitted.errors.iter().all(|e| e.field == ".spec.replicas"),
+        "{:?}",
+        admitted.errors
+    );
+}
+
+#[test]
+fn cel_rules_with_reason_and_field_path() {
+    let admitted = admit(json!({"name": "a", "mode": "b"}));
+    assert_eq!(causes(&admitted), ["FieldValueRequired spec.note"]);
+    assert!(admitted.errors[0].message.contains("mode b needs a note"));
+    assert!(
+        admit(json!({"name": "a", "mode": "b", "note": "n"}))
+            .errors
+            .is_empty()
+    );
+}
+
+#[test]
+fn versions_not_served_and_unknown_kinds() {
+    let crds = crds();
+    let object =
+        json!({"apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "w"}});
+    assert!(
+        crds.admit(&object)
+            .unwrap()
+            .unwrap_err()
+            .contains("serves v1 only")
+    );
+    let other = json!({"apiVersion": "example.com/v1", "kind": "Gadget"});
+    assert!(crds.admit(&other).is_none());
+}
