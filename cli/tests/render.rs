@@ -270,3 +270,122 @@ fn renders_a_class_of_inline_patches_without_an_extension() {
         text(&output)
     );
 }
+
+/// A CRD of the quickstart's control plane template: `spec.template.spec` declares `etcd`, a
+/// defaulted `defaulted`, and `imageRepository` only when asked.
+fn control_plane_crd(with_image_repository: bool) -> String {
+    let image_repository = if with_image_repository {
+        "\n                      imageRepository: {type: string}"
+    } else {
+        ""
+    };
+    let object = |kind: &str, plural: &str, inner: &str| {
+        format!(
+            r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: {plural}.controlplane.cluster.x-k8s.io}}
+spec:
+  group: controlplane.cluster.x-k8s.io
+  names: {{kind: {kind}, plural: {plural}}}
+  scope: Namespaced
+  versions:
+  - name: v1beta2
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+{inner}
+"#
+        )
+    };
+    let template = object(
+        "GenericControlPlaneTemplate",
+        "genericcontrolplanetemplates",
+        &format!(
+            r#"            properties:
+              template:
+                type: object
+                properties:
+                  metadata: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+                  spec:
+                    type: object
+                    properties:
+                      etcd: {{type: string}}
+                      defaulted: {{type: string, default: by-the-crd}}{image_repository}"#
+        ),
+    );
+    let control_plane = object("GenericControlPlane", "genericcontrolplanes", "");
+    format!("{template}---\n{control_plane}")
+}
+
+#[test]
+fn applies_the_api_servers_rules_given_crds() {
+    let (dir, certs) = setup("render-crds");
+    let extension = capi_ext_example_quickstart::extension().build().unwrap();
+    let url = support::serve(&dir, (&certs.cert_pem, &certs.key_pem), extension);
+    let ca = dir.join("ca.crt");
+    let cluster = format!("{RENDER}/cluster.yaml");
+    let crds = dir.join("crds");
+    std::fs::create_dir_all(&crds).unwrap();
+
+    // The patch sets a field the CRD does not declare: a real API server prunes it silently.
+    std::fs::write(crds.join("controlplane.yaml"), control_plane_crd(false)).unwrap();
+    let out = run(&render_args(
+        &url,
+        ca.to_str().unwrap(),
+        &cluster,
+        &["--crds", crds.to_str().unwrap()],
+    ));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("patch quickstart: GenericControlPlaneTemplate quickstart-control-plane gets the field /spec/template/spec/imageRepository that its CRD does not declare"),
+        "{stderr}"
+    );
+
+    // Declared: the template as the API server stores it (its default) reaches the control
+    // plane; kinds without a CRD are named.
+    std::fs::write(crds.join("controlplane.yaml"), control_plane_crd(true)).unwrap();
+    let out = run(&render_args(
+        &url,
+        ca.to_str().unwrap(),
+        &cluster,
+        &["--crds", crds.to_str().unwrap()],
+    ));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let control_plane = stdout
+        .split("---")
+        .find(|d| d.contains("kind: GenericControlPlane\n"))
+        .expect("a control plane");
+    assert!(
+        control_plane.contains("defaulted: by-the-crd"),
+        "{control_plane}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no CRD of GenericInfrastructureCluster (infrastructure.cluster.x-k8s.io/v1beta2) at hand"),
+        "{stderr}"
+    );
+
+    // A folder without CRDs is an error that says so.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = run(&render_args(
+        &url,
+        ca.to_str().unwrap(),
+        &cluster,
+        &["--crds", empty.to_str().unwrap()],
+    ));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("no CustomResourceDefinition in it"),
+        "{}",
+        text(&out)
+    );
+}

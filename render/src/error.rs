@@ -81,6 +81,30 @@ pub enum RenderError {
         /// What went wrong.
         message: String,
     },
+    /// A field the CRD of the object's kind does not declare: a real API server drops it
+    /// without an error, so the patch silently does nothing.
+    #[error("{}{kind} {name} gets {} that its CRD does not declare: the API server drops (prunes) {} without an error, so CAPI never sees {}; check the name against the CRD", match .patch { Some(p) => format!("patch {p}: "), None => String::new() }, if .pointers.len() == 1 { format!("the field {}", .pointers[0]) } else { format!("the fields {}", .pointers.join(", ")) }, if .pointers.len() == 1 { "it" } else { "them" }, if .pointers.len() == 1 { "it" } else { "them" })]
+    Pruned {
+        /// The ClusterClass patch that set them (`None`: the template or object as given).
+        patch: Option<String>,
+        /// The object's kind.
+        kind: String,
+        /// Its name.
+        name: String,
+        /// The fields, as JSON pointers.
+        pointers: Vec<String>,
+    },
+    /// The API server would refuse the object (CAPI's apply fails and the Cluster stops
+    /// reconciling).
+    #[error("the API server would refuse {kind} {name}:\n  {}", .errors.iter().map(|e| format!("{} ({})", e, e.type_.cause())).collect::<Vec<_>>().join("\n  "))]
+    Rejected {
+        /// The object's kind.
+        kind: String,
+        /// Its name.
+        name: String,
+        /// The API server's causes.
+        errors: Vec<crate::apiserver::FieldError>,
+    },
 }
 
 /// Where an extension answered the same question twice differently.

@@ -23,6 +23,11 @@ pub struct Input {
     /// 1.14). Before 1.14 CAPI sends the templates without the labels and annotations of the
     /// objects made from them, and drops the metadata patches set on templates.
     pub capi_version: Option<capi_ext::CapiVersion>,
+    /// CRDs of the templates' and objects' kinds: when given, render applies the API server's
+    /// rules (a field a patch sets that the CRD lacks is an error naming the patch; each
+    /// rendered object is what the API server stores, defaults included, or an error with its
+    /// causes), and warns for kinds without a CRD here.
+    pub crds: Option<std::sync::Arc<crate::apiserver::Crds>>,
 }
 
 /// The Kubernetes objects in a multi-document YAML (or JSON) text; empty documents are skipped,

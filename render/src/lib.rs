@@ -67,6 +67,7 @@ mod object;
 mod output;
 mod pipeline;
 mod request;
+mod stored;
 pub mod structural;
 pub mod testing;
 pub mod values;

@@ -13,6 +13,7 @@ use crate::input::{Input, check_fields, check_kinds};
 use crate::object::{self, get, string, string_map};
 use crate::output::{Definition, Exchange, Rendered};
 use crate::request::{add_variables, build_request};
+use crate::stored;
 use capi_ext::hooks::v1alpha1::{
     ClusterClassVariable, DiscoverVariables, DiscoverVariablesRequest, DiscoverVariablesResponse,
     GeneratePatches, GeneratePatchesRequest, GeneratePatchesResponse, Hook, HookResponse,
@@ -20,6 +21,7 @@ use capi_ext::hooks::v1alpha1::{
     ValidateTopologyRequestItem, ValidateTopologyResponse,
 };
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 const INLINE: &str = "inline";
 
@@ -271,9 +273,23 @@ async fn discover<C: Caller>(
     Ok(definitions)
 }
 
+/// The Cluster, ClusterClass and templates as the API server stores them (defaults filled in);
+/// one it would refuse, or a field it would prune, is an error.
+fn store_inputs(crds: &crate::apiserver::Crds, input: &mut Input) -> Result<(), RenderError> {
+    stored::store(crds, std::slice::from_mut(&mut input.cluster))?;
+    stored::store(crds, std::slice::from_mut(&mut input.cluster_class))?;
+    stored::store(crds, &mut input.templates)?;
+    Ok(())
+}
+
 /// Renders `input` against the extension behind `caller`.
 pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, RenderError> {
     let mut input = prepared(input)?;
+    if let Some(crds) = &input.crds {
+        // What CAPI reads is what the API server stored: templates with their CRD defaults.
+        let crds = crds.clone();
+        store_inputs(&crds, &mut input)?;
+    }
     let patches = patches(&input.cluster_class, &input.settings);
     let mut rendered = Rendered::default();
 
@@ -294,6 +310,9 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
         capi_version >= capi_ext::CapiVersion::new(1, 14),
     );
     let sent = request.clone();
+    if let Some(crds) = &input.crds {
+        stored::check_patch(crds, &BTreeMap::new(), &request.items, None)?;
+    }
     for patch in &patches {
         let declared: Vec<&str> = rendered
             .definitions
@@ -339,7 +358,14 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
                 patch.index, patch.name
             )));
         };
+        let before = input
+            .crds
+            .as_deref()
+            .map(|crds| stored::pruned_by_item(crds, &request.items));
         apply_response(&mut request, &response, &patch.name)?;
+        if let (Some(crds), Some(before)) = (&input.crds, &before) {
+            stored::check_patch(crds, before, &request.items, Some(&patch.name))?;
+        }
     }
 
     let mut validation = ValidateTopologyRequest::new();
@@ -370,5 +396,9 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     }
     update_desired(&request, &mut desired, capi_version);
     rendered.objects = desired.objects();
+    if let Some(crds) = &input.crds {
+        let warnings = stored::store(crds, &mut rendered.objects)?;
+        rendered.warnings.extend(warnings);
+    }
     Ok(rendered)
 }

@@ -79,6 +79,13 @@ pub struct Args {
     /// the newest.
     #[arg(long, value_name = "VERSION")]
     capi_version: Option<capi_ext::CapiVersion>,
+    /// CRDs of the templates' kinds (files or directories, repeatable): render then applies
+    /// the API server's rules. A field a patch sets that the CRD does not declare is an error
+    /// naming the patch (a real API server drops it silently), the objects printed are what
+    /// the API server stores (CRD defaults filled in), and one it would refuse is an error with
+    /// its causes. With --project, the project's crds/ folder is read too.
+    #[arg(long, value_name = "FILE|DIR")]
+    crds: Vec<PathBuf>,
     /// Seconds to wait for each call (sent as ?timeout=).
     #[arg(long, default_value_t = 10)]
     timeout: u64,
@@ -134,6 +141,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .as_deref()
                     .and_then(crate::ops::project::target)
             });
+            match render::load_crds(&args.crds, args.project.as_deref()) {
+                Ok(crds) => input.crds = crds,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    return Ok(ExitCode::from(2));
+                }
+            }
             input
         }
         Err(e) => {
@@ -204,6 +218,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             let code = match e {
                 RenderError::Variables(_)
+                | RenderError::Pruned { .. }
+                | RenderError::Rejected { .. }
                 | RenderError::Failure { .. }
                 | RenderError::Nondeterministic(_)
                 | RenderError::VolatileMessage { .. } => 1,

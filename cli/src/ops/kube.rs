@@ -429,6 +429,7 @@ pub async fn render_input(
             templates,
             settings,
             capi_version: None,
+            crds: None,
         },
         objects,
     ))

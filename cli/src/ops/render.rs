@@ -101,6 +101,35 @@ fn only(path: &Path, kind: &str) -> anyhow::Result<Value> {
     Ok(documents.remove(0))
 }
 
+/// The CRDs of `paths` (files or directories) and, with a project, of its `crds/` folder when
+/// it has one; `None` when there are none.
+pub fn load_crds(
+    paths: &[PathBuf],
+    project: Option<&Path>,
+) -> anyhow::Result<Option<std::sync::Arc<capi_ext_render::apiserver::Crds>>> {
+    let mut all: Vec<PathBuf> = paths.to_vec();
+    if let Some(dir) = project {
+        let crds = crate::ops::project::find_root(dir)?.join("crds");
+        if crds.is_dir() {
+            all.push(crds);
+        }
+    }
+    if all.is_empty() {
+        return Ok(None);
+    }
+    let mut crds = capi_ext_render::apiserver::Crds::default();
+    for path in &all {
+        let added = crds.add_path(path).map_err(anyhow::Error::msg)?;
+        if added == 0 {
+            bail!(
+                "{}: no CustomResourceDefinition in it (--crds reads the CRDs of the templates' kinds)",
+                path.display()
+            );
+        }
+    }
+    Ok(Some(std::sync::Arc::new(crds)))
+}
+
 /// Reads the files into a render input; each file must hold what its flag says.
 pub fn load(files: &Files) -> anyhow::Result<Input> {
     let mut input = Input {

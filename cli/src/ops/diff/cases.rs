@@ -210,6 +210,7 @@ pub fn read_cases_shown_as(dir: &Path, shown: &Path) -> anyhow::Result<Vec<Case>
                     templates: templates.clone(),
                     settings: extension_settings.clone(),
                     capi_version: None,
+                    crds: None,
                 },
             });
         }

@@ -1,0 +1,130 @@
+//! What the API server keeps of what render makes, when the CRDs of the kinds are at hand
+//! ([`Input::crds`](crate::Input::crds)): a field a patch sets that the template's CRD does not
+//! declare is an error naming the patch, the template and the pointer (a real API server prunes
+//! it without a word); each rendered object is replaced by what the API server stores
+//! (defaults filled in), or is an error with the API server's causes when it would refuse it.
+
+use crate::apiserver::{Admitted, Crds};
+use crate::error::RenderError;
+use crate::object::string;
+use capi_ext::hooks::v1alpha1::GeneratePatchesRequestItem;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The fields the API server would prune from each item's template, by uid.
+pub(crate) fn pruned_by_item(
+    crds: &Crds,
+    items: &[GeneratePatchesRequestItem],
+) -> BTreeMap<String, Vec<String>> {
+    items
+        .iter()
+        .filter_map(|item| {
+            let admitted = crds.admit(&item.object)?.ok()?;
+            Some((item.uid.clone(), admitted.pruned))
+        })
+        .collect()
+}
+
+/// A JSON pointer for a pruned field's path (`spec.a[0].b` → `/spec/a/0/b`).
+fn pointer(path: &str) -> String {
+    let mut out = String::new();
+    for part in path.split('.') {
+        let (key, indexes) = part
+            .split_once('[')
+            .map_or((part, ""), |(k, rest)| (k, rest));
+        out.push('/');
+        out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+        for index in indexes.split(['[', ']']).filter(|s| !s.is_empty()) {
+            out.push('/');
+            out.push_str(index);
+        }
+    }
+    out
+}
+
+/// Fails when the patch made fields the API server would prune: those not pruned before it.
+pub(crate) fn check_patch(
+    crds: &Crds,
+    before: &BTreeMap<String, Vec<String>>,
+    items: &[GeneratePatchesRequestItem],
+    patch: Option<&str>,
+) -> Result<(), RenderError> {
+    for (uid, pruned) in pruned_by_item(crds, items) {
+        let earlier = before.get(&uid);
+        let new: Vec<String> = pruned
+            .iter()
+            .filter(|p| earlier.is_none_or(|e| !e.contains(p)))
+            .map(|p| pointer(p))
+            .collect();
+        if new.is_empty() {
+            continue;
+        }
+        let item = items
+            .iter()
+            .find(|i| i.uid == uid)
+            .expect("the uid is an item's");
+        return Err(RenderError::Pruned {
+            patch: patch.map(str::to_string),
+            kind: string(&item.object, &["kind"]).to_string(),
+            name: string(&item.object, &["metadata", "name"]).to_string(),
+            pointers: new,
+        });
+    }
+    Ok(())
+}
+
+/// Replaces each object by what the API server stores of it; returns a warning per kind whose
+/// CRD is not at hand (its fields were not checked).
+pub(crate) fn store(crds: &Crds, objects: &mut [Value]) -> Result<Vec<String>, RenderError> {
+    let mut warnings = Vec::new();
+    for object in objects.iter_mut() {
+        let kind = string(object, &["kind"]).to_string();
+        let name = string(object, &["metadata", "name"]).to_string();
+        match crds.admit(object) {
+            None => {
+                let warning = format!(
+                    "no CRD of {kind} ({}) at hand: its fields were not checked against the API server's rules (give its CRD with --crds)",
+                    string(object, &["apiVersion"])
+                );
+                if !warnings.contains(&warning) {
+                    warnings.push(warning);
+                }
+            }
+            Some(Err(message)) => return Err(RenderError::Input(message)),
+            Some(Ok(Admitted {
+                object: stored,
+                pruned,
+                errors,
+                ..
+            })) => {
+                if !pruned.is_empty() {
+                    return Err(RenderError::Pruned {
+                        patch: None,
+                        kind,
+                        name,
+                        pointers: pruned.iter().map(|p| pointer(p)).collect(),
+                    });
+                }
+                if !errors.is_empty() {
+                    return Err(RenderError::Rejected { kind, name, errors });
+                }
+                *object = stored;
+            }
+        }
+    }
+    Ok(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pointer;
+
+    #[test]
+    fn pointers_of_pruned_paths() {
+        assert_eq!(pointer("spec.a[0].b"), "/spec/a/0/b");
+        assert_eq!(
+            pointer("spec.template.spec.x/y"),
+            "/spec/template/spec/x~1y"
+        );
+    }
+}
