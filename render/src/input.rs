@@ -178,10 +178,9 @@ pub(crate) fn check_fields(input: &Input) -> Result<(), RenderError> {
         .filter(|_| carried)
     {
         let kind = string(object, &["kind"]);
-        let Some(schema) = crate::structural::crd_schema(kind) else {
+        let Some(unknown) = crate::structural::unknown_fields(object) else {
             continue;
         };
-        let unknown = crate::structural::unknown_fields(schema, object);
         if !unknown.is_empty() {
             return Err(RenderError::Input(format!(
                 "{kind} {}: {}; the API server refuses what its CRD does not define (strict field validation, kubectl's default) or drops it, so CAPI would never see it",

@@ -42,6 +42,20 @@ fn pointer(path: &str) -> String {
     out
 }
 
+/// A pruned field as the error shows it: its pointer, and the nearest known name.
+fn shown(crds: &Crds, object: &Value, path: &str) -> String {
+    let api_version = string(object, &["apiVersion"]);
+    let version_name = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
+    let nearest = crds
+        .get(api_version, string(object, &["kind"]))
+        .and_then(|crd| crd.versions.iter().find(|v| v.name == version_name))
+        .and_then(|version| crate::apiserver::did_you_mean(&version.schema, path));
+    match nearest {
+        Some(name) => format!("{} (did you mean {}?)", pointer(path), pointer(&name)),
+        None => pointer(path),
+    }
+}
+
 /// Fails when the patch made fields the API server would prune: those not pruned before it.
 pub(crate) fn check_patch(
     crds: &Crds,
@@ -51,18 +65,18 @@ pub(crate) fn check_patch(
 ) -> Result<(), RenderError> {
     for (uid, pruned) in pruned_by_item(crds, items) {
         let earlier = before.get(&uid);
-        let new: Vec<String> = pruned
-            .iter()
-            .filter(|p| earlier.is_none_or(|e| !e.contains(p)))
-            .map(|p| pointer(p))
-            .collect();
-        if new.is_empty() {
-            continue;
-        }
         let item = items
             .iter()
             .find(|i| i.uid == uid)
             .expect("the uid is an item's");
+        let new: Vec<String> = pruned
+            .iter()
+            .filter(|p| earlier.is_none_or(|e| !e.contains(p)))
+            .map(|p| shown(crds, &item.object, p))
+            .collect();
+        if new.is_empty() {
+            continue;
+        }
         return Err(RenderError::Pruned {
             patch: patch.map(str::to_string),
             kind: string(&item.object, &["kind"]).to_string(),
@@ -102,7 +116,7 @@ pub(crate) fn store(crds: &Crds, objects: &mut [Value]) -> Result<Vec<String>, R
                         patch: None,
                         kind,
                         name,
-                        pointers: pruned.iter().map(|p| pointer(p)).collect(),
+                        pointers: pruned.iter().map(|p| shown(crds, object, p)).collect(),
                     });
                 }
                 if !errors.is_empty() {
@@ -118,6 +132,76 @@ pub(crate) fn store(crds: &Crds, objects: &mut [Value]) -> Result<Vec<String>, R
 #[cfg(test)]
 mod tests {
     use super::pointer;
+    use crate::{Input, NoExtension, RenderError, apiserver::Crds, render};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    fn input(path: &str) -> Input {
+        let mut input = Input::from_documents(vec![
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                   "metadata": {"name": "c1", "namespace": "default"},
+                   "spec": {"topology": {"classRef": {"name": "k"}, "version": "v1.34.0",
+                            "controlPlane": {"replicas": 1}}}}),
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "ClusterClass",
+                   "metadata": {"name": "k", "namespace": "default"},
+                   "spec": {
+                     "infrastructure": {"templateRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "GenericInfrastructureClusterTemplate", "name": "infra"}},
+                     "controlPlane": {"templateRef": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate", "name": "cp"},
+                                      "machineInfrastructure": {"templateRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "GenericInfrastructureMachineTemplate", "name": "cp-machine"}}},
+                     "patches": [{"name": "registry", "definitions": [{
+                       "selector": {"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate", "matchResources": {"controlPlane": true}},
+                       "jsonPatches": [{"op": "add", "path": path, "value": "registry.example.com"}]}]}]}}),
+            json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "GenericInfrastructureClusterTemplate",
+                   "metadata": {"name": "infra", "namespace": "default"}, "spec": {"template": {"spec": {}}}}),
+            json!({"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "GenericInfrastructureMachineTemplate",
+                   "metadata": {"name": "cp-machine", "namespace": "default"}, "spec": {"template": {"spec": {}}}}),
+            json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlaneTemplate",
+                   "metadata": {"name": "cp", "namespace": "default"},
+                   "spec": {"template": {"spec": {"kubeadmConfigSpec": {"clusterConfiguration": {"imageRepository": "registry.k8s.io"}}}}}}),
+        ])
+        .unwrap();
+        input.crds = Some(Arc::new({
+            let mut crds = Crds::default();
+            crds.fill_from(Crds::capi());
+            crds
+        }));
+        input
+    }
+
+    fn run(input: &Input) -> Result<crate::Rendered, RenderError> {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(render(input, &NoExtension))
+    }
+
+    #[test]
+    fn a_misspelled_field_of_a_patch_is_an_error_naming_the_patch() {
+        let at = "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepositry";
+        let err = run(&input(at)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "patch registry: KubeadmControlPlaneTemplate cp gets the field {at} (did you mean /spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository?) that its CRD does not declare: the API server drops (prunes) it without an error, so CAPI never sees it; check the name against the CRD"
+            )
+        );
+        let rendered = run(&input(
+            "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository",
+        ))
+        .unwrap();
+        assert_eq!(
+            rendered.warnings,
+            [
+                "no CRD of GenericInfrastructureCluster (infrastructure.cluster.x-k8s.io/v1beta2) at hand: its fields were not checked against the API server's rules (give its CRD with --crds)",
+                "no CRD of GenericInfrastructureMachineTemplate (infrastructure.cluster.x-k8s.io/v1beta2) at hand: its fields were not checked against the API server's rules (give its CRD with --crds)"
+            ]
+        );
+        let control_plane = rendered.object("KubeadmControlPlane").unwrap();
+        assert_eq!(
+            control_plane["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["imageRepository"],
+            "registry.example.com"
+        );
+    }
 
     #[test]
     fn pointers_of_pruned_paths() {

@@ -83,9 +83,15 @@ pub struct Args {
     /// the API server's rules. A field a patch sets that the CRD does not declare is an error
     /// naming the patch (a real API server drops it silently), the objects printed are what
     /// the API server stores (CRD defaults filled in), and one it would refuse is an error with
-    /// its causes. With --project, the project's crds/ folder is read too.
+    /// its causes. With --project, the project's crds/ folder is read too. Cluster API's own
+    /// CRDs (core, KubeadmControlPlane, Kubeadm bootstrap) are built in and used for the kinds
+    /// not given.
     #[arg(long, value_name = "FILE|DIR")]
     crds: Vec<PathBuf>,
+    /// Apply the API server's rules with Cluster API's own CRDs only (built in, of the
+    /// release render models), as --crds does.
+    #[arg(long)]
+    capi_crds: bool,
     /// Seconds to wait for each call (sent as ?timeout=).
     #[arg(long, default_value_t = 10)]
     timeout: u64,
@@ -141,7 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .as_deref()
                     .and_then(crate::ops::project::target)
             });
-            match render::load_crds(&args.crds, args.project.as_deref()) {
+            match render::load_crds(&args.crds, args.project.as_deref(), args.capi_crds) {
                 Ok(crds) => input.crds = crds,
                 Err(e) => {
                     eprintln!("error: {e:#}");

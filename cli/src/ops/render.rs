@@ -102,10 +102,12 @@ fn only(path: &Path, kind: &str) -> anyhow::Result<Value> {
 }
 
 /// The CRDs of `paths` (files or directories) and, with a project, of its `crds/` folder when
-/// it has one; `None` when there are none.
+/// it has one, Cluster API's built-in CRDs for the kinds they do not cover; `None` when none
+/// were asked for (no paths, no `crds/` folder, not `capi`).
 pub fn load_crds(
     paths: &[PathBuf],
     project: Option<&Path>,
+    capi: bool,
 ) -> anyhow::Result<Option<std::sync::Arc<capi_ext_render::apiserver::Crds>>> {
     let mut all: Vec<PathBuf> = paths.to_vec();
     if let Some(dir) = project {
@@ -114,7 +116,7 @@ pub fn load_crds(
             all.push(crds);
         }
     }
-    if all.is_empty() {
+    if all.is_empty() && !capi {
         return Ok(None);
     }
     let mut crds = capi_ext_render::apiserver::Crds::default();
@@ -127,6 +129,7 @@ pub fn load_crds(
             );
         }
     }
+    crds.fill_from(capi_ext_render::apiserver::Crds::capi());
     Ok(Some(std::sync::Arc::new(crds)))
 }
 

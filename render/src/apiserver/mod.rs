@@ -48,6 +48,7 @@
 //! assert_eq!(admitted.errors[0].type_, ErrorType::Invalid);
 //! ```
 
+mod builtin;
 mod cel;
 mod formats;
 mod lists;
@@ -55,6 +56,7 @@ mod openapi;
 mod prune;
 pub mod schema;
 
+pub use builtin::CAPI_VERSION as BUILT_IN_CAPI_VERSION;
 pub use cel::Unchecked;
 use schema::Schema;
 use serde_json::Value;
@@ -195,7 +197,7 @@ pub struct Admitted {
 /// A set of CRDs, by group and kind.
 #[derive(Debug, Default)]
 pub struct Crds {
-    kinds: BTreeMap<(String, String), Crd>,
+    kinds: BTreeMap<(String, String), std::sync::Arc<Crd>>,
 }
 
 fn text<'a>(value: &'a Value, path: &[&str]) -> &'a str {
@@ -267,8 +269,10 @@ impl Crds {
                 source: source.to_string(),
                 name,
             };
-            self.kinds
-                .insert((crd.group.clone(), crd.kind.clone()), crd);
+            self.kinds.insert(
+                (crd.group.clone(), crd.kind.clone()),
+                std::sync::Arc::new(crd),
+            );
             added += 1;
         }
         Ok(added)
@@ -290,9 +294,24 @@ impl Crds {
         Ok(added)
     }
 
+    /// The CRDs of Cluster API [`BUILT_IN_CAPI_VERSION`] carried built in: core (Cluster,
+    /// ClusterClass, MachineDeployment…), KubeadmControlPlane(Template) and
+    /// KubeadmConfig(Template).
+    pub fn capi() -> &'static Crds {
+        builtin::capi()
+    }
+
+    /// Adds the CRDs of `other` whose kinds this set does not have.
+    pub fn fill_from(&mut self, other: &Crds) {
+        for crd in other.kinds.values() {
+            let key = (crd.group.clone(), crd.kind.clone());
+            self.kinds.entry(key).or_insert_with(|| crd.clone());
+        }
+    }
+
     /// Every CRD of the set.
     pub fn iter(&self) -> impl Iterator<Item = &Crd> {
-        self.kinds.values()
+        self.kinds.values().map(|crd| &**crd)
     }
 
     /// Whether the set holds no CRD.
@@ -303,7 +322,9 @@ impl Crds {
     /// The CRD of an object's `apiVersion` and `kind`, if the set has it.
     pub fn get(&self, api_version: &str, kind: &str) -> Option<&Crd> {
         let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-        self.kinds.get(&(group.to_string(), kind.to_string()))
+        self.kinds
+            .get(&(group.to_string(), kind.to_string()))
+            .map(|crd| &**crd)
     }
 
     /// What the API server does to `object` on a create: `None` when the set has no CRD for
@@ -416,6 +437,34 @@ fn scale_errors(version: &Version, object: &Value) -> Vec<FieldError> {
         });
     }
     errors
+}
+
+/// The fields the API server would prune from `object` (a whole resource) under `root`.
+pub fn pruned_fields(root: &Schema, object: &Value) -> Vec<String> {
+    prune::prune(&mut object.clone(), root)
+}
+
+/// The known field nearest to a pruned one (a typo's likely intent), as a path: for
+/// `spec.topolgy`, `spec.topology`.
+pub fn did_you_mean(root: &Schema, pruned: &str) -> Option<String> {
+    let (parent_path, name) = pruned.rsplit_once('.').unwrap_or(("", pruned));
+    let mut node = root;
+    if !parent_path.is_empty() {
+        for segment in parent_path.split('.') {
+            let (key, indexes) = segment.split_once('[').unwrap_or((segment, ""));
+            node = node.field(key)?;
+            for _ in indexes.split('[').filter(|i| !i.is_empty()) {
+                node = node.items.as_deref()?;
+            }
+        }
+    }
+    let nearest =
+        capi_ext_codegen::naming::did_you_mean(name, node.properties.keys().map(String::as_str))?;
+    Some(if parent_path.is_empty() {
+        nearest.to_string()
+    } else {
+        format!("{parent_path}.{nearest}")
+    })
 }
 
 /// The rules of one version on one object.

@@ -165,3 +165,31 @@ fn versions_not_served_and_unknown_kinds() {
     let other = json!({"apiVersion": "example.com/v1", "kind": "Gadget"});
     assert!(crds.admit(&other).is_none());
 }
+
+#[test]
+fn did_you_mean_names_the_nearest_field_of_the_same_object() {
+    let crd = Crds::capi()
+        .get(
+            "controlplane.cluster.x-k8s.io/v1beta2",
+            "KubeadmControlPlaneTemplate",
+        )
+        .unwrap();
+    let schema = &crd
+        .versions
+        .iter()
+        .find(|v| v.name == "v1beta2")
+        .unwrap()
+        .schema;
+    assert_eq!(
+        did_you_mean(
+            schema,
+            "spec.template.spec.kubeadmConfigSpec.clusterConfiguration.imageRepositry"
+        )
+        .as_deref(),
+        Some("spec.template.spec.kubeadmConfigSpec.clusterConfiguration.imageRepository")
+    );
+    assert_eq!(
+        did_you_mean(schema, "spec.template.spec.nothingLikeIt"),
+        None
+    );
+}
