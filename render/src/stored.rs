@@ -44,13 +44,7 @@ fn pointer(path: &str) -> String {
 
 /// A pruned field as the error shows it: its pointer, and the nearest known name.
 fn shown(crds: &Crds, object: &Value, path: &str) -> String {
-    let api_version = string(object, &["apiVersion"]);
-    let version_name = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
-    let nearest = crds
-        .get(api_version, string(object, &["kind"]))
-        .and_then(|crd| crd.versions.iter().find(|v| v.name == version_name))
-        .and_then(|version| crate::apiserver::did_you_mean(&version.schema, path));
-    match nearest {
+    match crate::apiserver::did_you_mean_in(crds, object, path) {
         Some(name) => format!("{} (did you mean {}?)", pointer(path), pointer(&name)),
         None => pointer(path),
     }

@@ -28,6 +28,7 @@
 //! patched.assert_changed_only(&["/spec/template/metadata"]);
 //! ```
 
+use crate::apiserver::Crds;
 use crate::apply::patch_object;
 use crate::caller::Caller;
 use capi_ext::hooks::v1alpha1::{
@@ -298,6 +299,19 @@ impl TemplateCase {
     }
 }
 
+/// Cluster API's own CRDs (built in) and those of the package's `crds/` folder, when it has one:
+/// what [`Patched::assert_kept_by_api_server`] checks a template against. Reads the folder
+/// where `cargo test` runs (the package's); a file that is not a CRD there fails.
+pub fn crds() -> Crds {
+    let mut crds = Crds::default();
+    let folder = Path::new("crds");
+    if folder.is_dir() {
+        crds.add_path(folder).unwrap_or_else(|e| panic!("{e}"));
+    }
+    crds.fill_from(Crds::capi());
+    crds
+}
+
 /// A template before and after the patches, as CAPI would use it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Patched {
@@ -406,6 +420,60 @@ impl Patched {
         }
     }
 
+    /// Asserts that a real API server would keep the patched template as it is: every field the
+    /// patches set is declared by the template's CRD in `crds` (a misspelled one would be
+    /// pruned without a word), and the template is valid (types, enums, bounds, CEL rules).
+    /// Use [`crds`] for Cluster API's own CRDs and the project's `crds/` folder.
+    ///
+    /// ```
+    /// use capi_ext_render::testing::{Patched, crds};
+    /// use serde_json::json;
+    /// let before = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
+    ///     "kind": "KubeadmControlPlaneTemplate", "metadata": {"name": "cp"},
+    ///     "spec": {"template": {"spec": {"kubeadmConfigSpec": {"clusterConfiguration": {"imageRepository": "a"}}}}}});
+    /// let mut after = before.clone();
+    /// after["spec"]["template"]["spec"]["kubeadmConfigSpec"]["clusterConfiguration"]["imageRepository"] = json!("b");
+    /// Patched { before, after }.assert_kept_by_api_server(&crds());
+    /// ```
+    #[track_caller]
+    pub fn assert_kept_by_api_server(&self, crds: &Crds) {
+        let kind = self.after["kind"].as_str().unwrap_or_default();
+        let Some(answer) = crds.admit(&self.after) else {
+            panic!(
+                "no CRD of {kind} ({}) among the CRDs given: put it in the project's crds/ folder",
+                self.after["apiVersion"].as_str().unwrap_or_default()
+            );
+        };
+        let admitted = answer.unwrap_or_else(|e| panic!("{e}"));
+        let pruned: Vec<String> = admitted
+            .pruned
+            .iter()
+            .map(
+                |path| match crate::apiserver::did_you_mean_in(crds, &self.after, path) {
+                    Some(nearest) => format!("{path} (did you mean {nearest}?)"),
+                    None => path.clone(),
+                },
+            )
+            .collect();
+        if !pruned.is_empty() {
+            self.fail(format!(
+                "the CRD of {kind} does not declare {}: the API server would drop it without an error",
+                pruned.join(", ")
+            ));
+        }
+        if !admitted.errors.is_empty() {
+            self.fail(format!(
+                "the API server would refuse the {kind}:\n  {}",
+                admitted
+                    .errors
+                    .iter()
+                    .map(|e| format!("{e} ({})", e.type_.cause()))
+                    .collect::<Vec<_>>()
+                    .join("\n  ")
+            ));
+        }
+    }
+
     /// Asserts that the patched object equals the snapshot file at `path` (pretty JSON; a
     /// relative path is taken from the package's folder, where `cargo test` runs). A missing
     /// file is written, unless `CI` is set; with `CAPI_EXT_UPDATE_SNAPSHOTS=1` every snapshot
@@ -507,6 +575,20 @@ mod tests {
     use capi_ext::patches::{NamedPatch, Selector};
 
     type Vars = Value;
+
+    #[test]
+    #[should_panic(
+        expected = "does not declare spec.template.spec.kubeadmConfigSpec.clusterConfiguration.imageRepositry (did you mean spec.template.spec.kubeadmConfigSpec.clusterConfiguration.imageRepository?)"
+    )]
+    fn a_field_the_crd_lacks_fails_the_api_server_assertion() {
+        let before = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
+            "kind": "KubeadmControlPlaneTemplate", "metadata": {"name": "cp"},
+            "spec": {"template": {"spec": {}}}});
+        let mut after = before.clone();
+        after["spec"]["template"]["spec"] =
+            json!({"kubeadmConfigSpec": {"clusterConfiguration": {"imageRepositry": "r"}}});
+        Patched { before, after }.assert_kept_by_api_server(&crds());
+    }
 
     fn set() -> PatchSet<Vars> {
         PatchSet::new()

@@ -317,6 +317,8 @@ mod tests {
         let at = "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository";
         patched.assert_value(at, "registry.example.com");
         patched.assert_changed_only(&[at]);
+        // The field exists in KubeadmControlPlaneTemplate's CRD: a real API server keeps it.
+        patched.assert_kept_by_api_server(&capi_ext_render::testing::crds());
     }
 
     #[tokio::test]

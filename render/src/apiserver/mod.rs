@@ -467,6 +467,16 @@ pub fn did_you_mean(root: &Schema, pruned: &str) -> Option<String> {
     })
 }
 
+/// [`did_you_mean`] for a pruned field of `object`, by the schema of its kind and version in
+/// `crds`.
+pub fn did_you_mean_in(crds: &Crds, object: &Value, pruned: &str) -> Option<String> {
+    let api_version = text(object, &["apiVersion"]);
+    let version_name = api_version.rsplit_once('/').map_or(api_version, |(_, v)| v);
+    let crd = crds.get(api_version, text(object, &["kind"]))?;
+    let version = crd.versions.iter().find(|v| v.name == version_name)?;
+    did_you_mean(&version.schema, pruned)
+}
+
 /// The rules of one version on one object.
 pub fn admit(version: &Version, object: &Value) -> Admitted {
     let schema = &version.schema;
