@@ -67,6 +67,15 @@ pub struct Args {
     /// metadata patches set on templates). Default: the project's target, else the newest.
     #[arg(long, value_name = "VERSION")]
     capi_version: Option<capi_ext::CapiVersion>,
+    /// CRDs of the templates' kinds (files or directories, repeatable; the project's crds/
+    /// folder is read too): both versions render with the API server's rules (a pruned field
+    /// or an object the API server refuses is a failed render), and objects are compared as
+    /// the API server stores them, CRD defaults filled in. Cluster API's own CRDs are built in.
+    #[arg(long, value_name = "FILE|DIR")]
+    crds: Vec<PathBuf>,
+    /// Apply the API server's rules with Cluster API's built-in CRDs only, as --crds does.
+    #[arg(long)]
+    capi_crds: bool,
     /// Seconds to wait for each call.
     #[arg(long, default_value_t = 10)]
     timeout: u64,
@@ -134,6 +143,7 @@ fn compare(args: &Args) -> anyhow::Result<Report> {
             capi_version: args
                 .capi_version
                 .or_else(|| crate::ops::project::target(&project)),
+            crds: crate::ops::render::load_crds(&args.crds, Some(&project), args.capi_crds)?,
             timeout,
         },
         &status,

@@ -110,8 +110,8 @@ pub fn load_crds(
     capi: bool,
 ) -> anyhow::Result<Option<std::sync::Arc<capi_ext_render::apiserver::Crds>>> {
     let mut all: Vec<PathBuf> = paths.to_vec();
-    if let Some(dir) = project {
-        let crds = crate::ops::project::find_root(dir)?.join("crds");
+    if let Some(root) = project.and_then(|dir| crate::ops::project::find_root(dir).ok()) {
+        let crds = root.join("crds");
         if crds.is_dir() {
             all.push(crds);
         }

@@ -42,14 +42,18 @@ pub struct Request<'a> {
     pub live: Option<(&'a crate::ops::kube::Kube, Option<&'a str>)>,
     /// The Cluster API release to play.
     pub capi_version: Option<CapiVersion>,
+    /// CRDs of the templates' kinds: both versions render with the API server's rules, and
+    /// objects are compared as the API server stores them (defaults filled in).
+    pub crds: Option<std::sync::Arc<capi_ext_render::apiserver::Crds>>,
     /// Seconds to wait for each call.
     pub timeout: Duration,
 }
 
-fn read(dir: &Path, shown: &Path, capi_version: Option<CapiVersion>) -> anyhow::Result<Vec<Case>> {
+fn read(dir: &Path, shown: &Path, request: &Request) -> anyhow::Result<Vec<Case>> {
     let mut cases = read_cases_shown_as(dir, shown)?;
     for case in &mut cases {
-        case.input.capi_version = capi_version;
+        case.input.capi_version = request.capi_version;
+        case.input.crds = request.crds.clone();
     }
     Ok(cases)
 }
@@ -73,14 +77,14 @@ pub fn compare(request: &Request, status: &dyn Fn(&str, &str)) -> anyhow::Result
                 )
             })?,
     };
-    let head_cases = read(&head_dir, &shown, request.capi_version)?;
+    let head_cases = read(&head_dir, &shown, request)?;
     let mut notes = Vec::new();
     let existing = match (
         request.base_cases,
         base.cases_dir(request.project, request.cases),
     ) {
-        (Some(dir), _) => read(dir, &cases::relative(dir), request.capi_version)?,
-        (None, Some(dir)) => read(&dir, &shown, request.capi_version)?,
+        (Some(dir), _) => read(dir, &cases::relative(dir), request)?,
+        (None, Some(dir)) => read(&dir, &shown, request)?,
         (None, None) => {
             notes.push(format!(
                 "the base {} has no {}: the head's cases stand for the Clusters that exist",
