@@ -55,6 +55,7 @@ templates!(
     "project/render/clusterclass.yaml.hbs",
     "project/render/cluster.yaml.hbs",
     "project/render/templates.yaml.hbs",
+    "project/crds/README.md.hbs",
     "project/docs/variables.md.hbs",
     "project/chart/Chart.yaml.hbs",
     "project/chart/values.yaml.hbs",

@@ -109,18 +109,8 @@ pub fn load_crds(
     project: Option<&Path>,
     capi: bool,
 ) -> anyhow::Result<Option<std::sync::Arc<capi_ext_render::apiserver::Crds>>> {
-    let mut all: Vec<PathBuf> = paths.to_vec();
-    if let Some(root) = project.and_then(|dir| crate::ops::project::find_root(dir).ok()) {
-        let crds = root.join("crds");
-        if crds.is_dir() {
-            all.push(crds);
-        }
-    }
-    if all.is_empty() && !capi {
-        return Ok(None);
-    }
     let mut crds = capi_ext_render::apiserver::Crds::default();
-    for path in &all {
+    for path in paths {
         let added = crds.add_path(path).map_err(anyhow::Error::msg)?;
         if added == 0 {
             bail!(
@@ -128,6 +118,16 @@ pub fn load_crds(
                 path.display()
             );
         }
+    }
+    // The project's crds/ folder counts once it holds a CRD (a new project's has a README).
+    if let Some(root) = project.and_then(|dir| crate::ops::project::find_root(dir).ok()) {
+        let folder = root.join("crds");
+        if folder.is_dir() {
+            crds.add_path(&folder).map_err(anyhow::Error::msg)?;
+        }
+    }
+    if crds.is_empty() && !capi {
+        return Ok(None);
     }
     crds.fill_from(capi_ext_render::apiserver::Crds::capi());
     Ok(Some(std::sync::Arc::new(crds)))

@@ -214,17 +214,15 @@ fn needs_variables(meta: &Metadata) -> bool {
     })
 }
 
-/// The Cluster and templates `make render` starts from (the ClusterClass is generated).
+/// The Cluster and templates `make render` starts from (the ClusterClass is generated), and the
+/// folder for the CRDs of the templates' kinds.
 fn render_inputs(ctx: &serde_json::Value) -> anyhow::Result<Vec<FileChange>> {
-    ["cluster", "templates"]
+    ["render/cluster.yaml", "render/templates.yaml", "crds/README.md"]
         .into_iter()
-        .map(|name| {
+        .map(|path| {
             Ok(FileChange {
-                path: format!("render/{name}.yaml").into(),
-                content: capi_ext_templates::render(
-                    &format!("project/render/{name}.yaml.hbs"),
-                    ctx,
-                )?,
+                path: path.into(),
+                content: capi_ext_templates::render(&format!("project/{path}.hbs"), ctx)?,
                 owner: Owner::User,
             })
         })
