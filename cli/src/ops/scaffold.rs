@@ -217,16 +217,20 @@ fn needs_variables(meta: &Metadata) -> bool {
 /// The Cluster and templates `make render` starts from (the ClusterClass is generated), and the
 /// folder for the CRDs of the templates' kinds.
 fn render_inputs(ctx: &serde_json::Value) -> anyhow::Result<Vec<FileChange>> {
-    ["render/cluster.yaml", "render/templates.yaml", "crds/README.md"]
-        .into_iter()
-        .map(|path| {
-            Ok(FileChange {
-                path: path.into(),
-                content: capi_ext_templates::render(&format!("project/{path}.hbs"), ctx)?,
-                owner: Owner::User,
-            })
+    [
+        "render/cluster.yaml",
+        "render/templates.yaml",
+        "crds/README.md",
+    ]
+    .into_iter()
+    .map(|path| {
+        Ok(FileChange {
+            path: path.into(),
+            content: capi_ext_templates::render(&format!("project/{path}.hbs"), ctx)?,
+            owner: Owner::User,
         })
-        .collect()
+    })
+    .collect()
 }
 
 fn registration(entry: &HandlerEntry) -> String {
