@@ -6,6 +6,7 @@
 //! - [`naming`]: DNS-1123 label checks, handler timeouts, did-you-mean suggestions.
 //! - [`version`]: CAPI `major.minor` versions, parsed and compared.
 //! - [`schema`]: how Rust types become ClusterClass variable schemas.
+//! - [`crd_types`]: Rust types from CRD schemas (`capi-ext generate types`).
 //! - `model` (feature `syn`): `#[hook]`, `#[derive(Variables)]` and `#[derive(Schema)]` items
 //!   parsed into a model and rendered to tokens (macros) or JSON (CLI).
 //!
@@ -18,6 +19,7 @@
 //! ```
 
 pub mod catalog;
+pub mod crd_types;
 pub mod json_schema;
 #[cfg(feature = "syn")]
 pub mod model;

@@ -8,7 +8,9 @@
 mod selector;
 mod set;
 mod template;
+mod typed;
 
 pub use selector::{HOLDER_FIELD_PATHS, Part, Selector};
 pub use set::{NamedPatch, PatchContext, PatchError, PatchSet};
 pub use template::{EditError, MAX_POINTER_DEPTH, Template, diff};
+pub use typed::TypedTemplate;

@@ -113,6 +113,11 @@ impl Selector {
         self
     }
 
+    /// The kind and apiVersion this selector names, if any.
+    pub(super) fn named_kind(&self) -> (Option<&str>, Option<&str>) {
+        (self.kind.as_deref(), self.api_version.as_deref())
+    }
+
     /// Only templates of this kind, e.g. `KubeadmControlPlaneTemplate`.
     pub fn kind(mut self, kind: impl Into<String>) -> Self {
         self.kind = Some(kind.into());

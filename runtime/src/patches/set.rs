@@ -56,6 +56,9 @@ pub struct NamedPatch<V> {
     selector: Selector,
     enabled_if: Option<Arc<Condition<V>>>,
     apply: Arc<PatchFn<V>>,
+    /// Why the patch cannot be added to a set (a typed patch whose selector names another
+    /// kind).
+    pub(super) conflict: Option<String>,
 }
 
 impl<V> Clone for NamedPatch<V> {
@@ -65,6 +68,7 @@ impl<V> Clone for NamedPatch<V> {
             selector: self.selector.clone(),
             enabled_if: self.enabled_if.clone(),
             apply: self.apply.clone(),
+            conflict: self.conflict.clone(),
         }
     }
 }
@@ -95,6 +99,7 @@ impl<V> NamedPatch<V> {
             selector,
             enabled_if: None,
             apply: Arc::new(apply),
+            conflict: None,
         }
     }
 
@@ -209,8 +214,8 @@ impl<V: DeserializeOwned> PatchSet<V> {
     /// Adds a patch, applied after those already added.
     ///
     /// # Panics
-    /// When the name is not a DNS-1123 label or is taken, or the selector can never match
-    /// ([`Selector::validate`]): a mistake in the code, found by the first test that builds
+    /// When the name is not a DNS-1123 label or is taken, the selector can never match
+    /// ([`Selector::validate`]), or a typed patch's selector names another kind: a mistake in the code, found by the first test that builds
     /// the set (as axum's router panics on conflicting routes).
     pub fn patch(mut self, patch: NamedPatch<V>) -> Self {
         if !valid_name(&patch.name) {
@@ -227,6 +232,9 @@ impl<V: DeserializeOwned> PatchSet<V> {
         }
         if let Err(e) = patch.selector.validate() {
             panic!("patch `{}`: {e}", patch.name);
+        }
+        if let Some(conflict) = &patch.conflict {
+            panic!("patch `{}`: {conflict}", patch.name);
         }
         self.patches.push(patch);
         self

@@ -1,0 +1,205 @@
+//! Typed patches: a patch function that edits a template as a Rust type (generated from the
+//! kind's CRD by `capi-ext generate types`, or built in) instead of JSON pointers. A misspelled
+//! field is a compile error; the template is decoded into the type, edited, and the difference
+//! between the typed value before and after is replayed onto the template CAPI sent, so the
+//! answer is minimal and the fields the type does not know stay as they were.
+
+use super::set::{NamedPatch, PatchContext, PatchError};
+use super::{Selector, Template, diff};
+use crate::hooks::v1alpha1::JsonPatchOp;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// A Kubernetes kind with a Rust type, for typed patches: the selector's kind and apiVersion
+/// come from here. Generated types implement it.
+pub trait TypedTemplate: Serialize + DeserializeOwned {
+    /// The apiVersion, e.g. `controlplane.cluster.x-k8s.io/v1beta2`.
+    const API_VERSION: &'static str;
+    /// The kind, e.g. `KubeadmControlPlaneTemplate`.
+    const KIND: &'static str;
+}
+
+/// One operation of [`diff`] (add or replace an object member, remove, replace a list) on the
+/// template.
+fn apply_op(template: &mut Template, op: &JsonPatchOp) -> Result<(), PatchError> {
+    match op {
+        JsonPatchOp::Add { path, value } | JsonPatchOp::Replace { path, value } => {
+            template.set(path, value.clone()).map_err(PatchError::from)
+        }
+        JsonPatchOp::Remove { path } => {
+            template.remove(path);
+            Ok(())
+        }
+        other => Err(PatchError::from(format!("unexpected operation {other:?}"))),
+    }
+}
+
+impl<V: 'static> NamedPatch<V> {
+    /// A patch whose function edits the template as `T`: it gets only templates of `T`'s kind
+    /// and apiVersion (added to `selector`; a selector naming another kind or apiVersion is
+    /// refused when the set is built), decoded into `T` (a template that does not decode fails
+    /// the answer, naming the patch, the template and the field), and answers the difference
+    /// between `T` before and after, applied to the template as sent.
+    ///
+    /// ```
+    /// use capi_ext::hooks::v1alpha1::*;
+    /// use capi_ext::patches::{NamedPatch, PatchSet, Selector, TypedTemplate};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Serialize, Deserialize)]
+    /// struct WidgetTemplate {
+    ///     #[serde(rename = "apiVersion")] api_version: String,
+    ///     kind: String,
+    ///     spec: WidgetSpec,
+    ///     #[serde(flatten)] unknown: serde_json::Map<String, serde_json::Value>,
+    /// }
+    /// #[derive(Serialize, Deserialize)]
+    /// struct WidgetSpec {
+    ///     #[serde(default, skip_serializing_if = "Option::is_none")] size: Option<i64>,
+    ///     #[serde(flatten)] unknown: serde_json::Map<String, serde_json::Value>,
+    /// }
+    /// impl TypedTemplate for WidgetTemplate {
+    ///     const API_VERSION: &'static str = "example.com/v1";
+    ///     const KIND: &'static str = "WidgetTemplate";
+    /// }
+    ///
+    /// let patches: PatchSet<serde_json::Value> = PatchSet::new().patch(NamedPatch::typed(
+    ///     "size", Selector::control_plane(), |w: &mut WidgetTemplate, _| {
+    ///         w.spec.size = Some(3);
+    ///         Ok(())
+    ///     }));
+    /// let request: GeneratePatchesRequest = serde_json::from_value(serde_json::json!({
+    ///     "items": [{"uid": "1", "holderReference": {"kind": "Cluster", "fieldPath": "spec.controlPlaneRef"},
+    ///                "object": {"apiVersion": "example.com/v1", "kind": "WidgetTemplate",
+    ///                           "spec": {"color": "blue"}}}]})).unwrap();
+    /// let response = patches.generate(&request);
+    /// // Only the change; `color`, unknown to the type, is untouched.
+    /// assert_eq!(response.items[0].patch, Patch::json().add("/spec/size", 3));
+    /// ```
+    pub fn typed<T: TypedTemplate + 'static>(
+        name: impl Into<String>,
+        selector: Selector,
+        apply: impl Fn(&mut T, &PatchContext<'_, V>) -> Result<(), PatchError> + Send + Sync + 'static,
+    ) -> Self {
+        let name = name.into();
+        let (kind, api_version) = selector.named_kind();
+        let conflict = match (kind, api_version) {
+            (Some(k), _) if k != T::KIND => Some(format!("kind {k}")),
+            (_, Some(a)) if a != T::API_VERSION => Some(format!("apiVersion {a}")),
+            _ => None,
+        };
+        let selector = selector.kind(T::KIND).api_version(T::API_VERSION);
+        let patch_name = name.clone();
+        let mut patch = NamedPatch::new(name, selector, move |template: &mut Template, ctx| {
+            let decode = || -> Result<T, PatchError> {
+                serde_path_to_error::deserialize(template.object()).map_err(|e| {
+                    PatchError::from(format!(
+                        "typed patch `{patch_name}`: the {} {} does not decode as {} at `{}`: {}",
+                        T::KIND,
+                        template
+                            .object()
+                            .pointer("/metadata/name")
+                            .and_then(serde_json::Value::as_str)
+                            .unwrap_or("(unnamed)"),
+                        std::any::type_name::<T>(),
+                        e.path(),
+                        e.inner()
+                    ))
+                })
+            };
+            let before = serde_json::to_value(decode()?).map_err(PatchError::from)?;
+            let mut typed = decode()?;
+            apply(&mut typed, ctx)?;
+            let after = serde_json::to_value(&typed).map_err(PatchError::from)?;
+            for op in diff(&before, &after) {
+                apply_op(template, &op)?;
+            }
+            Ok(())
+        });
+        patch.conflict = conflict.map(|c| {
+            format!(
+                "the selector names {c}, but the patch edits {} {}",
+                T::API_VERSION,
+                T::KIND
+            )
+        });
+        patch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hooks::v1alpha1::{GeneratePatchesRequest, GeneratePatchesResponse};
+    use crate::patches::PatchSet;
+    use serde::Deserialize;
+
+    #[derive(Serialize, Deserialize)]
+    struct Widget {
+        spec: WidgetSpec,
+        #[serde(flatten)]
+        unknown: serde_json::Map<String, serde_json::Value>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct WidgetSpec {
+        sizes: Vec<i64>,
+        #[serde(flatten)]
+        unknown: serde_json::Map<String, serde_json::Value>,
+    }
+
+    impl TypedTemplate for Widget {
+        const API_VERSION: &'static str = "example.com/v1";
+        const KIND: &'static str = "Widget";
+    }
+
+    fn grow(w: &mut Widget, _: &PatchContext<'_, serde_json::Value>) -> Result<(), PatchError> {
+        w.spec.sizes.push(4);
+        Ok(())
+    }
+
+    fn answer(object: serde_json::Value) -> GeneratePatchesResponse {
+        let set: PatchSet<serde_json::Value> =
+            PatchSet::new().patch(NamedPatch::typed("grow", Selector::control_plane(), grow));
+        let request: GeneratePatchesRequest = serde_json::from_value(serde_json::json!({
+            "items": [{"uid": "1", "holderReference": {"kind": "Cluster", "fieldPath": "spec.controlPlaneRef"},
+                       "object": object}]}))
+        .unwrap();
+        set.generate(&request)
+    }
+
+    #[test]
+    fn a_template_that_does_not_decode_names_the_field() {
+        let response = answer(
+            serde_json::json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": {"name": "w"}, "spec": {"sizes": [1, "two"]}}),
+        );
+        let message = response.message;
+        assert!(
+            message.contains("typed patch `grow`: the Widget w does not decode as")
+                && message.contains("at `spec.sizes[1]`"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn other_kinds_are_not_selected() {
+        let response = answer(
+            serde_json::json!({"apiVersion": "example.com/v1", "kind": "Gadget",
+            "spec": {"sizes": "not a list"}}),
+        );
+        assert!(response.items.is_empty() && response.message.is_empty());
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "patch `grow`: the selector names kind Gadget, but the patch edits example.com/v1 Widget"
+    )]
+    fn a_selector_naming_another_kind_is_refused() {
+        let _: PatchSet<serde_json::Value> = PatchSet::new().patch(NamedPatch::typed(
+            "grow",
+            Selector::control_plane().kind("Gadget"),
+            grow,
+        ));
+    }
+}
