@@ -1,7 +1,7 @@
 //! `capi-ext generate`: the files capi-ext owns, from the sources, statically.
 
 use crate::ops::generate::{self, Scope};
-use crate::ops::{files, project, release};
+use crate::ops::{files, project, release, types};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,6 +22,38 @@ pub enum Command {
     /// OUTPUT/runtime-extension-<name>/<version>/ (a clusterctl local repository; the same two
     /// files are a release's assets). Prints the clusterctl configuration that uses it.
     Release(ReleaseArgs),
+    /// Rust types for CRD kinds (your providers' templates), written into the project as a
+    /// module capi-ext owns: docs from the descriptions, `Option` for optional fields, enums
+    /// for enums, maps, int-or-string, and in every struct the fields the type does not know,
+    /// kept and written back unchanged. Patch them with `NamedPatch::typed`.
+    Types(TypesArgs),
+}
+
+/// Flags of `generate types`.
+#[derive(Debug, clap::Args)]
+pub struct TypesArgs {
+    /// CRD files or directories (repeatable), e.g. the project's crds/.
+    #[arg(long, required = true, value_name = "FILE|DIR")]
+    crd: Vec<PathBuf>,
+    /// Only this kind (repeatable; default: every CRD given).
+    #[arg(long, value_name = "KIND")]
+    kind: Vec<String>,
+    /// The CRDs' version to use (default: each one's storage version).
+    #[arg(long, value_name = "VERSION")]
+    version: Option<String>,
+    /// The module to write, relative to the project.
+    #[arg(long, default_value = "src/types.rs")]
+    out: PathBuf,
+    /// Write nothing; exit 1 with a unified diff when the module is stale (for CI).
+    #[arg(long)]
+    check: bool,
+    /// Print what would be written, write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// The project (default: the current directory or its nearest parent with capi-ext.toml;
+    /// any folder, for a crate of types of its own).
+    #[arg(long, default_value = ".", hide_default_value = true)]
+    project: PathBuf,
 }
 
 /// Flags of `generate release`.
@@ -69,6 +101,7 @@ pub struct Args {
 pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
     let (args, scope) = match cmd {
         Command::Release(a) => return run_release(a),
+        Command::Types(a) => return run_types(a),
         Command::Manifests(a) => (a, Scope::All),
         Command::Docs(a) => (a, Scope::Docs),
         Command::Helm(a) => (a, Scope::Helm),
@@ -105,6 +138,38 @@ pub fn run(cmd: Command) -> anyhow::Result<ExitCode> {
         }
     }
     super::report(&files::apply(&root, &changes, args.dry_run, false)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_types(args: TypesArgs) -> anyhow::Result<ExitCode> {
+    // A capi-ext project, or any folder (a crate of types of its own).
+    let root = project::find_root(&args.project).unwrap_or_else(|_| args.project.clone());
+    let change = types::file(
+        &root,
+        &types::Request {
+            crds: args.crd,
+            kinds: args.kind,
+            version: args.version,
+            out: args.out,
+        },
+    )?;
+    if args.check {
+        let stale = generate::stale(&root, std::slice::from_ref(&change));
+        if let Some((path, diff)) = stale.first() {
+            print!("{diff}");
+            eprintln!("error: {path} is stale; run the command in its header");
+            return Ok(ExitCode::FAILURE);
+        }
+        eprintln!(
+            "{}",
+            files::status_line(
+                "Checked",
+                &format!("{} is up to date", change.path.display())
+            )
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    super::report(&files::apply(&root, &[change], args.dry_run, false)?);
     Ok(ExitCode::SUCCESS)
 }
 

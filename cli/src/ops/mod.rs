@@ -15,6 +15,7 @@ pub mod release;
 pub mod render;
 pub mod scaffold;
 pub mod source;
+pub mod types;
 pub mod upgrade;
 pub mod vcs;
 pub mod versions;

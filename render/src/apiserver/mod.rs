@@ -281,15 +281,9 @@ impl Crds {
     /// Reads CRDs from a YAML or JSON file, or from every `.yaml`/`.yml`/`.json` file of a
     /// directory (recursively, in name order); returns how many were added.
     pub fn add_path(&mut self, path: &std::path::Path) -> Result<usize, String> {
-        let mut files = Vec::new();
-        collect_files(path, &mut files)?;
         let mut added = 0;
-        for file in files {
-            let text =
-                std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
-            let documents =
-                crate::documents(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-            added += self.add_documents(documents, &file.display().to_string())?;
+        for (file, documents) in documents_at(path)? {
+            added += self.add_documents(documents, &file)?;
         }
         Ok(added)
     }
@@ -353,6 +347,23 @@ impl Crds {
         };
         Some(Ok(admit(version, object)))
     }
+}
+
+/// The Kubernetes objects of a YAML or JSON file, or of every `.yaml`/`.yml`/`.json` file of a
+/// directory (recursively, in name order), per file (named as given).
+pub fn documents_at(path: &std::path::Path) -> Result<Vec<(String, Vec<Value>)>, String> {
+    let mut files = Vec::new();
+    collect_files(path, &mut files)?;
+    files
+        .into_iter()
+        .map(|file| {
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let documents =
+                crate::documents(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+            Ok((file.display().to_string(), documents))
+        })
+        .collect()
 }
 
 fn collect_files(path: &std::path::Path, out: &mut Vec<std::path::PathBuf>) -> Result<(), String> {

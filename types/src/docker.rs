@@ -1,0 +1,3 @@
+//! The Docker and Dev templates of Cluster API's test module.
+
+pub mod v1beta2;
