@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CAPI's Go types judge capi-ext's hook types: random CAPI objects through the Rust types and
+# CAPI's Go types judge capi-ext's hook types and the template types of capi-ext-types: random CAPI objects through the Rust types and
 # back (ROUNDTRIP_CASES per hook, part and seed: the fixed ROUNDTRIP_SEED, default 1, and a
 # new ROUNDTRIP_RANDOM_SEED each run, both printed), the fixtures through CAPI's types, and the
 # example's Discovery/DiscoverVariables through CAPI's rules. Runs for every Cluster API release
@@ -14,6 +14,19 @@ source conformance/versions.env
 cargo build --quiet -p capi-ext-conformance
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 rust="$target_dir/debug/capi-ext-conformance"
+# capi-ext-types is what `capi-ext generate types` writes from this release's CRDs (the types
+# the round trip below checks against CAPI's Go types).
+fresh=$(mktemp -d)
+./scripts/update-types.sh "$fresh" >/dev/null
+for f in src/kubeadm/v1beta2.rs src/kubeadm/v1beta1.rs src/docker/v1beta2.rs src/CAPI_VERSION; do
+  if ! diff -u "types/$f" "$fresh/$f" >&2; then
+    echo "types/$f differs from what scripts/update-types.sh writes now: run it and commit the result" >&2
+    rm -rf "$fresh"
+    exit 1
+  fi
+done
+rm -rf "$fresh"
+echo "capi-ext-types: up to date with capi-ext generate types" >&2
 cache=${CAPI_EXT_CACHE:-$HOME/.cache/capi-ext}/roundtrip
 random_seed=${ROUNDTRIP_RANDOM_SEED:-$(date +%s%N)}
 dump=$(mktemp -d)

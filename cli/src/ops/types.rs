@@ -49,6 +49,7 @@ pub fn file(root: &Path, request: &Request) -> anyhow::Result<FileChange> {
     )
     .map_err(anyhow::Error::msg)
     .with_context(|| format!("generating types from {}", shown.join(", ")))?;
+    let source = rustfmt(&source)?;
     let target = root.join(&request.out);
     if let Ok(existing) = std::fs::read_to_string(&target)
         && !existing.starts_with(HEADER)
@@ -63,4 +64,31 @@ pub fn file(root: &Path, request: &Request) -> anyhow::Result<FileChange> {
         content: source,
         owner: Owner::Generated,
     })
+}
+
+/// The source as rustfmt formats it (edition 2024, default style), so the module passes the
+/// project's `cargo fmt --check`.
+fn rustfmt(source: &str) -> anyhow::Result<String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2024", "--emit", "stdout"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("running rustfmt (rustup component add rustfmt) to format the generated types")?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(source.as_bytes())?;
+    let output = child.wait_with_output()?;
+    if !output.status.success() {
+        bail!(
+            "rustfmt refused the generated types (a bug of capi-ext; please report it): {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(String::from_utf8(output.stdout)?)
 }

@@ -28,6 +28,7 @@
 mod differential;
 mod inplace;
 mod lifecycle;
+mod typed_template;
 mod typed_view;
 mod versions;
 
@@ -250,6 +251,23 @@ fn main() -> std::process::ExitCode {
                 out.flush().expect("stdout");
             }
         }
+        "typed-template" => {
+            // One JSON line per case: {"kind", "version", "object"} in; the object decoded into
+            // capi-ext-types' type and encoded again out, with the fields the type did not know:
+            // {"ok": true, "body", "unknown": [paths]} or {"ok": false, "error"}.
+            for line in std::io::stdin().lock().lines() {
+                let line = line.expect("stdin");
+                let case: Value = serde_json::from_str(&line).expect("a JSON case");
+                let answer = typed_template::roundtrip(
+                    case["kind"].as_str().unwrap_or_default(),
+                    case["version"].as_str().unwrap_or_default(),
+                    &case["object"],
+                );
+                serde_json::to_writer(&mut out, &answer).expect("stdout");
+                out.write_all(b"\n").expect("stdout");
+                out.flush().expect("stdout");
+            }
+        }
         "go-template-functions" => {
             let unsupported: Vec<&str> = capi_ext_render::go_template::functions::UNSUPPORTED
                 .iter()
@@ -288,7 +306,7 @@ fn main() -> std::process::ExitCode {
         }
         other => {
             eprintln!(
-                "usage: capi-ext-conformance roundtrip|responses|go-template|api-rules|go-template-functions|bench-server|lifecycle-extension|inplace-extension|topology-extension|differential-extension (got `{other}`)"
+                "usage: capi-ext-conformance roundtrip|responses|go-template|api-rules|typed-template|go-template-functions|bench-server|lifecycle-extension|inplace-extension|topology-extension|differential-extension (got `{other}`)"
             );
             return std::process::ExitCode::from(2);
         }

@@ -13,4 +13,4 @@ mod typed;
 pub use selector::{HOLDER_FIELD_PATHS, Part, Selector};
 pub use set::{NamedPatch, PatchContext, PatchError, PatchSet};
 pub use template::{EditError, MAX_POINTER_DEPTH, Template, diff};
-pub use typed::TypedTemplate;
+pub use typed::{TypedTemplate, UnknownFields};

@@ -34,6 +34,26 @@ fn apply_op(template: &mut Template, op: &JsonPatchOp) -> Result<(), PatchError>
     }
 }
 
+/// The fields a typed value holds that its type does not know (kept in its structs'
+/// `unknown` maps): what a newer CRD has that the type was not generated from. Generated types
+/// implement it.
+pub trait UnknownFields {
+    /// Adds the paths of the unknown fields below `at` (`spec.template.spec.x`).
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>);
+
+    /// The paths of the unknown fields, from the object's root (`spec.x`, `spec.items[0].y`).
+    fn unknown_fields(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.collect_unknown_fields("", &mut out);
+        for path in &mut out {
+            if let Some(rest) = path.strip_prefix('.') {
+                *path = rest.to_string();
+            }
+        }
+        out
+    }
+}
+
 impl<V: 'static> NamedPatch<V> {
     /// A patch whose function edits the template as `T`: it gets only templates of `T`'s kind
     /// and apiVersion (added to `selector`; a selector naming another kind or apiVersion is

@@ -30,6 +30,15 @@ pub struct DevClusterTemplate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DevClusterTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.spec {
+            value.collect_unknown_fields(&format!("{at}.spec"), out);
+        }
+    }
+}
+
 impl capi_ext::patches::TypedTemplate for DevClusterTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DevClusterTemplate";
@@ -39,10 +48,19 @@ impl capi_ext::patches::TypedTemplate for DevClusterTemplate {
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DevClusterTemplateSpec {
     /// DevClusterTemplateResource describes the data needed to create a DevCluster from a template.
+    #[serde(default)]
     pub template: Template,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DevClusterTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.template
+            .collect_unknown_fields(&format!("{at}.template"), out);
+    }
 }
 
 /// DevClusterTemplateResource describes the data needed to create a DevCluster from a template.
@@ -53,10 +71,21 @@ pub struct Template {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// DevClusterSpec defines the desired state of the DevCluster infrastructure.
+    #[serde(default)]
     pub spec: Spec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Template {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.metadata {
+            value.collect_unknown_fields(&format!("{at}.metadata"), out);
+        }
+        self.spec.collect_unknown_fields(&format!("{at}.spec"), out);
+    }
 }
 
 /// Standard object's metadata.
@@ -80,10 +109,17 @@ pub struct Metadata {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Metadata {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// DevClusterSpec defines the desired state of the DevCluster infrastructure.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Spec {
     /// backend defines backends for a DevCluster.
+    #[serde(default)]
     pub backend: Backend,
     /// controlPlaneEndpoint represents the endpoint used to communicate with the control plane.
     #[serde(
@@ -95,6 +131,17 @@ pub struct Spec {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Spec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.backend
+            .collect_unknown_fields(&format!("{at}.backend"), out);
+        if let Some(value) = &self.control_plane_endpoint {
+            value.collect_unknown_fields(&format!("{at}.controlPlaneEndpoint"), out);
+        }
+    }
 }
 
 /// backend defines backends for a DevCluster.
@@ -109,6 +156,15 @@ pub struct Backend {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Backend {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.docker {
+            value.collect_unknown_fields(&format!("{at}.docker"), out);
+        }
+    }
 }
 
 /// docker defines a backend for a DevCluster using docker containers.
@@ -136,6 +192,23 @@ pub struct Docker {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Docker {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.failure_domains {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.failureDomains"), i0),
+                    out,
+                );
+            }
+        }
+        if let Some(value) = &self.load_balancer {
+            value.collect_unknown_fields(&format!("{at}.loadBalancer"), out);
+        }
+    }
+}
+
 /// FailureDomain is the Schema for Cluster API failure domains.
 /// It allows controllers to understand how many failure domains a cluster can optionally span across.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -151,10 +224,17 @@ pub struct FailureDomain {
     )]
     pub control_plane: Option<bool>,
     /// name is the name of the failure domain.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for FailureDomain {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// loadBalancer allows defining configurations for the cluster load balancer.
@@ -191,6 +271,15 @@ pub struct LoadBalancer {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for LoadBalancer {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.custom_ha_proxy_config_template_ref {
+            value.collect_unknown_fields(&format!("{at}.customHAProxyConfigTemplateRef"), out);
+        }
+    }
+}
+
 /// CustomHAProxyConfigTemplateRef allows you to replace the default HAProxy config file.
 /// This field is a reference to a config map that contains the configuration template. The key of the config map should be equal to 'value'.
 /// The content of the config map will be processed and will replace the default HAProxy config file. Please use it with caution, as there are
@@ -213,6 +302,12 @@ pub struct CustomHAProxyConfigTemplateRef {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for CustomHAProxyConfigTemplateRef {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// controlPlaneEndpoint represents the endpoint used to communicate with the control plane.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ControlPlaneEndpoint {
@@ -225,6 +320,12 @@ pub struct ControlPlaneEndpoint {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for ControlPlaneEndpoint {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// DevMachinePoolTemplate is the Schema for the devmachinepooltemplates API.
@@ -253,6 +354,15 @@ pub struct DevMachinePoolTemplate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DevMachinePoolTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.spec {
+            value.collect_unknown_fields(&format!("{at}.spec"), out);
+        }
+    }
+}
+
 impl capi_ext::patches::TypedTemplate for DevMachinePoolTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DevMachinePoolTemplate";
@@ -262,10 +372,19 @@ impl capi_ext::patches::TypedTemplate for DevMachinePoolTemplate {
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DevMachinePoolTemplateSpec {
     /// DevMachinePoolTemplateResource describes the data needed to create a DevMachine from a template.
+    #[serde(default)]
     pub template: DevMachinePoolTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.template
+            .collect_unknown_fields(&format!("{at}.template"), out);
+    }
 }
 
 /// DevMachinePoolTemplateResource describes the data needed to create a DevMachine from a template.
@@ -276,10 +395,21 @@ pub struct DevMachinePoolTemplateSpecTemplate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// DevMachinePoolSpec defines the desired state of DevMachinePool.
+    #[serde(default)]
     pub spec: DevMachinePoolTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.metadata {
+            value.collect_unknown_fields(&format!("{at}.metadata"), out);
+        }
+        self.spec.collect_unknown_fields(&format!("{at}.spec"), out);
+    }
 }
 
 /// DevMachinePoolSpec defines the desired state of DevMachinePool.
@@ -307,6 +437,15 @@ pub struct DevMachinePoolTemplateSpecTemplateSpec {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.backend {
+            value.collect_unknown_fields(&format!("{at}.backend"), out);
+        }
+    }
+}
+
 /// backend contains the details used to build a replica machine within the Machine Pool
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DevMachinePoolTemplateSpecTemplateSpecBackend {
@@ -316,6 +455,15 @@ pub struct DevMachinePoolTemplateSpecTemplateSpecBackend {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpecBackend {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.docker {
+            value.collect_unknown_fields(&format!("{at}.docker"), out);
+        }
+    }
 }
 
 /// docker defines a backend for a DevMachinePool using docker containers.
@@ -350,6 +498,20 @@ pub struct DevMachinePoolTemplateSpecTemplateSpecBackendDocker {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpecBackendDocker {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.extra_mounts {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.extraMounts"), i0),
+                    out,
+                );
+            }
+        }
+    }
+}
+
 /// Mount specifies a host volume to mount into a container.
 /// This is a simplified version of kind v1alpha4.Mount types.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -372,6 +534,12 @@ pub struct ExtraMount {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for ExtraMount {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// DevMachineTemplate is the schema for the in-memory machine template API.
@@ -403,6 +571,18 @@ pub struct DevMachineTemplate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DevMachineTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.spec {
+            value.collect_unknown_fields(&format!("{at}.spec"), out);
+        }
+        if let Some(value) = &self.status {
+            value.collect_unknown_fields(&format!("{at}.status"), out);
+        }
+    }
+}
+
 impl capi_ext::patches::TypedTemplate for DevMachineTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DevMachineTemplate";
@@ -412,10 +592,19 @@ impl capi_ext::patches::TypedTemplate for DevMachineTemplate {
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DevMachineTemplateSpec {
     /// DevMachineTemplateResource describes the data needed to create a DevMachine from a template.
+    #[serde(default)]
     pub template: DevMachineTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DevMachineTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.template
+            .collect_unknown_fields(&format!("{at}.template"), out);
+    }
 }
 
 /// DevMachineTemplateResource describes the data needed to create a DevMachine from a template.
@@ -426,16 +615,28 @@ pub struct DevMachineTemplateSpecTemplate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Spec is the specification of the desired behavior of the machine.
+    #[serde(default)]
     pub spec: DevMachineTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.metadata {
+            value.collect_unknown_fields(&format!("{at}.metadata"), out);
+        }
+        self.spec.collect_unknown_fields(&format!("{at}.spec"), out);
+    }
+}
+
 /// Spec is the specification of the desired behavior of the machine.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DevMachineTemplateSpecTemplateSpec {
     /// backend defines backends for a DevMachine.
+    #[serde(default)]
     pub backend: DevMachineTemplateSpecTemplateSpecBackend,
     /// providerID used to link this machine with the node hosted on it.
     #[serde(
@@ -447,6 +648,14 @@ pub struct DevMachineTemplateSpecTemplateSpec {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.backend
+            .collect_unknown_fields(&format!("{at}.backend"), out);
+    }
 }
 
 /// backend defines backends for a DevMachine.
@@ -461,6 +670,18 @@ pub struct DevMachineTemplateSpecTemplateSpecBackend {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpecBackend {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.docker {
+            value.collect_unknown_fields(&format!("{at}.docker"), out);
+        }
+        if let Some(value) = &self.in_memory {
+            value.collect_unknown_fields(&format!("{at}.inMemory"), out);
+        }
+    }
 }
 
 /// docker defines a backend for a DevMachine using docker containers.
@@ -503,6 +724,20 @@ pub struct DevMachineTemplateSpecTemplateSpecBackendDocker {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpecBackendDocker {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.extra_mounts {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.extraMounts"), i0),
+                    out,
+                );
+            }
+        }
+    }
+}
+
 /// inMemory defines a backend for a DevMachine that runs in memory.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct InMemory {
@@ -523,6 +758,24 @@ pub struct InMemory {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for InMemory {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.api_server {
+            value.collect_unknown_fields(&format!("{at}.apiServer"), out);
+        }
+        if let Some(value) = &self.etcd {
+            value.collect_unknown_fields(&format!("{at}.etcd"), out);
+        }
+        if let Some(value) = &self.node {
+            value.collect_unknown_fields(&format!("{at}.node"), out);
+        }
+        if let Some(value) = &self.vm {
+            value.collect_unknown_fields(&format!("{at}.vm"), out);
+        }
+    }
+}
+
 /// apiServer defines the behaviour of the APIServer hosted on the InMemoryMachine.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ApiServer {
@@ -535,12 +788,25 @@ pub struct ApiServer {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for ApiServer {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.provisioning {
+            value.collect_unknown_fields(&format!("{at}.provisioning"), out);
+        }
+    }
+}
+
 /// provisioning defines variables influencing how the APIServer hosted on the InMemoryMachine is going to be provisioned.
 /// NOTE: APIServer provisioning includes all the steps from starting the static Pod to the Pod become ready and being registered in K8s.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Provisioning {
     /// startupDuration defines the duration of the object provisioning phase.
-    #[serde(rename = "startupDuration")]
+    #[serde(
+        rename = "startupDuration",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub startup_duration: String,
     /// startupJitter adds some randomness on StartupDuration; the actual duration will be StartupDuration plus an additional
     /// amount chosen uniformly at random from the interval between zero and `StartupJitter*StartupDuration`.
@@ -556,6 +822,12 @@ pub struct Provisioning {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Provisioning {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// etcd defines the behaviour of the etcd member hosted on the InMemoryMachine.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Etcd {
@@ -566,6 +838,15 @@ pub struct Etcd {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Etcd {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.provisioning {
+            value.collect_unknown_fields(&format!("{at}.provisioning"), out);
+        }
+    }
 }
 
 /// node defines the behaviour of the Node (the kubelet) hosted on the InMemoryMachine.
@@ -580,6 +861,15 @@ pub struct Node {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Node {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.provisioning {
+            value.collect_unknown_fields(&format!("{at}.provisioning"), out);
+        }
+    }
+}
+
 /// vm defines the behaviour of the VM implementing the InMemoryMachine.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Vm {
@@ -590,6 +880,15 @@ pub struct Vm {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Vm {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.provisioning {
+            value.collect_unknown_fields(&format!("{at}.provisioning"), out);
+        }
+    }
 }
 
 /// DevMachineTemplateStatus defines the observed state of a DevMachineTemplate.
@@ -603,6 +902,12 @@ pub struct DevMachineTemplateStatus {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DevMachineTemplateStatus {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// DockerClusterTemplate is the Schema for the dockerclustertemplates API.
@@ -633,6 +938,15 @@ pub struct DockerClusterTemplate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DockerClusterTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.spec {
+            value.collect_unknown_fields(&format!("{at}.spec"), out);
+        }
+    }
+}
+
 impl capi_ext::patches::TypedTemplate for DockerClusterTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DockerClusterTemplate";
@@ -642,10 +956,19 @@ impl capi_ext::patches::TypedTemplate for DockerClusterTemplate {
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DockerClusterTemplateSpec {
     /// DockerClusterTemplateResource describes the data needed to create a DockerCluster from a template.
+    #[serde(default)]
     pub template: DockerClusterTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.template
+            .collect_unknown_fields(&format!("{at}.template"), out);
+    }
 }
 
 /// DockerClusterTemplateResource describes the data needed to create a DockerCluster from a template.
@@ -656,10 +979,21 @@ pub struct DockerClusterTemplateSpecTemplate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// DockerClusterSpec defines the desired state of DockerCluster.
+    #[serde(default)]
     pub spec: DockerClusterTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpecTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.metadata {
+            value.collect_unknown_fields(&format!("{at}.metadata"), out);
+        }
+        self.spec.collect_unknown_fields(&format!("{at}.spec"), out);
+    }
 }
 
 /// DockerClusterSpec defines the desired state of DockerCluster.
@@ -694,6 +1028,26 @@ pub struct DockerClusterTemplateSpecTemplateSpec {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpecTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.control_plane_endpoint {
+            value.collect_unknown_fields(&format!("{at}.controlPlaneEndpoint"), out);
+        }
+        if let Some(value) = &self.failure_domains {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.failureDomains"), i0),
+                    out,
+                );
+            }
+        }
+        if let Some(value) = &self.load_balancer {
+            value.collect_unknown_fields(&format!("{at}.loadBalancer"), out);
+        }
+    }
+}
+
 /// DockerMachinePoolTemplate is the Schema for the dockermachinepooltemplates API.
 ///
 /// Deprecated: DockerMachinePoolTemplate is deprecated. Use DevMachinePoolTemplate instead.
@@ -722,6 +1076,15 @@ pub struct DockerMachinePoolTemplate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.spec {
+            value.collect_unknown_fields(&format!("{at}.spec"), out);
+        }
+    }
+}
+
 impl capi_ext::patches::TypedTemplate for DockerMachinePoolTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DockerMachinePoolTemplate";
@@ -731,10 +1094,19 @@ impl capi_ext::patches::TypedTemplate for DockerMachinePoolTemplate {
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DockerMachinePoolTemplateSpec {
     /// DockerMachinePoolTemplateResource describes the data needed to create a DockerMachine from a template.
+    #[serde(default)]
     pub template: DockerMachinePoolTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.template
+            .collect_unknown_fields(&format!("{at}.template"), out);
+    }
 }
 
 /// DockerMachinePoolTemplateResource describes the data needed to create a DockerMachine from a template.
@@ -745,10 +1117,21 @@ pub struct DockerMachinePoolTemplateSpecTemplate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// DockerMachinePoolSpec defines the desired state of DockerMachinePool.
+    #[serde(default)]
     pub spec: DockerMachinePoolTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.metadata {
+            value.collect_unknown_fields(&format!("{at}.metadata"), out);
+        }
+        self.spec.collect_unknown_fields(&format!("{at}.spec"), out);
+    }
 }
 
 /// DockerMachinePoolSpec defines the desired state of DockerMachinePool.
@@ -774,6 +1157,15 @@ pub struct DockerMachinePoolTemplateSpecTemplateSpec {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.template {
+            value.collect_unknown_fields(&format!("{at}.template"), out);
+        }
+    }
 }
 
 /// Template contains the details used to build a replica machine within the Machine Pool
@@ -808,6 +1200,20 @@ pub struct DockerMachinePoolTemplateSpecTemplateSpecTemplate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplateSpecTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.extra_mounts {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.extraMounts"), i0),
+                    out,
+                );
+            }
+        }
+    }
+}
+
 /// DockerMachineTemplate is the Schema for the dockermachinetemplates API.
 ///
 /// Deprecated: DockerMachineTemplate is deprecated. Use DevMachineTemplate instead.
@@ -839,6 +1245,18 @@ pub struct DockerMachineTemplate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DockerMachineTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.spec {
+            value.collect_unknown_fields(&format!("{at}.spec"), out);
+        }
+        if let Some(value) = &self.status {
+            value.collect_unknown_fields(&format!("{at}.status"), out);
+        }
+    }
+}
+
 impl capi_ext::patches::TypedTemplate for DockerMachineTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DockerMachineTemplate";
@@ -848,10 +1266,19 @@ impl capi_ext::patches::TypedTemplate for DockerMachineTemplate {
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DockerMachineTemplateSpec {
     /// DockerMachineTemplateResource describes the data needed to create a DockerMachine from a template.
+    #[serde(default)]
     pub template: DockerMachineTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.template
+            .collect_unknown_fields(&format!("{at}.template"), out);
+    }
 }
 
 /// DockerMachineTemplateResource describes the data needed to create a DockerMachine from a template.
@@ -862,10 +1289,21 @@ pub struct DockerMachineTemplateSpecTemplate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Spec is the specification of the desired behavior of the machine.
+    #[serde(default)]
     pub spec: DockerMachineTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpecTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.metadata {
+            value.collect_unknown_fields(&format!("{at}.metadata"), out);
+        }
+        self.spec.collect_unknown_fields(&format!("{at}.spec"), out);
+    }
 }
 
 /// Spec is the specification of the desired behavior of the machine.
@@ -915,6 +1353,20 @@ pub struct DockerMachineTemplateSpecTemplateSpec {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpecTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.extra_mounts {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.extraMounts"), i0),
+                    out,
+                );
+            }
+        }
+    }
+}
+
 /// DockerMachineTemplateStatus defines the observed state of a DockerMachineTemplate.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DockerMachineTemplateStatus {
@@ -926,4 +1378,10 @@ pub struct DockerMachineTemplateStatus {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DockerMachineTemplateStatus {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }

@@ -30,6 +30,15 @@ pub struct KubeadmConfigTemplate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for KubeadmConfigTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.spec {
+            value.collect_unknown_fields(&format!("{at}.spec"), out);
+        }
+    }
+}
+
 impl capi_ext::patches::TypedTemplate for KubeadmConfigTemplate {
     const API_VERSION: &'static str = "bootstrap.cluster.x-k8s.io/v1beta1";
     const KIND: &'static str = "KubeadmConfigTemplate";
@@ -39,10 +48,19 @@ impl capi_ext::patches::TypedTemplate for KubeadmConfigTemplate {
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct KubeadmConfigTemplateSpec {
     /// template defines the desired state of KubeadmConfigTemplate.
+    #[serde(default)]
     pub template: Template,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for KubeadmConfigTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.template
+            .collect_unknown_fields(&format!("{at}.template"), out);
+    }
 }
 
 /// template defines the desired state of KubeadmConfigTemplate.
@@ -58,6 +76,18 @@ pub struct Template {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Template {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.metadata {
+            value.collect_unknown_fields(&format!("{at}.metadata"), out);
+        }
+        if let Some(value) = &self.spec {
+            value.collect_unknown_fields(&format!("{at}.spec"), out);
+        }
+    }
 }
 
 /// metadata is the standard object's metadata.
@@ -79,6 +109,12 @@ pub struct Metadata {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Metadata {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// spec is the desired state of KubeadmConfig.
@@ -179,6 +215,40 @@ pub struct Spec {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Spec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.cluster_configuration {
+            value.collect_unknown_fields(&format!("{at}.clusterConfiguration"), out);
+        }
+        if let Some(value) = &self.disk_setup {
+            value.collect_unknown_fields(&format!("{at}.diskSetup"), out);
+        }
+        if let Some(value) = &self.files {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(&format!("{}[{}]", format!("{at}.files"), i0), out);
+            }
+        }
+        if let Some(value) = &self.ignition {
+            value.collect_unknown_fields(&format!("{at}.ignition"), out);
+        }
+        if let Some(value) = &self.init_configuration {
+            value.collect_unknown_fields(&format!("{at}.initConfiguration"), out);
+        }
+        if let Some(value) = &self.join_configuration {
+            value.collect_unknown_fields(&format!("{at}.joinConfiguration"), out);
+        }
+        if let Some(value) = &self.ntp {
+            value.collect_unknown_fields(&format!("{at}.ntp"), out);
+        }
+        if let Some(value) = &self.users {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(&format!("{}[{}]", format!("{at}.users"), i0), out);
+            }
+        }
+    }
 }
 
 /// clusterConfiguration along with InitConfiguration are the configurations necessary for the init command
@@ -326,6 +396,30 @@ pub struct ClusterConfiguration {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for ClusterConfiguration {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.api_server {
+            value.collect_unknown_fields(&format!("{at}.apiServer"), out);
+        }
+        if let Some(value) = &self.controller_manager {
+            value.collect_unknown_fields(&format!("{at}.controllerManager"), out);
+        }
+        if let Some(value) = &self.dns {
+            value.collect_unknown_fields(&format!("{at}.dns"), out);
+        }
+        if let Some(value) = &self.etcd {
+            value.collect_unknown_fields(&format!("{at}.etcd"), out);
+        }
+        if let Some(value) = &self.networking {
+            value.collect_unknown_fields(&format!("{at}.networking"), out);
+        }
+        if let Some(value) = &self.scheduler {
+            value.collect_unknown_fields(&format!("{at}.scheduler"), out);
+        }
+    }
+}
+
 /// apiServer contains extra settings for the API server control plane component
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ApiServer {
@@ -359,11 +453,32 @@ pub struct ApiServer {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for ApiServer {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.extra_envs {
+            for (i0, item0) in value.iter().enumerate() {
+                item0
+                    .collect_unknown_fields(&format!("{}[{}]", format!("{at}.extraEnvs"), i0), out);
+            }
+        }
+        if let Some(value) = &self.extra_volumes {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.extraVolumes"), i0),
+                    out,
+                );
+            }
+        }
+    }
+}
+
 /// EnvVar represents an environment variable present in a Container.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ExtraEnv {
     /// Name of the environment variable.
     /// May consist of any printable ASCII characters except '='.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Variable references $(VAR_NAME) are expanded
     /// using the previously defined environment variables in the container and
@@ -382,6 +497,15 @@ pub struct ExtraEnv {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for ExtraEnv {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.value_from {
+            value.collect_unknown_fields(&format!("{at}.valueFrom"), out);
+        }
+    }
 }
 
 /// Source for the environment variable's value. Cannot be used if value is not empty.
@@ -426,10 +550,32 @@ pub struct ValueFrom {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for ValueFrom {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.config_map_key_ref {
+            value.collect_unknown_fields(&format!("{at}.configMapKeyRef"), out);
+        }
+        if let Some(value) = &self.field_ref {
+            value.collect_unknown_fields(&format!("{at}.fieldRef"), out);
+        }
+        if let Some(value) = &self.file_key_ref {
+            value.collect_unknown_fields(&format!("{at}.fileKeyRef"), out);
+        }
+        if let Some(value) = &self.resource_field_ref {
+            value.collect_unknown_fields(&format!("{at}.resourceFieldRef"), out);
+        }
+        if let Some(value) = &self.secret_key_ref {
+            value.collect_unknown_fields(&format!("{at}.secretKeyRef"), out);
+        }
+    }
+}
+
 /// Selects a key of a ConfigMap.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ConfigMapKeyRef {
     /// The key to select.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// Name of the referent.
     /// This field is effectively required, but due to backwards compatibility is
@@ -446,6 +592,12 @@ pub struct ConfigMapKeyRef {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for ConfigMapKeyRef {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`,
 /// spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -458,11 +610,21 @@ pub struct FieldRef {
     )]
     pub api_version: Option<String>,
     /// Path of the field to select in the specified API version.
-    #[serde(rename = "fieldPath")]
+    #[serde(
+        rename = "fieldPath",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub field_path: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for FieldRef {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// FileKeyRef selects a key of the env file.
@@ -472,6 +634,7 @@ pub struct FileKeyRef {
     /// The key within the env file. An invalid key will prevent the pod from starting.
     /// The keys defined within a source may consist of any printable ASCII characters except '='.
     /// During Alpha stage of the EnvFiles feature gate, the key size is limited to 128 characters.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// Specify whether the file or its key must be defined. If the file or key
     /// does not exist, then the env var is not published.
@@ -484,13 +647,24 @@ pub struct FileKeyRef {
     pub optional: Option<bool>,
     /// The path within the volume from which to select the file.
     /// Must be relative and may not contain the '..' path or start with '..'.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The name of the volume mount containing the env file.
-    #[serde(rename = "volumeName")]
+    #[serde(
+        rename = "volumeName",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub volume_name: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for FileKeyRef {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// Selects a resource of the container: only resources limits and requests
@@ -508,16 +682,24 @@ pub struct ResourceFieldRef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub divisor: Option<capi_ext::schema::IntOrString>,
     /// Required: resource to select
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub resource: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for ResourceFieldRef {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// Selects a key of a secret in the pod's namespace
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct SecretKeyRef {
     /// The key of the secret to select from.  Must be a valid secret key.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// Name of the referent.
     /// This field is effectively required, but due to backwards compatibility is
@@ -534,18 +716,29 @@ pub struct SecretKeyRef {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for SecretKeyRef {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// HostPathMount contains elements describing volumes that are mounted from the
 /// host.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ExtraVolume {
     /// hostPath is the path in the host that will be mounted inside
     /// the pod.
-    #[serde(rename = "hostPath")]
+    #[serde(rename = "hostPath", default, skip_serializing_if = "String::is_empty")]
     pub host_path: String,
     /// mountPath is the path inside the pod where hostPath will be mounted.
-    #[serde(rename = "mountPath")]
+    #[serde(
+        rename = "mountPath",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub mount_path: String,
     /// name of the volume inside the pod template.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// pathType is the type of the HostPath.
     #[serde(rename = "pathType", default, skip_serializing_if = "Option::is_none")]
@@ -556,6 +749,12 @@ pub struct ExtraVolume {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for ExtraVolume {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// controllerManager contains extra settings for the controller manager control plane component
@@ -581,6 +780,26 @@ pub struct ControllerManager {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for ControllerManager {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.extra_envs {
+            for (i0, item0) in value.iter().enumerate() {
+                item0
+                    .collect_unknown_fields(&format!("{}[{}]", format!("{at}.extraEnvs"), i0), out);
+            }
+        }
+        if let Some(value) = &self.extra_volumes {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.extraVolumes"), i0),
+                    out,
+                );
+            }
+        }
+    }
+}
+
 /// dns defines the options for the DNS add-on installed in the cluster.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Dns {
@@ -601,6 +820,12 @@ pub struct Dns {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Dns {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// encryptionAlgorithm holds the type of asymmetric encryption algorithm used for keys and certificates.
 /// Can be one of "RSA-2048", "RSA-3072", "RSA-4096", "ECDSA-P256" or "ECDSA-P384".
 /// For Kubernetes 1.34 or above, "ECDSA-P384" is supported.
@@ -608,10 +833,9 @@ pub struct Dns {
 /// When this field is modified every certificate generated afterward will use the new
 /// encryptionAlgorithm. Existing CA certificates and service account keys are not rotated.
 /// This field is only supported with Kubernetes v1.31 or above.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum EncryptionAlgorithm {
     /// `ECDSA-P256`.
-    #[default]
     #[serde(rename = "ECDSA-P256")]
     ECDSAP256,
     /// `ECDSA-P384`.
@@ -631,6 +855,20 @@ pub enum EncryptionAlgorithm {
     Other(String),
 }
 
+/// Unset: the empty value Go's types omit.
+impl Default for EncryptionAlgorithm {
+    fn default() -> Self {
+        EncryptionAlgorithm::Other(String::new())
+    }
+}
+
+impl EncryptionAlgorithm {
+    /// Whether the value is unset (empty).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, EncryptionAlgorithm::Other(value) if value.is_empty())
+    }
+}
+
 /// etcd holds configuration for etcd.
 /// NB: This value defaults to a Local (stacked) etcd
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -648,27 +886,46 @@ pub struct Etcd {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Etcd {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.external {
+            value.collect_unknown_fields(&format!("{at}.external"), out);
+        }
+        if let Some(value) = &self.local {
+            value.collect_unknown_fields(&format!("{at}.local"), out);
+        }
+    }
+}
+
 /// external describes how to connect to an external etcd cluster
 /// Local and External are mutually exclusive
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct External {
     /// caFile is an SSL Certificate Authority file used to secure etcd communication.
     /// Required if using a TLS connection.
-    #[serde(rename = "caFile")]
+    #[serde(rename = "caFile", default, skip_serializing_if = "String::is_empty")]
     pub ca_file: String,
     /// certFile is an SSL certification file used to secure etcd communication.
     /// Required if using a TLS connection.
-    #[serde(rename = "certFile")]
+    #[serde(rename = "certFile", default, skip_serializing_if = "String::is_empty")]
     pub cert_file: String,
     /// endpoints of etcd members. Required for ExternalEtcd.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub endpoints: Vec<String>,
     /// keyFile is an SSL key file used to secure etcd communication.
     /// Required if using a TLS connection.
-    #[serde(rename = "keyFile")]
+    #[serde(rename = "keyFile", default, skip_serializing_if = "String::is_empty")]
     pub key_file: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for External {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// local provides configuration knobs for configuring the local etcd instance
@@ -719,6 +976,18 @@ pub struct Local {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Local {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.extra_envs {
+            for (i0, item0) in value.iter().enumerate() {
+                item0
+                    .collect_unknown_fields(&format!("{}[{}]", format!("{at}.extraEnvs"), i0), out);
+            }
+        }
+    }
+}
+
 /// networking holds configuration for the networking topology of the cluster.
 /// NB: This value defaults to the Cluster object spec.clusterNetwork.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -745,6 +1014,12 @@ pub struct Networking {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Networking {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// scheduler contains extra settings for the scheduler control plane component
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Scheduler {
@@ -768,6 +1043,26 @@ pub struct Scheduler {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Scheduler {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.extra_envs {
+            for (i0, item0) in value.iter().enumerate() {
+                item0
+                    .collect_unknown_fields(&format!("{}[{}]", format!("{at}.extraEnvs"), i0), out);
+            }
+        }
+        if let Some(value) = &self.extra_volumes {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.extraVolumes"), i0),
+                    out,
+                );
+            }
+        }
+    }
+}
+
 /// diskSetup specifies options for the creation of partition tables and file systems on devices.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DiskSetup {
@@ -782,15 +1077,39 @@ pub struct DiskSetup {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DiskSetup {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.filesystems {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.filesystems"), i0),
+                    out,
+                );
+            }
+        }
+        if let Some(value) = &self.partitions {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.partitions"), i0),
+                    out,
+                );
+            }
+        }
+    }
+}
+
 /// Filesystem defines the file systems to be created.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Filesystem {
     /// device specifies the device name
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub device: String,
     /// extraOpts defined extra options to add to the command for creating the file system.
     #[serde(rename = "extraOpts", default, skip_serializing_if = "Option::is_none")]
     pub extra_opts: Option<Vec<String>>,
     /// filesystem specifies the file system type.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub filesystem: String,
     /// label specifies the file system label to be used. If set to None, no label is used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -811,10 +1130,17 @@ pub struct Filesystem {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Filesystem {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// Partition defines how to create and layout a partition.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Partition {
     /// device is the name of the device.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub device: String,
     /// diskLayout specifies an ordered list of partitions, where each item defines the
     /// percentage of disk space and optional partition type for that partition.
@@ -828,6 +1154,7 @@ pub struct Partition {
     /// layout specifies the device layout.
     /// If it is true, a single partition will be created for the entire device.
     /// When layout is false, it means don't partition or ignore existing partitioning.
+    #[serde(default)]
     pub layout: bool,
     /// overwrite describes whether to skip checks and create the partition if a partition or filesystem is found on the device.
     /// Use with caution. Default is 'false'.
@@ -841,6 +1168,20 @@ pub struct Partition {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Partition {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.disk_layout {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.diskLayout"), i0),
+                    out,
+                );
+            }
+        }
+    }
 }
 
 /// PartitionSpec defines the size and optional type for a partition.
@@ -857,19 +1198,25 @@ pub struct DiskLayout {
     )]
     pub partition_type: Option<String>,
     /// percentage of disk that partition will take (1-100)
+    #[serde(default)]
     pub percentage: i32,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DiskLayout {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// tableType specifies the tupe of partition table. The following are supported:
 /// 'mbr': default and setups a MS-DOS partition table
 /// 'gpt': setups a GPT partition table
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TableType {
     /// `mbr`.
-    #[default]
     #[serde(rename = "mbr")]
     Mbr,
     /// `gpt`.
@@ -878,6 +1225,20 @@ pub enum TableType {
     /// A value this type does not list (a newer CRD's), kept as it is.
     #[serde(untagged)]
     Other(String),
+}
+
+/// Unset: the empty value Go's types omit.
+impl Default for TableType {
+    fn default() -> Self {
+        TableType::Other(String::new())
+    }
+}
+
+impl TableType {
+    /// Whether the value is unset (empty).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, TableType::Other(value) if value.is_empty())
+    }
 }
 
 /// File defines the input for generating write_files in cloud-init.
@@ -915,6 +1276,7 @@ pub struct File {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
     /// path specifies the full path on disk where to store the file.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// permissions specifies the permissions to assign to the file, e.g. "0640".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -924,16 +1286,24 @@ pub struct File {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for File {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.content_from {
+            value.collect_unknown_fields(&format!("{at}.contentFrom"), out);
+        }
+    }
+}
+
 /// contentFormat specifies how to interpret content after it is resolved (inline or from contentFrom).
 /// When set to "Template", content is rendered as a Go text/template.
 /// Available template variables:
 /// - .controlPlane.version: the Kubernetes version of the control plane (e.g. "v1.35.0").
 /// Only set when the cluster has a control plane reference that exposes spec.version.
 /// When set to "Raw" or omitted, content is used verbatim.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ContentFormat {
     /// `Raw`.
-    #[default]
     #[serde(rename = "Raw")]
     Raw,
     /// `Template`.
@@ -944,33 +1314,63 @@ pub enum ContentFormat {
     Other(String),
 }
 
+/// Unset: the empty value Go's types omit.
+impl Default for ContentFormat {
+    fn default() -> Self {
+        ContentFormat::Other(String::new())
+    }
+}
+
+impl ContentFormat {
+    /// Whether the value is unset (empty).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, ContentFormat::Other(value) if value.is_empty())
+    }
+}
+
 /// contentFrom is a referenced source of content to populate the file.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ContentFrom {
     /// secret represents a secret that should populate this file.
+    #[serde(default)]
     pub secret: Secret,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for ContentFrom {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.secret
+            .collect_unknown_fields(&format!("{at}.secret"), out);
+    }
+}
+
 /// secret represents a secret that should populate this file.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Secret {
     /// key is the key in the secret's data map for this value.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// name of the secret in the KubeadmBootstrapConfig's namespace to use.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Secret {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// encoding specifies the encoding of the file contents.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Encoding {
     /// `base64`.
-    #[default]
     #[serde(rename = "base64")]
     Base64,
     /// `gzip`.
@@ -984,11 +1384,24 @@ pub enum Encoding {
     Other(String),
 }
 
+/// Unset: the empty value Go's types omit.
+impl Default for Encoding {
+    fn default() -> Self {
+        Encoding::Other(String::new())
+    }
+}
+
+impl Encoding {
+    /// Whether the value is unset (empty).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Encoding::Other(value) if value.is_empty())
+    }
+}
+
 /// format specifies the output format of the bootstrap data
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Format {
     /// `cloud-config`.
-    #[default]
     #[serde(rename = "cloud-config")]
     CloudConfig,
     /// `ignition`.
@@ -997,6 +1410,20 @@ pub enum Format {
     /// A value this type does not list (a newer CRD's), kept as it is.
     #[serde(untagged)]
     Other(String),
+}
+
+/// Unset: the empty value Go's types omit.
+impl Default for Format {
+    fn default() -> Self {
+        Format::Other(String::new())
+    }
+}
+
+impl Format {
+    /// Whether the value is unset (empty).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Format::Other(value) if value.is_empty())
+    }
 }
 
 /// ignition contains Ignition specific configuration.
@@ -1012,6 +1439,15 @@ pub struct Ignition {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Ignition {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.container_linux_config {
+            value.collect_unknown_fields(&format!("{at}.containerLinuxConfig"), out);
+        }
+    }
 }
 
 /// containerLinuxConfig contains CLC specific configuration.
@@ -1033,6 +1469,12 @@ pub struct ContainerLinuxConfig {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for ContainerLinuxConfig {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// initConfiguration along with ClusterConfiguration are the configurations necessary for the init command
@@ -1102,6 +1544,29 @@ pub struct InitConfiguration {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for InitConfiguration {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.bootstrap_tokens {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(
+                    &format!("{}[{}]", format!("{at}.bootstrapTokens"), i0),
+                    out,
+                );
+            }
+        }
+        if let Some(value) = &self.local_api_endpoint {
+            value.collect_unknown_fields(&format!("{at}.localAPIEndpoint"), out);
+        }
+        if let Some(value) = &self.node_registration {
+            value.collect_unknown_fields(&format!("{at}.nodeRegistration"), out);
+        }
+        if let Some(value) = &self.patches {
+            value.collect_unknown_fields(&format!("{at}.patches"), out);
+        }
+    }
+}
+
 /// BootstrapToken describes one bootstrap token, stored as a Secret in the cluster.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct BootstrapToken {
@@ -1119,6 +1584,7 @@ pub struct BootstrapToken {
     pub groups: Option<Vec<String>>,
     /// token is used for establishing bidirectional trust between nodes and control-planes.
     /// Used for joining nodes in the cluster.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub token: String,
     /// ttl defines the time to live for this token. Defaults to 24h.
     /// Expires and TTL are mutually exclusive.
@@ -1131,6 +1597,12 @@ pub struct BootstrapToken {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for BootstrapToken {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// localAPIEndpoint represents the endpoint of the API server instance that's deployed on this control plane node
@@ -1155,6 +1627,12 @@ pub struct LocalAPIEndpoint {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for LocalAPIEndpoint {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
@@ -1216,15 +1694,25 @@ pub struct NodeRegistration {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for NodeRegistration {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.taints {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(&format!("{}[{}]", format!("{at}.taints"), i0), out);
+            }
+        }
+    }
+}
+
 /// imagePullPolicy specifies the policy for image pulling
 /// during kubeadm "init" and "join" operations. The value of
 /// this field must be one of "Always", "IfNotPresent" or
 /// "Never". Defaults to "IfNotPresent". This can be used only
 /// with Kubernetes version equal to 1.22 and later.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ImagePullPolicy {
     /// `Always`.
-    #[default]
     #[serde(rename = "Always")]
     Always,
     /// `IfNotPresent`.
@@ -1238,6 +1726,20 @@ pub enum ImagePullPolicy {
     Other(String),
 }
 
+/// Unset: the empty value Go's types omit.
+impl Default for ImagePullPolicy {
+    fn default() -> Self {
+        ImagePullPolicy::Other(String::new())
+    }
+}
+
+impl ImagePullPolicy {
+    /// Whether the value is unset (empty).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, ImagePullPolicy::Other(value) if value.is_empty())
+    }
+}
+
 /// The node this Taint is attached to has the "effect" on
 /// any pod that does not tolerate the Taint.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -1245,8 +1747,10 @@ pub struct Taint {
     /// Required. The effect of the taint on pods
     /// that do not tolerate the taint.
     /// Valid effects are NoSchedule, PreferNoSchedule and NoExecute.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub effect: String,
     /// Required. The taint key to be applied to a node.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// TimeAdded represents the time at which the taint was added.
     #[serde(rename = "timeAdded", default, skip_serializing_if = "Option::is_none")]
@@ -1257,6 +1761,12 @@ pub struct Taint {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Taint {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// patches contains options related to applying patches to components deployed by kubeadm during
@@ -1278,6 +1788,12 @@ pub struct Patches {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Patches {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// joinConfiguration is the kubeadm configuration for the join command
@@ -1347,6 +1863,24 @@ pub struct JoinConfiguration {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for JoinConfiguration {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.control_plane {
+            value.collect_unknown_fields(&format!("{at}.controlPlane"), out);
+        }
+        if let Some(value) = &self.discovery {
+            value.collect_unknown_fields(&format!("{at}.discovery"), out);
+        }
+        if let Some(value) = &self.node_registration {
+            value.collect_unknown_fields(&format!("{at}.nodeRegistration"), out);
+        }
+        if let Some(value) = &self.patches {
+            value.collect_unknown_fields(&format!("{at}.patches"), out);
+        }
+    }
+}
+
 /// controlPlane defines the additional control plane instance to be deployed on the joining node.
 /// If nil, no additional control plane instance will be deployed.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -1361,6 +1895,15 @@ pub struct ControlPlane {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for ControlPlane {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.local_api_endpoint {
+            value.collect_unknown_fields(&format!("{at}.localAPIEndpoint"), out);
+        }
+    }
 }
 
 /// discovery specifies the options for the kubelet to use during the TLS Bootstrap process
@@ -1393,6 +1936,18 @@ pub struct Discovery {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Discovery {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.bootstrap_token {
+            value.collect_unknown_fields(&format!("{at}.bootstrapToken"), out);
+        }
+        if let Some(value) = &self.file {
+            value.collect_unknown_fields(&format!("{at}.file"), out);
+        }
+    }
 }
 
 /// bootstrapToken is used to set the options for bootstrap token based discovery
@@ -1438,6 +1993,12 @@ pub struct DiscoveryBootstrapToken {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for DiscoveryBootstrapToken {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// file is used to specify a file or URL to a kubeconfig file from which to load cluster information
 /// BootstrapToken and File are mutually exclusive
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -1454,11 +2015,24 @@ pub struct DiscoveryFile {
     )]
     pub kube_config: Option<KubeConfig>,
     /// kubeConfigPath is used to specify the actual file path or URL to the kubeconfig file from which to load cluster information
-    #[serde(rename = "kubeConfigPath")]
+    #[serde(
+        rename = "kubeConfigPath",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub kube_config_path: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for DiscoveryFile {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.kube_config {
+            value.collect_unknown_fields(&format!("{at}.kubeConfig"), out);
+        }
+    }
 }
 
 /// kubeConfig is used (optionally) to generate a KubeConfig based on the KubeadmConfig's information.
@@ -1477,10 +2051,21 @@ pub struct KubeConfig {
     pub cluster: Option<Cluster>,
     /// user contains information that describes identity information.
     /// This is used to tell the kubernetes cluster who you are.
+    #[serde(default)]
     pub user: User,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for KubeConfig {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.cluster {
+            value.collect_unknown_fields(&format!("{at}.cluster"), out);
+        }
+        self.user.collect_unknown_fields(&format!("{at}.user"), out);
+    }
 }
 
 /// cluster contains information about how to communicate with the kubernetes cluster.
@@ -1534,6 +2119,12 @@ pub struct Cluster {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Cluster {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// user contains information that describes identity information.
 /// This is used to tell the kubernetes cluster who you are.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -1553,6 +2144,18 @@ pub struct User {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for User {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.auth_provider {
+            value.collect_unknown_fields(&format!("{at}.authProvider"), out);
+        }
+        if let Some(value) = &self.exec {
+            value.collect_unknown_fields(&format!("{at}.exec"), out);
+        }
+    }
+}
+
 /// authProvider specifies a custom authentication plugin for the kubernetes cluster.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct AuthProvider {
@@ -1560,10 +2163,17 @@ pub struct AuthProvider {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<std::collections::BTreeMap<String, String>>,
     /// name is the name of the authentication plugin.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for AuthProvider {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// exec specifies a custom exec-based authentication plugin for the kubernetes cluster.
@@ -1582,6 +2192,7 @@ pub struct Exec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
     /// command to execute.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub command: String,
     /// env defines additional environment variables to expose to the process. These
     /// are unioned with the host's environment, as well as variables client-go uses
@@ -1604,17 +2215,36 @@ pub struct Exec {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for Exec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.env {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(&format!("{}[{}]", format!("{at}.env"), i0), out);
+            }
+        }
+    }
+}
+
 /// KubeConfigAuthExecEnv is used for setting environment variables when executing an exec-based
 /// credential plugin.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Env {
     /// name of the environment variable
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// value of the environment variable
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub value: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Env {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// ntp specifies NTP configuration
@@ -1629,6 +2259,12 @@ pub struct Ntp {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for Ntp {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// User defines the input for a generated user in cloud-init.
@@ -1654,6 +2290,7 @@ pub struct SpecUser {
     )]
     pub lock_password: Option<bool>,
     /// name specifies the user name
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// passwd specifies a hashed password for the user
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1690,14 +2327,32 @@ pub struct SpecUser {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for SpecUser {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.passwd_from {
+            value.collect_unknown_fields(&format!("{at}.passwdFrom"), out);
+        }
+    }
+}
+
 /// passwdFrom is a referenced source of passwd to populate the passwd.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct PasswdFrom {
     /// secret represents a secret that should populate this password.
+    #[serde(default)]
     pub secret: Secret,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for PasswdFrom {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.secret
+            .collect_unknown_fields(&format!("{at}.secret"), out);
+    }
 }
 
 /// KubeadmControlPlaneTemplate is the Schema for the kubeadmcontrolplanetemplates API.
@@ -1726,6 +2381,15 @@ pub struct KubeadmControlPlaneTemplate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.spec {
+            value.collect_unknown_fields(&format!("{at}.spec"), out);
+        }
+    }
+}
+
 impl capi_ext::patches::TypedTemplate for KubeadmControlPlaneTemplate {
     const API_VERSION: &'static str = "controlplane.cluster.x-k8s.io/v1beta1";
     const KIND: &'static str = "KubeadmControlPlaneTemplate";
@@ -1735,10 +2399,19 @@ impl capi_ext::patches::TypedTemplate for KubeadmControlPlaneTemplate {
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct KubeadmControlPlaneTemplateSpec {
     /// template defines the desired state of KubeadmControlPlaneTemplate.
+    #[serde(default)]
     pub template: KubeadmControlPlaneTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.template
+            .collect_unknown_fields(&format!("{at}.template"), out);
+    }
 }
 
 /// template defines the desired state of KubeadmControlPlaneTemplate.
@@ -1749,10 +2422,21 @@ pub struct KubeadmControlPlaneTemplateSpecTemplate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// spec is the desired state of KubeadmControlPlaneTemplateResource.
+    #[serde(default)]
     pub spec: KubeadmControlPlaneTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpecTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.metadata {
+            value.collect_unknown_fields(&format!("{at}.metadata"), out);
+        }
+        self.spec.collect_unknown_fields(&format!("{at}.spec"), out);
+    }
 }
 
 /// spec is the desired state of KubeadmControlPlaneTemplateResource.
@@ -1760,7 +2444,7 @@ pub struct KubeadmControlPlaneTemplateSpecTemplate {
 pub struct KubeadmControlPlaneTemplateSpecTemplateSpec {
     /// kubeadmConfigSpec is a KubeadmConfigSpec
     /// to use for initializing and joining machines to the control plane.
-    #[serde(rename = "kubeadmConfigSpec")]
+    #[serde(rename = "kubeadmConfigSpec", default)]
     pub kubeadm_config_spec: KubeadmConfigSpec,
     /// machineNamingStrategy allows changing the naming pattern used when creating Machines.
     /// InfraMachines & KubeadmConfigs will use the same name as the corresponding Machines.
@@ -1813,6 +2497,29 @@ pub struct KubeadmControlPlaneTemplateSpecTemplateSpec {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpecTemplateSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        self.kubeadm_config_spec
+            .collect_unknown_fields(&format!("{at}.kubeadmConfigSpec"), out);
+        if let Some(value) = &self.machine_naming_strategy {
+            value.collect_unknown_fields(&format!("{at}.machineNamingStrategy"), out);
+        }
+        if let Some(value) = &self.machine_template {
+            value.collect_unknown_fields(&format!("{at}.machineTemplate"), out);
+        }
+        if let Some(value) = &self.remediation_strategy {
+            value.collect_unknown_fields(&format!("{at}.remediationStrategy"), out);
+        }
+        if let Some(value) = &self.rollout_before {
+            value.collect_unknown_fields(&format!("{at}.rolloutBefore"), out);
+        }
+        if let Some(value) = &self.rollout_strategy {
+            value.collect_unknown_fields(&format!("{at}.rolloutStrategy"), out);
+        }
+    }
 }
 
 /// kubeadmConfigSpec is a KubeadmConfigSpec
@@ -1916,6 +2623,40 @@ pub struct KubeadmConfigSpec {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for KubeadmConfigSpec {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.cluster_configuration {
+            value.collect_unknown_fields(&format!("{at}.clusterConfiguration"), out);
+        }
+        if let Some(value) = &self.disk_setup {
+            value.collect_unknown_fields(&format!("{at}.diskSetup"), out);
+        }
+        if let Some(value) = &self.files {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(&format!("{}[{}]", format!("{at}.files"), i0), out);
+            }
+        }
+        if let Some(value) = &self.ignition {
+            value.collect_unknown_fields(&format!("{at}.ignition"), out);
+        }
+        if let Some(value) = &self.init_configuration {
+            value.collect_unknown_fields(&format!("{at}.initConfiguration"), out);
+        }
+        if let Some(value) = &self.join_configuration {
+            value.collect_unknown_fields(&format!("{at}.joinConfiguration"), out);
+        }
+        if let Some(value) = &self.ntp {
+            value.collect_unknown_fields(&format!("{at}.ntp"), out);
+        }
+        if let Some(value) = &self.users {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(&format!("{}[{}]", format!("{at}.users"), i0), out);
+            }
+        }
+    }
+}
+
 /// User defines the input for a generated user in cloud-init.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct KubeadmConfigSpecUser {
@@ -1939,6 +2680,7 @@ pub struct KubeadmConfigSpecUser {
     )]
     pub lock_password: Option<bool>,
     /// name specifies the user name
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// passwd specifies a hashed password for the user
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1975,6 +2717,15 @@ pub struct KubeadmConfigSpecUser {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for KubeadmConfigSpecUser {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.passwd_from {
+            value.collect_unknown_fields(&format!("{at}.passwdFrom"), out);
+        }
+    }
+}
+
 /// machineNamingStrategy allows changing the naming pattern used when creating Machines.
 /// InfraMachines & KubeadmConfigs will use the same name as the corresponding Machines.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -1994,6 +2745,12 @@ pub struct MachineNamingStrategy {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for MachineNamingStrategy {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// machineTemplate contains information about how machines
@@ -2046,20 +2803,37 @@ pub struct MachineTemplate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for MachineTemplate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.metadata {
+            value.collect_unknown_fields(&format!("{at}.metadata"), out);
+        }
+        if let Some(value) = &self.taints {
+            for (i0, item0) in value.iter().enumerate() {
+                item0.collect_unknown_fields(&format!("{}[{}]", format!("{at}.taints"), i0), out);
+            }
+        }
+    }
+}
+
 /// MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct MachineTemplateTaint {
     /// effect is the effect for the taint. Valid values are NoSchedule, PreferNoSchedule and NoExecute.
+    #[serde(default, skip_serializing_if = "Effect::is_empty")]
     pub effect: Effect,
     /// key is the taint key to be applied to a node.
     /// Must be a valid qualified name of maximum size 63 characters
     /// with an optional subdomain prefix of maximum size 253 characters,
     /// separated by a `/`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// propagation defines how this taint should be propagated to nodes.
     /// Valid values are 'Always' and 'OnInitialization'.
     /// Always: The taint will be continuously reconciled. If it is not set for a node, it will be added during reconciliation.
     /// OnInitialization: The taint will be added during node initialization. If it gets removed from the node later on it will not get added again.
+    #[serde(default, skip_serializing_if = "Propagation::is_empty")]
     pub propagation: Propagation,
     /// value is the taint value corresponding to the taint key.
     /// It must be a valid label value of maximum size 63 characters.
@@ -2070,11 +2844,16 @@ pub struct MachineTemplateTaint {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for MachineTemplateTaint {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// effect is the effect for the taint. Valid values are NoSchedule, PreferNoSchedule and NoExecute.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Effect {
     /// `NoSchedule`.
-    #[default]
     #[serde(rename = "NoSchedule")]
     NoSchedule,
     /// `PreferNoSchedule`.
@@ -2088,14 +2867,27 @@ pub enum Effect {
     Other(String),
 }
 
+/// Unset: the empty value Go's types omit.
+impl Default for Effect {
+    fn default() -> Self {
+        Effect::Other(String::new())
+    }
+}
+
+impl Effect {
+    /// Whether the value is unset (empty).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Effect::Other(value) if value.is_empty())
+    }
+}
+
 /// propagation defines how this taint should be propagated to nodes.
 /// Valid values are 'Always' and 'OnInitialization'.
 /// Always: The taint will be continuously reconciled. If it is not set for a node, it will be added during reconciliation.
 /// OnInitialization: The taint will be added during node initialization. If it gets removed from the node later on it will not get added again.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Propagation {
     /// `Always`.
-    #[default]
     #[serde(rename = "Always")]
     Always,
     /// `OnInitialization`.
@@ -2104,6 +2896,20 @@ pub enum Propagation {
     /// A value this type does not list (a newer CRD's), kept as it is.
     #[serde(untagged)]
     Other(String),
+}
+
+/// Unset: the empty value Go's types omit.
+impl Default for Propagation {
+    fn default() -> Self {
+        Propagation::Other(String::new())
+    }
+}
+
+impl Propagation {
+    /// Whether the value is unset (empty).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Propagation::Other(value) if value.is_empty())
+    }
 }
 
 /// remediationStrategy is the RemediationStrategy that controls how control plane machine remediation happens.
@@ -2160,6 +2966,12 @@ pub struct RemediationStrategy {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for RemediationStrategy {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// rolloutBefore is a field to indicate a rollout should be performed
 /// if the specified criteria is met.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -2175,6 +2987,12 @@ pub struct RolloutBefore {
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
+}
+
+impl capi_ext::patches::UnknownFields for RolloutBefore {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
 }
 
 /// rolloutStrategy is the RolloutStrategy to use to replace control plane machines with
@@ -2199,6 +3017,15 @@ pub struct RolloutStrategy {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for RolloutStrategy {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+        if let Some(value) = &self.rolling_update {
+            value.collect_unknown_fields(&format!("{at}.rollingUpdate"), out);
+        }
+    }
+}
+
 /// rollingUpdate is the rolling update config params. Present only if
 /// RolloutStrategyType = RollingUpdate.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -2216,16 +3043,35 @@ pub struct RollingUpdate {
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
 
+impl capi_ext::patches::UnknownFields for RollingUpdate {
+    fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
+        out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
+    }
+}
+
 /// type of rollout. Currently the only supported strategy is
 /// "RollingUpdate".
 /// Default is RollingUpdate.
-#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Type {
     /// `RollingUpdate`.
-    #[default]
     #[serde(rename = "RollingUpdate")]
     RollingUpdate,
     /// A value this type does not list (a newer CRD's), kept as it is.
     #[serde(untagged)]
     Other(String),
+}
+
+/// Unset: the empty value Go's types omit.
+impl Default for Type {
+    fn default() -> Self {
+        Type::Other(String::new())
+    }
+}
+
+impl Type {
+    /// Whether the value is unset (empty).
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Type::Other(value) if value.is_empty())
+    }
 }
