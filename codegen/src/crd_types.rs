@@ -22,7 +22,7 @@
 //!           "mode": {"type": "string", "enum": ["fast", "safe"]}}}}}}}]}});
 //! let source = generate(&[crd], &Options::default()).unwrap();
 //! assert!(source.contains("pub struct WidgetTemplate {"));
-//! assert!(source.contains("    /// How big.\n    pub size: i32,"));
+//! assert!(source.contains("    /// How big.\n    #[serde(default)]\n    pub size: i32,"));
 //! assert!(source.contains("pub mode: Option<Mode>,"));
 //! assert!(source.contains("const KIND: &'static str = \"WidgetTemplate\";"));
 //! ```
