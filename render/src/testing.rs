@@ -341,6 +341,22 @@ impl Patched {
         &self.after
     }
 
+    /// The patched template decoded as `T` (a type of `capi-ext-types` or one `capi-ext
+    /// generate types` wrote), to assert on typed fields; panics, naming the field, when it
+    /// does not decode.
+    #[track_caller]
+    pub fn typed<T: DeserializeOwned>(&self) -> T {
+        match serde_path_to_error::deserialize(&self.after) {
+            Ok(typed) => typed,
+            Err(e) => self.fail(format!(
+                "the patched template does not decode as {} at `{}`: {}",
+                std::any::type_name::<T>(),
+                e.path(),
+                e.inner()
+            )),
+        }
+    }
+
     /// The patched value at a JSON pointer.
     pub fn get(&self, pointer: &str) -> Option<&Value> {
         self.after.pointer(pointer)

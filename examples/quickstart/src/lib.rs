@@ -20,6 +20,7 @@ use capi_ext::gates::Gates;
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::patches::{NamedPatch, PatchContext, PatchError, PatchSet, Selector, Template};
 use capi_ext::{ExtensionBuilder, Variables, hook};
+use capi_ext_types::kubeadm::v1beta2::KubeadmControlPlaneTemplate;
 use serde::Deserialize;
 
 /// The annotation that releases a Cluster held before creation.
@@ -133,6 +134,11 @@ pub async fn patches(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
 /// The patches, in the order they apply to each template they select.
 pub fn patch_set() -> PatchSet<QuickstartVariables> {
     PatchSet::new()
+        .patch(NamedPatch::typed(
+            "image-repository-kubeadm",
+            Selector::control_plane().control_plane_template(),
+            kubeadm_image_repository,
+        ))
         .patch(NamedPatch::new(
             "image-repository",
             Selector::control_plane().control_plane_template(),
@@ -150,23 +156,46 @@ pub fn patch_set() -> PatchSet<QuickstartVariables> {
         ))
 }
 
-/// The registry of the control plane images: KubeadmControlPlaneTemplates keep it in the
-/// kubeadm cluster configuration, other control planes in `spec.imageRepository`.
+/// The registry of the control plane images (`imageRepository`, default `registry.k8s.io`).
+fn repository<'a>(ctx: &PatchContext<'a, QuickstartVariables>) -> &'a str {
+    ctx.variables
+        .image_repository
+        .as_deref()
+        .unwrap_or("registry.k8s.io")
+}
+
+/// A KubeadmControlPlaneTemplate keeps the registry in the kubeadm cluster configuration: a
+/// typed patch (a misspelled field does not compile; fields the type does not know are left
+/// as they are).
+fn kubeadm_image_repository(
+    kcp: &mut KubeadmControlPlaneTemplate,
+    ctx: &PatchContext<QuickstartVariables>,
+) -> Result<(), PatchError> {
+    let spec = kcp
+        .spec
+        .get_or_insert_default()
+        .template
+        .spec
+        .get_or_insert_default();
+    let cluster = spec
+        .kubeadm_config_spec
+        .get_or_insert_default()
+        .cluster_configuration
+        .get_or_insert_default();
+    cluster.image_repository = Some(repository(ctx).to_string());
+    Ok(())
+}
+
+/// Other control planes keep it in `spec.imageRepository`: a JSON pointer patch, for kinds
+/// without a Rust type.
 fn image_repository(
     template: &mut Template,
     ctx: &PatchContext<QuickstartVariables>,
 ) -> Result<(), PatchError> {
-    let repository = ctx
-        .variables
-        .image_repository
-        .as_deref()
-        .unwrap_or("registry.k8s.io");
-    let pointer = if template.kind() == "KubeadmControlPlaneTemplate" {
-        "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository"
-    } else {
-        "/spec/template/spec/imageRepository"
-    };
-    template.set(pointer, repository)?;
+    if template.kind() == "KubeadmControlPlaneTemplate" {
+        return Ok(());
+    }
+    template.set("/spec/template/spec/imageRepository", repository(ctx))?;
     Ok(())
 }
 
@@ -316,6 +345,18 @@ mod tests {
             .unwrap();
         let at = "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository";
         patched.assert_value(at, "registry.example.com");
+        // The same, on typed fields.
+        let typed: KubeadmControlPlaneTemplate = patched.typed();
+        let spec = typed.spec.unwrap().template.spec.unwrap();
+        let cluster = spec
+            .kubeadm_config_spec
+            .unwrap()
+            .cluster_configuration
+            .unwrap();
+        assert_eq!(
+            cluster.image_repository.as_deref(),
+            Some("registry.example.com")
+        );
         patched.assert_changed_only(&[at]);
         // The field exists in KubeadmControlPlaneTemplate's CRD: a real API server keeps it.
         patched.assert_kept_by_api_server(&capi_ext_render::testing::crds());
