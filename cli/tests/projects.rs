@@ -80,6 +80,14 @@ fn cases() -> Vec<(&'static str, Vec<Vec<&'static str>>)> {
                     "--target",
                     "machine-deployments",
                 ],
+                // A typed patch: capi-ext-types joins Cargo.toml.
+                vec![
+                    "create",
+                    "patch",
+                    "control-plane-labels",
+                    "--target",
+                    "control-plane",
+                ],
                 vec![
                     "create",
                     "hook",

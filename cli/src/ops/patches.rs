@@ -77,6 +77,27 @@ impl Target {
     }
 }
 
+impl Target {
+    /// The typed template kind a new patch of this target edits, from capi-ext-types (module,
+    /// type, apiVersion): KubeadmControlPlaneTemplate for the control plane,
+    /// KubeadmConfigTemplate for a MachineDeployment's bootstrap; `None`: a JSON pointer patch.
+    fn typed(self) -> Option<(&'static str, &'static str, &'static str)> {
+        match self {
+            Target::ControlPlane => Some((
+                "capi_ext_types::kubeadm::v1beta2",
+                "KubeadmControlPlaneTemplate",
+                "controlplane.cluster.x-k8s.io/v1beta2",
+            )),
+            Target::MachineDeploymentBootstrap => Some((
+                "capi_ext_types::kubeadm::v1beta2",
+                "KubeadmConfigTemplate",
+                "bootstrap.cluster.x-k8s.io/v1beta2",
+            )),
+            _ => None,
+        }
+    }
+}
+
 fn patch_file(
     project: &str,
     name: &str,
@@ -84,7 +105,24 @@ fn patch_file(
     example: bool,
 ) -> anyhow::Result<FileChange> {
     let (selector, case_call, kind, api_version) = target.parts();
+    // The init-time example stays a pointer patch: its render/ templates are generic kinds.
+    let typed = target.typed().filter(|_| !example);
+    let (kind, api_version) = match typed {
+        Some((_, kind, api_version)) => (kind, api_version),
+        None => (kind, api_version),
+    };
+    // The test's template: one the API server accepts (kubeadm's need a non-empty spec).
+    let template_spec = match typed.map(|t| t.1) {
+        Some("KubeadmControlPlaneTemplate") => {
+            r#"{"kubeadmConfigSpec": {"format": "cloud-config"}}"#
+        }
+        Some(_) => r#"{"format": "cloud-config"}"#,
+        None => "{}",
+    };
     let ctx = json!({
+        "template_spec": template_spec,
+        "typed": typed.is_some(),
+        "typed_module": typed.map(|t| t.0),
         "name": name,
         "project_name": project,
         "example": example,
@@ -118,13 +156,26 @@ pub fn example(project: &str) -> anyhow::Result<Vec<FileChange>> {
 /// (GeneratePatches tests use its testing module); `None` when nothing changes.
 pub fn add_render_dev_dependency(root: &Path) -> anyhow::Result<Option<FileChange>> {
     let text = std::fs::read_to_string(root.join("Cargo.toml")).context("reading Cargo.toml")?;
+    add_sibling(&text, "dev-dependencies", "render", &[])
+}
+
+/// Adds `capi-ext-<folder>` (with `features`) to `section` of the Cargo.toml `text`, from the
+/// source its `capi-ext` dependency names (a checkout or crates.io); `None` when the crate is
+/// there already (its features are the user's then).
+fn add_sibling(
+    text: &str,
+    section: &str,
+    folder: &str,
+    features: &[&str],
+) -> anyhow::Result<Option<FileChange>> {
     let mut doc: toml_edit::DocumentMut = text.parse().context("Cargo.toml is not valid TOML")?;
-    let dev = doc
-        .entry("dev-dependencies")
+    let name = format!("capi-ext-{folder}");
+    let table = doc
+        .entry(section)
         .or_insert_with(toml_edit::table)
         .as_table_mut()
-        .ok_or_else(|| anyhow!("Cargo.toml: [dev-dependencies] is not a table"))?;
-    if dev.contains_key("capi-ext-render") {
+        .ok_or_else(|| anyhow!("Cargo.toml: [{section}] is not a table"))?;
+    if table.contains_key(&name) {
         return Ok(None);
     }
     let capi_ext = doc
@@ -141,13 +192,11 @@ pub fn add_render_dev_dependency(root: &Path) -> anyhow::Result<Option<FileChang
                 .to_string(),
         ),
     };
-    let line = format!("capi-ext-render = {}", source.render_dependency());
+    let line = format!("{name} = {}", source.sibling_dependency(folder, features));
     let item: toml_edit::DocumentMut = line.parse().expect("a dependency line is valid TOML");
     let (key, value) = item.iter().next().expect("one key");
-    let dev = doc["dev-dependencies"]
-        .as_table_mut()
-        .expect("made a table above");
-    dev.insert(key, value.clone());
+    let table = doc[section].as_table_mut().expect("made a table above");
+    table.insert(key, value.clone());
     Ok(Some(FileChange {
         path: "Cargo.toml".into(),
         content: doc.to_string(),
@@ -227,7 +276,14 @@ pub fn create(root: &Path, request: &PatchRequest) -> anyhow::Result<Vec<FileCha
             owner: Owner::Edited,
         },
     ];
-    out.extend(add_render_dev_dependency(root)?);
+    let cargo = std::fs::read_to_string(root.join("Cargo.toml")).context("reading Cargo.toml")?;
+    let render = add_sibling(&cargo, "dev-dependencies", "render", &[])?;
+    let cargo = render.as_ref().map_or(cargo, |c| c.content.clone());
+    let types = match request.target.typed() {
+        Some(_) => add_sibling(&cargo, "dependencies", "types", &["kubeadm"])?,
+        None => None,
+    };
+    out.extend(types.or(render));
     Ok(out)
 }
 

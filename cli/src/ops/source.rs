@@ -55,9 +55,23 @@ impl CrateSource {
 
     /// The value of `capi-ext-render = ...` (a dev-dependency), from the same source.
     pub fn render_dependency(&self) -> String {
+        self.sibling_dependency("render", &[])
+    }
+
+    /// The value of `capi-ext-<folder> = ...` for another crate of the repository (its folder:
+    /// `render`, `types`), with features, from the same source.
+    pub fn sibling_dependency(&self, folder: &str, features: &[&str]) -> String {
+        let features = if features.is_empty() {
+            String::new()
+        } else {
+            format!(", features = {features:?}")
+        };
         match self {
-            CrateSource::Registry(v) => format!("\"{v}\""),
-            CrateSource::Checkout(p) => format!("{{ path = {:?} }}", sibling(p, "render")),
+            CrateSource::Registry(v) if features.is_empty() => format!("\"{v}\""),
+            CrateSource::Registry(v) => format!("{{ version = \"{v}\"{features} }}"),
+            CrateSource::Checkout(p) => {
+                format!("{{ path = {:?}{features} }}", sibling(p, folder))
+            }
         }
     }
 

@@ -23,6 +23,7 @@ pub fn patches() -> PatchSet<Variables> {
     PatchSet::from_iter([
         patches::image_repository::patch(),
         patches::worker_labels::patch(),
+        patches::control_plane_labels::patch(),
         // capi-ext:patches (`capi-ext create patch` adds patches above this line)
     ])
 }
