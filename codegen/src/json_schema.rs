@@ -64,9 +64,10 @@ const DROPPED: &[&str] = &[
     "x-kubernetes-embedded-resource",
 ];
 
-/// Formats Kubernetes knows (apiextensions' `supportedFormats`); others are dropped (schemars'
-/// `uint32`, `int8`… carry no more than their `minimum`/`maximum`).
-const FORMATS: &[&str] = &[
+/// The string formats the API server validates (apiextensions-apiserver's
+/// `supportedVersionedFormats`, Kubernetes 1.34 and later), named without dashes as it
+/// normalizes them; it drops every other format of a string.
+pub const KUBERNETES_STRING_FORMATS: &[&str] = &[
     "bsonobjectid",
     "uri",
     "email",
@@ -91,12 +92,17 @@ const FORMATS: &[&str] = &[
     "date",
     "duration",
     "datetime",
-    "date-time",
-    "int32",
-    "int64",
-    "float",
-    "double",
+    "k8s-short-name",
+    "k8s-long-name",
 ];
+
+/// Formats Kubernetes knows (the string ones, `date-time` as written, and those of integers and
+/// numbers); others are dropped (schemars' `uint32`, `int8`… carry no more than their
+/// `minimum`/`maximum`).
+fn known_format(format: &str) -> bool {
+    KUBERNETES_STRING_FORMATS.contains(&format)
+        || matches!(format, "date-time" | "int32" | "int64" | "float" | "double")
+}
 
 fn is_null_schema(s: &Value) -> bool {
     s.get("type") == Some(&json!("null"))
@@ -228,7 +234,7 @@ fn convert(schema: &Value, path: &str) -> Result<Value, ConversionError> {
                 }
             }
             "format" => {
-                if value.as_str().is_some_and(|f| FORMATS.contains(&f)) {
+                if value.as_str().is_some_and(known_format) {
                     out.insert(key.clone(), value.clone());
                 }
             }

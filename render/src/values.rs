@@ -396,23 +396,12 @@ fn check_rule(rule: &ValidationRule, value: &Value, path: &str, errors: &mut Vec
     match program.execute(&context) {
         Ok(cel::Value::Bool(true)) => {}
         Ok(cel::Value::Bool(false)) => {
-            let message = if !rule.message_expression.is_empty() {
-                cel::Program::compile(&rule.message_expression)
-                    .ok()
-                    .and_then(|p| match p.execute(&context) {
-                        Ok(cel::Value::String(s)) => Some(s.to_string()),
-                        _ => None,
-                    })
-            } else {
-                None
-            };
-            let message = message.unwrap_or_else(|| {
-                if rule.message.is_empty() {
-                    format!("failed rule: {}", rule.rule)
-                } else {
-                    rule.message.clone()
-                }
-            });
+            let message = crate::apiserver::cel::failed_rule_message(
+                &rule.rule,
+                &rule.message,
+                &rule.message_expression,
+                &context,
+            );
             errors.push(raw_invalid(&field_path, value, &message));
         }
         Ok(other) => errors.push(FieldError {

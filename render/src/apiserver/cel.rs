@@ -144,6 +144,31 @@ fn is_ip(s: &str) -> bool {
     !s.contains('%') && s.parse::<std::net::IpAddr>().is_ok()
 }
 
+/// The message of a rule that evaluated to false, as the API server gives it: its
+/// `messageExpression` evaluated (when it gives a string), else its `message`, else
+/// `failed rule: <rule>`.
+pub(crate) fn failed_rule_message(
+    rule: &str,
+    message: &str,
+    message_expression: &str,
+    context: &cel::Context,
+) -> String {
+    let evaluated = (!message_expression.is_empty())
+        .then(|| cel::Program::compile(message_expression).ok())
+        .flatten()
+        .and_then(|p| match p.execute(context) {
+            Ok(Cel::String(s)) => Some(s.to_string()),
+            _ => None,
+        });
+    evaluated.unwrap_or_else(|| {
+        if message.is_empty() {
+            format!("failed rule: {rule}")
+        } else {
+            message.to_string()
+        }
+    })
+}
+
 /// A rule's `fieldPath` (`.a.b`, `['x']`) as the field path it adds.
 fn normalized_field_path(field_path: &str) -> String {
     let mut out = String::new();
@@ -209,23 +234,12 @@ fn check(
     match program.execute(&context) {
         Ok(Cel::Bool(true)) => {}
         Ok(Cel::Bool(false)) => {
-            let message = if !rule.message_expression.is_empty() {
-                cel::Program::compile(&rule.message_expression)
-                    .ok()
-                    .and_then(|p| match p.execute(&context) {
-                        Ok(Cel::String(s)) => Some(s.to_string()),
-                        _ => None,
-                    })
-            } else {
-                None
-            };
-            let message = message.unwrap_or_else(|| {
-                if rule.message.is_empty() {
-                    format!("failed rule: {}", rule.rule)
-                } else {
-                    rule.message.clone()
-                }
-            });
+            let message = failed_rule_message(
+                &rule.rule,
+                &rule.message,
+                &rule.message_expression,
+                &context,
+            );
             let field = if rule.field_path.is_empty() {
                 here.to_string()
             } else {

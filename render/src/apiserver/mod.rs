@@ -49,7 +49,7 @@
 //! ```
 
 mod builtin;
-mod cel;
+pub(crate) mod cel;
 mod formats;
 mod lists;
 mod openapi;

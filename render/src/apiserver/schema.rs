@@ -117,37 +117,6 @@ pub struct Rule {
     pub optional_old_self: Option<bool>,
 }
 
-/// The string formats the API server validates (apiextensions-apiserver's
-/// `supportedVersionedFormats`, Kubernetes 1.34 and later), normalized without dashes.
-const STRING_FORMATS: &[&str] = &[
-    "bsonobjectid",
-    "uri",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "cidr",
-    "mac",
-    "uuid",
-    "uuid3",
-    "uuid4",
-    "uuid5",
-    "isbn",
-    "isbn10",
-    "isbn13",
-    "creditcard",
-    "ssn",
-    "hexcolor",
-    "rgbcolor",
-    "byte",
-    "password",
-    "date",
-    "duration",
-    "datetime",
-    "k8s-short-name",
-    "k8s-long-name",
-];
-
 impl Schema {
     /// Reads a schema from its JSON form.
     pub fn from_value(value: &Value) -> Result<Schema, String> {
@@ -180,7 +149,7 @@ impl Schema {
                 } else {
                     self.format.replace('-', "")
                 };
-                STRING_FORMATS
+                capi_ext_codegen::json_schema::KUBERNETES_STRING_FORMATS
                     .contains(&normalized.as_str())
                     .then_some(normalized)
             }
