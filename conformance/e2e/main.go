@@ -235,6 +235,7 @@ func run(o options, work string, ps *processes) error {
 		{"DiscoverVariables: a Cluster violating the schema is rejected at admission", s.variableAdmission},
 		{"BeforeClusterCreate: blocks, then unblocks", s.beforeClusterCreate},
 		{"GeneratePatches: patches applied to the created objects, settings merged as CAPI does", s.generatePatches},
+		{"GeneratePatches: a typed patch (capi-ext-types' KubeadmControlPlaneTemplate) sets its field on a real KubeadmControlPlane; the template's other fields kept", s.typedPatch},
 		{"ValidateTopology: accepts, then rejects", s.validateTopology},
 		{"AfterControlPlaneInitialized: called once the control plane is initialized", s.afterControlPlaneInitialized},
 		{"render: capi-ext builds the GeneratePatches request the manager sends (control plane, its machines, a MachineDeployment, a MachinePool)", s.renderMatchesManager},
