@@ -1,8 +1,7 @@
-//go:build !capi_pre114
-
 package main
 
-// The template types of capi-ext-types (generated from the CRDs) judged by CAPI's Go types:
+// The template types of capi-ext-types (generated from the newest release's CRDs) judged by
+// each release's Go types (the api packages of the root module before v1.14):
 // KubeadmControlPlaneTemplate and KubeadmConfigTemplate, v1beta2 and v1beta1, filled at random
 // by randfill as the hooks are, marshalled by Go, decoded and re-encoded by the Rust types, and
 // read back into the Go type: go-cmp must find the object unchanged, and every field Go sent

@@ -51,6 +51,8 @@ for entry in $CAPI_MATRIX; do
   [ "$minor" -lt 14 ] && tags=(-tags capi_pre114)
   module="$cache/capi-$capi"
   mkdir -p "$module"
+  # The program's files as they are now (a file removed here must not linger in the copy).
+  rm -f "$module"/*.go
   cp conformance/roundtrip/*.go "$module/"
   if [ ! -f "$module/go.mod" ]; then
     # Not `go mod tidy`: it reads every build tag and would pull in both catalogs; -mod=mod adds
