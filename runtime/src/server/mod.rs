@@ -342,6 +342,15 @@ impl BoundServer {
             admin,
             admin_state,
         } = self;
+        // The cap is in the metrics before the metrics listener answers.
+        let cap = shared.options.max_connections.clamp(
+            1,
+            tokio::sync::Semaphore::MAX_PERMITS.min(u32::MAX as usize),
+        );
+        shared
+            .metrics
+            .connections_max
+            .set(i64::try_from(cap).unwrap_or(i64::MAX));
         let mut background = Vec::new();
         for (listener, m, p) in admin {
             background.push(tokio::spawn(admin::serve(
@@ -389,15 +398,7 @@ impl BoundServer {
             idle_timeout: shared.options.idle_timeout,
             max_age: shared.options.max_connection_age,
         };
-        let cap = shared.options.max_connections.clamp(
-            1,
-            tokio::sync::Semaphore::MAX_PERMITS.min(u32::MAX as usize),
-        );
         let permits = Arc::new(tokio::sync::Semaphore::new(cap));
-        shared
-            .metrics
-            .connections_max
-            .set(i64::try_from(cap).unwrap_or(i64::MAX));
         let (closing_tx, closing) = tokio::sync::watch::channel(false);
         let mut seed = u64::from(std::process::id()) << 32;
         let table = Arc::new(table::Table::default());
