@@ -56,8 +56,8 @@ pub use capi_ext_codegen::version::CapiVersion;
 pub use capi_ext_derive::{Schema, Variables, hook};
 #[cfg(feature = "server")]
 pub use extension::{
-    CallError, DEFAULT_TIMEOUT_SECONDS, Extension, ExtensionBuilder, HookHandler, Registration,
-    RegistrationError, Reply,
+    CallError, DEFAULT_TIMEOUT_SECONDS, Extension, ExtensionBuilder, FromRef, HookHandler,
+    Registration, RegistrationError, Reply, State,
 };
 pub use schema::{Schema, Variables};
 #[cfg(feature = "server")]

@@ -34,6 +34,8 @@ pub struct HandlerModel {
     pub timeout: Option<i32>,
     /// `Fail` or `Ignore`.
     pub failure_policy: Option<Ident>,
+    /// `T` of a first argument `State<T>`: the part of the extension's state the handler takes.
+    pub state: Option<Type>,
 }
 
 fn last_ident(ty: &Type) -> Option<&syn::PathSegment> {
@@ -49,9 +51,28 @@ fn type_text(ty: &Type) -> String {
     quote::quote!(#ty).to_string().replace(' ', "")
 }
 
-/// Checks the signature: `async fn name(req: <Hook>Request) -> <Hook>Response` (or
-/// `Result<<Hook>Response, E>`).
-fn check_signature(item: &ItemFn, hook: &HookInfo, errors: &mut darling::error::Accumulator) {
+/// `T` of `State<T>` (any path ending in `State`), or `None`.
+fn state_type(ty: &Type) -> Option<Type> {
+    let seg = last_ident(ty)?;
+    if seg.ident != "State" {
+        return None;
+    }
+    match &seg.arguments {
+        syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => match a.args.first() {
+            Some(syn::GenericArgument::Type(t)) => Some(t.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Checks the signature: `async fn name([State<T>,] req: <Hook>Request) -> <Hook>Response`
+/// (or `Result<<Hook>Response, E>`); returns `T`.
+fn check_signature(
+    item: &ItemFn,
+    hook: &HookInfo,
+    errors: &mut darling::error::Accumulator,
+) -> Option<Type> {
     if item.sig.asyncness.is_none() {
         errors.push(
             darling::Error::custom(format!(
@@ -62,29 +83,45 @@ fn check_signature(item: &ItemFn, hook: &HookInfo, errors: &mut darling::error::
         );
     }
     let inputs: Vec<&FnArg> = item.sig.inputs.iter().collect();
-    match inputs.as_slice() {
-        [FnArg::Typed(arg)] => {
-            if last_ident(&arg.ty).map(|s| s.ident.to_string()).as_deref()
-                != Some(hook.request_kind)
-            {
+    let (state, request) = match inputs.as_slice() {
+        [FnArg::Typed(request)] => (None, Some(request)),
+        [FnArg::Typed(state), FnArg::Typed(request)] => {
+            let found = state_type(&state.ty);
+            if found.is_none() {
                 errors.push(
                     darling::Error::custom(format!(
-                        "{} handlers take a `{}`, found `{}`",
-                        hook.name,
-                        hook.request_kind,
-                        type_text(&arg.ty)
+                        "a handler's first argument of two is the extension's state, `State<T>`, found `{}`; the `{}` comes last",
+                        type_text(&state.ty),
+                        hook.request_kind
                     ))
-                    .with_span(&arg.ty),
+                    .with_span(&state.ty),
                 );
             }
+            (found, Some(request))
         }
-        _ => errors.push(
+        _ => {
+            errors.push(
+                darling::Error::custom(format!(
+                    "{} handlers take the `{}`, after the extension's state `State<T>` if they need it",
+                    hook.name, hook.request_kind
+                ))
+                .with_span(&item.sig.ident),
+            );
+            (None, None)
+        }
+    };
+    if let Some(arg) = request
+        && last_ident(&arg.ty).map(|s| s.ident.to_string()).as_deref() != Some(hook.request_kind)
+    {
+        errors.push(
             darling::Error::custom(format!(
-                "{} handlers take exactly one argument, the `{}`",
-                hook.name, hook.request_kind
+                "{} handlers take a `{}`, found `{}`",
+                hook.name,
+                hook.request_kind,
+                type_text(&arg.ty)
             ))
-            .with_span(&item.sig.ident),
-        ),
+            .with_span(&arg.ty),
+        );
     }
     let ok = match &item.sig.output {
         ReturnType::Type(_, ty) => match last_ident(ty) {
@@ -116,6 +153,7 @@ fn check_signature(item: &ItemFn, hook: &HookInfo, errors: &mut darling::error::
             ReturnType::Default => err.with_span(&item.sig.ident),
         });
     }
+    state
 }
 
 /// Parses the attribute arguments and the function; reports every mistake on its span.
@@ -198,9 +236,7 @@ pub fn parse(args: TokenStream, item: &ItemFn) -> darling::Result<HandlerModel> 
                 .with_span(policy),
         );
     }
-    if let Some(hook) = hook {
-        check_signature(item, hook, &mut errors);
-    }
+    let state = hook.and_then(|hook| check_signature(item, hook, &mut errors));
     errors.finish()?;
     Ok(HandlerModel {
         fn_name: item.sig.ident.clone(),
@@ -209,6 +245,7 @@ pub fn parse(args: TokenStream, item: &ItemFn) -> darling::Result<HandlerModel> 
         name,
         timeout,
         failure_policy: options.failure_policy,
+        state,
     })
 }
 
@@ -259,6 +296,58 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.name, "patches");
+    }
+
+    #[test]
+    fn a_first_argument_is_the_state() {
+        let m = check(
+            quote!(BeforeClusterCreate),
+            quote!(
+                async fn f(
+                    State(app): capi_ext::State<std::sync::Arc<App>>,
+                    r: BeforeClusterCreateRequest,
+                ) -> BeforeClusterCreateResponse {
+                    todo!()
+                }
+            ),
+        )
+        .unwrap();
+        let state = m.state.unwrap();
+        assert_eq!(quote!(#state).to_string(), "std :: sync :: Arc < App >");
+        let err = check(
+            quote!(BeforeClusterCreate),
+            quote!(
+                async fn f(app: App, r: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
+                    todo!()
+                }
+            ),
+        )
+        .unwrap_err();
+        assert_eq!(err.len(), 1, "{err}");
+        assert!(
+            err.to_string().contains(
+                "first argument of two is the extension's state, `State<T>`, found `App`"
+            ),
+            "{err}"
+        );
+        let err = check(
+            quote!(BeforeClusterCreate),
+            quote!(
+                async fn f(
+                    a: A,
+                    b: B,
+                    c: BeforeClusterCreateRequest,
+                ) -> BeforeClusterCreateResponse {
+                    todo!()
+                }
+            ),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("take the `BeforeClusterCreateRequest`, after the extension's state"),
+            "{err}"
+        );
     }
 
     #[test]

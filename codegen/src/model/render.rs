@@ -27,7 +27,7 @@ pub fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
     let doc = format!(
         "Registration of the `{ident}` handler, for `Extension::builder().register::<{ident}>()`."
     );
-    let (body, errors) = match handler::parse(args, &func) {
+    let (body, bounds, errors) = match handler::parse(args, &func) {
         Ok(model) => {
             let hook = &model.hook_ident;
             let name = &model.name;
@@ -39,13 +39,21 @@ pub fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
                 .failure_policy
                 .as_ref()
                 .map(|p| quote!(.failure_policy(::capi_ext::hooks::v1alpha1::FailurePolicy::#p)));
-            let call = quote_spanned!(ident.span()=> ::capi_ext::Registration::new(::capi_ext::hooks::v1alpha1::#hook, #name, #ident));
-            (quote!(#call #timeout #policy), TokenStream::new())
+            let (constructor, bounds) = match &model.state {
+                Some(state) => (
+                    quote!(with_state),
+                    quote_spanned!(state.span()=> #state: ::capi_ext::FromRef<S> + ::core::clone::Clone + ::core::marker::Send + ::core::marker::Sync + 'static,),
+                ),
+                None => (quote!(new), TokenStream::new()),
+            };
+            let call = quote_spanned!(ident.span()=> ::capi_ext::Registration::#constructor(::capi_ext::hooks::v1alpha1::#hook, #name, #ident));
+            (quote!(#call #timeout #policy), bounds, TokenStream::new())
         }
         Err(e) => (
             quote!(::core::unreachable!(
                 "the #[hook] attribute reported an error"
             )),
+            TokenStream::new(),
             e.write_errors(),
         ),
     };
@@ -54,8 +62,11 @@ pub fn hook(args: TokenStream, item: TokenStream) -> TokenStream {
         #[doc = #doc]
         #[allow(non_camel_case_types)]
         #vis struct #ident {}
-        impl ::capi_ext::HookHandler for #ident {
-            fn registration() -> ::capi_ext::Registration {
+        impl<S: ::core::marker::Send + ::core::marker::Sync + 'static> ::capi_ext::HookHandler<S> for #ident
+        where
+            #bounds
+        {
+            fn registration() -> ::capi_ext::Registration<S> {
                 #body
             }
         }
@@ -212,10 +223,7 @@ mod tests {
         )
         .to_string();
         assert!(out.contains("compile_error"), "{out}");
-        assert!(
-            out.contains("impl :: capi_ext :: HookHandler for f"),
-            "{out}"
-        );
+        assert!(out.contains("capi_ext :: HookHandler < S > for f"), "{out}");
         let out = derive(
             quote!(
                 struct T(u8);

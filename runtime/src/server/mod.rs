@@ -223,7 +223,9 @@ impl Server {
     ///     Server::run(extension)
     /// }
     /// ```
-    pub fn run(extension: crate::ExtensionBuilder) -> std::process::ExitCode {
+    pub fn run<S: Send + Sync + 'static>(
+        extension: crate::ExtensionBuilder<S>,
+    ) -> std::process::ExitCode {
         use clap::Parser;
         #[derive(Parser)]
         #[command(about = "A Cluster API Runtime Extension")]
@@ -235,8 +237,8 @@ impl Server {
     }
 
     /// Like [`Server::run`], with options the caller already parsed.
-    pub fn run_with(
-        extension: crate::ExtensionBuilder,
+    pub fn run_with<S: Send + Sync + 'static>(
+        extension: crate::ExtensionBuilder<S>,
         options: ServerOptions,
     ) -> std::process::ExitCode {
         init_logging(options.log_format, options.verbose);

@@ -1,349 +1,36 @@
 //! An extension: its registered handlers, its Discovery answer, and the dispatch of a
 //! request body to the right handler (the part of the server that needs no socket).
 
+mod builder;
+mod registration;
+mod state;
+
+pub use builder::{ExtensionBuilder, RegistrationError};
+pub(crate) use registration::decode_request;
+pub use registration::{HookHandler, Registration};
+pub use state::{FromRef, State};
+
 use crate::duration::{format_seconds, parse_go_duration};
 use crate::error::RequestError;
-use crate::hooks::v1alpha1::{
-    API_VERSION, DiscoveryResponse, ExtensionHandler, FailurePolicy, GroupVersionHook, Hook,
-    HookRequest, HookResponse, IntoHookResponse, ResponseStatus,
-};
+use crate::hooks::v1alpha1::{DiscoveryResponse, ExtensionHandler, Hook, ResponseStatus};
 use capi_ext_codegen::catalog::{self, HookInfo};
-use capi_ext_codegen::naming;
 use capi_ext_codegen::version::CapiVersion;
+use registration::ErasedHandler;
 use std::collections::HashMap;
-use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// CAPI's timeout when a handler does not advertise one.
 pub const DEFAULT_TIMEOUT_SECONDS: i32 = 10;
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-
-/// The encoded answer of a handler and its status.
-type Encoded = Result<(Vec<u8>, ResponseStatus), String>;
-
-/// A decoded request, ready to run.
-struct Prepared {
-    subject: Option<String>,
-    run: BoxFuture<Encoded>,
-    failure: fn(String) -> Encoded,
-}
-
-trait ErasedHandler: Send + Sync {
-    fn prepare(&self, body: &[u8]) -> Result<Prepared, RequestError>;
-}
-
-struct TypedHandler<H, F> {
-    hook: H,
-    func: F,
-    /// The size of this handler's last answer: the next one is written into a buffer of about
-    /// that size, so encoding does not grow it step by step.
-    last_size: Arc<AtomicUsize>,
-}
-
-/// The smallest buffer an answer is written into.
-const MIN_RESPONSE_BUFFER: usize = 256;
-/// The largest buffer reserved up front, whatever the last answer was.
-const MAX_RESPONSE_BUFFER: usize = 4 << 20;
-
-/// Encodes `response` into a buffer sized after the handler's previous answer (`last_size`).
-///
-/// Growing the buffer as it fills costs a reallocation per doubling, and each of those, right
-/// after the request's thousands of small allocations were freed, makes the allocator
-/// consolidate them: about 6% of a GeneratePatches call's CPU, found by profiling the server.
-fn encode<R: HookResponse>(response: R, last_size: &AtomicUsize) -> Encoded {
-    let status = response.status();
-    let hint = last_size
-        .load(Ordering::Relaxed)
-        .clamp(MIN_RESPONSE_BUFFER, MAX_RESPONSE_BUFFER);
-    let mut body = Vec::with_capacity(hint + hint / 8);
-    serde_json::to_writer(&mut body, &response).map_err(|e| e.to_string())?;
-    last_size.store(body.len(), Ordering::Relaxed);
-    Ok((body, status))
-}
-
-/// Decodes a request body into a hook's request type, checking `apiVersion` and `kind`.
-pub(crate) fn decode_request<H: Hook>(body: &[u8]) -> Result<H::Request, RequestError> {
-    let info = H::info();
-    let bad = |message: String| RequestError::BadRequest {
-        kind: info.request_kind,
-        message,
-    };
-    // One UTF-8 check of the whole body, then a parser that checks no string again: serde_json's
-    // byte-slice reader validates every string it meets, about 5% of a large request's decoding.
-    let text = std::str::from_utf8(body).map_err(|e| {
-        bad(format!(
-            "the body is not UTF-8 (invalid bytes at offset {}); CAPI sends JSON in UTF-8",
-            e.valid_up_to()
-        ))
-    })?;
-    let request: H::Request = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
-    if !request.api_version().is_empty() && request.api_version() != API_VERSION {
-        return Err(bad(format!(
-            "apiVersion is `{}`, expected `{API_VERSION}`",
-            request.api_version()
-        )));
-    }
-    if !request.kind().is_empty() && request.kind() != info.request_kind {
-        return Err(bad(format!(
-            "kind is `{}`, expected `{}` (is the request sent to the right path?)",
-            request.kind(),
-            info.request_kind
-        )));
-    }
-    Ok(request)
-}
-
-impl<H, F, Fut, R> ErasedHandler for TypedHandler<H, F>
-where
-    H: Hook,
-    F: Fn(H::Request) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoHookResponse<H::Response> + 'static,
-{
-    fn prepare(&self, body: &[u8]) -> Result<Prepared, RequestError> {
-        let _ = self.hook;
-        let request = decode_request::<H>(body)?;
-        let subject = request.subject();
-        let fut = (self.func)(request);
-        let last_size = self.last_size.clone();
-        Ok(Prepared {
-            subject,
-            run: Box::pin(async move { encode(fut.await.into_hook_response(), &last_size) }),
-            failure: |message| encode(H::Response::failure(message), &AtomicUsize::new(0)),
-        })
-    }
-}
-
-/// One handler to register: the hook it implements, its name, and how CAPI should call it.
-///
-/// ```
-/// use capi_ext::hooks::v1alpha1::*;
-/// use capi_ext::{Extension, Registration};
-///
-/// async fn before_create(_req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
-///     BeforeClusterCreateResponse::success()
-/// }
-///
-/// let extension = Extension::builder()
-///     .handler(Registration::new(BeforeClusterCreate, "before-cluster-create", before_create).timeout_seconds(5))
-///     .build()
-///     .unwrap();
-/// assert_eq!(extension.handlers().len(), 1);
-/// ```
-pub struct Registration {
-    hook: &'static HookInfo,
-    name: String,
-    timeout_seconds: Option<i64>,
-    failure_policy: FailurePolicy,
-    handler: Arc<dyn ErasedHandler>,
-}
-
-impl Registration {
-    /// A handler `func` for `hook`, named `name` (a DNS-1123 label). `func` is an async
-    /// function taking the hook's request and returning its response, or a `Result` whose
-    /// error becomes a `Failure` response.
-    pub fn new<H, F, Fut, R>(hook: H, name: impl Into<String>, func: F) -> Self
-    where
-        H: Hook,
-        F: Fn(H::Request) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoHookResponse<H::Response> + 'static,
-    {
-        Registration {
-            hook: H::info(),
-            name: name.into(),
-            timeout_seconds: None,
-            failure_policy: FailurePolicy::Fail,
-            handler: Arc::new(TypedHandler {
-                hook,
-                func,
-                last_size: Arc::default(),
-            }),
-        }
-    }
-
-    /// How long CAPI waits for this handler (0..=30 seconds; default 10).
-    pub fn timeout_seconds(mut self, seconds: i64) -> Self {
-        self.timeout_seconds = Some(seconds);
-        self
-    }
-
-    /// What CAPI does when calling this handler fails at the transport level (default `Fail`).
-    pub fn failure_policy(mut self, policy: FailurePolicy) -> Self {
-        self.failure_policy = policy;
-        self
-    }
-}
-
-/// A handler made by `#[hook(...)]`: the generated type of the function's name implements it.
-pub trait HookHandler {
-    /// The handler's registration.
-    fn registration() -> Registration;
-}
-
-/// Every problem found in a set of registrations.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegistrationError {
-    /// One line per problem, naming the handler and hook.
-    pub problems: Vec<String>,
-}
-
-impl fmt::Display for RegistrationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid handler registrations:")?;
-        for p in &self.problems {
-            write!(f, "\n  - {p}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for RegistrationError {}
-
-/// Collects registrations; [`ExtensionBuilder::build`] checks them all at once.
-pub struct ExtensionBuilder {
-    registrations: Vec<Registration>,
-    target: CapiVersion,
-}
-
-impl ExtensionBuilder {
-    /// Adds a handler.
-    pub fn handler(mut self, registration: Registration) -> Self {
-        self.registrations.push(registration);
-        self
-    }
-
-    /// Adds a handler declared with `#[hook(...)]`: `.register::<before_create>()`.
-    pub fn register<H: HookHandler>(self) -> Self {
-        self.handler(H::registration())
-    }
-
-    /// Answers DiscoverVariables with handler `name` from a `#[derive(Variables)]` type.
-    pub fn variables<V: crate::schema::Variables>(self, name: &str) -> Self {
-        let definitions = V::definitions();
-        self.handler(Registration::new(
-            crate::hooks::v1alpha1::DiscoverVariables,
-            name,
-            move |_req| {
-                let variables = definitions.clone();
-                async move {
-                    crate::hooks::v1alpha1::DiscoverVariablesResponse {
-                        variables,
-                        ..crate::hooks::v1alpha1::DiscoverVariablesResponse::success()
-                    }
-                }
-            },
-        ))
-    }
-
-    /// The Cluster API version the extension targets (default 1.14): handlers of hooks that
-    /// version does not know are neither advertised nor served, because one unknown hook
-    /// fails the Discovery of the whole extension.
-    pub fn target(mut self, version: CapiVersion) -> Self {
-        self.target = version;
-        self
-    }
-
-    /// Checks the registrations (DNS-1123 names, unique names, timeouts in 0..=30, no
-    /// Discovery handler) and builds the extension. All problems are reported together.
-    pub fn build(self) -> Result<Extension, RegistrationError> {
-        let mut problems = Vec::new();
-        let mut routes = HashMap::new();
-        let mut handlers = Vec::new();
-        let mut skipped = Vec::new();
-        let mut seen = HashMap::<String, &'static str>::new();
-        for reg in self.registrations {
-            let what = format!("handler `{}` ({})", reg.name, reg.hook.name);
-            if reg.hook.singleton {
-                problems.push(format!("{what}: Discovery is answered by the runtime from the registrations; do not register it"));
-                continue;
-            }
-            if let Err(e) = naming::validate_dns_label(&reg.name) {
-                problems.push(format!("{what}: {e}"));
-            }
-            if let Some(previous) = seen.insert(reg.name.clone(), reg.hook.name) {
-                problems.push(format!(
-                    "{what}: the name is already used by a {previous} handler; handler names must be unique within an extension"
-                ));
-            }
-            let timeout = match reg
-                .timeout_seconds
-                .map(naming::validate_timeout)
-                .transpose()
-            {
-                Ok(t) => t.unwrap_or(DEFAULT_TIMEOUT_SECONDS),
-                Err(e) => {
-                    problems.push(format!("{what}: {e}"));
-                    continue;
-                }
-            };
-            if !reg.hook.known_by(self.target) {
-                skipped.push(format!(
-                    "{what}: {} was introduced in Cluster API {}, the extension targets {}; not advertised",
-                    reg.hook.name, reg.hook.since, self.target
-                ));
-                continue;
-            }
-            handlers.push(ExtensionHandler {
-                name: reg.name.clone(),
-                request_hook: GroupVersionHook {
-                    api_version: API_VERSION.to_string(),
-                    hook: reg.hook.name.to_string(),
-                },
-                timeout_seconds: Some(timeout),
-                failure_policy: Some(reg.failure_policy),
-            });
-            let effective_timeout = if timeout == 0 {
-                DEFAULT_TIMEOUT_SECONDS
-            } else {
-                timeout
-            };
-            routes.insert(
-                reg.hook.path(&reg.name),
-                Route {
-                    hook: reg.hook,
-                    name: reg.name,
-                    timeout: Duration::from_secs(effective_timeout as u64),
-                    handler: reg.handler,
-                },
-            );
-        }
-        if !problems.is_empty() {
-            return Err(RegistrationError { problems });
-        }
-        for s in &skipped {
-            tracing::warn!("{s}");
-        }
-        let discovery = DiscoveryResponse {
-            handlers: handlers.clone(),
-            ..DiscoveryResponse::success()
-        };
-        let discovery_body = serde_json::to_vec(&discovery).expect("discovery always serializes");
-        Ok(Extension {
-            inner: Arc::new(Inner {
-                routes,
-                handlers,
-                skipped,
-                discovery_body,
-                target: self.target,
-            }),
-        })
-    }
-}
-
-struct Route {
+pub(super) struct Route {
     hook: &'static HookInfo,
     name: String,
     timeout: Duration,
     handler: Arc<dyn ErasedHandler>,
 }
 
-struct Inner {
+pub(super) struct Inner {
     routes: HashMap<String, Route>,
     handlers: Vec<ExtensionHandler>,
     skipped: Vec<String>,
@@ -393,6 +80,7 @@ impl Extension {
         ExtensionBuilder {
             registrations: Vec::new(),
             target: CapiVersion::DEFAULT,
+            state: (),
         }
     }
 
