@@ -74,6 +74,18 @@ fn served(model: &SourceModel) -> Vec<Served> {
                 .as_ref()
                 .map_or("Fail".to_string(), |p| p.to_string()),
         })
+        .chain(model.registrations.iter().map(|r| {
+            Served {
+                name: r.registered.name.clone(),
+                hook: r.registered.hook.name,
+                timeout: r.registered.timeout.unwrap_or(10),
+                failure_policy: r
+                    .registered
+                    .failure_policy
+                    .clone()
+                    .unwrap_or_else(|| "Fail".into()),
+            }
+        }))
         .collect();
     if let Some(name) = &model.variables_handler {
         out.push(Served {
@@ -168,8 +180,9 @@ pub fn files(root: &Path, meta: &Metadata, scope: Scope) -> anyhow::Result<Vec<F
     ))
 }
 
+/// Reads the sources; what generate cannot follow is printed as warnings.
 fn read(sources: &[(String, String)]) -> anyhow::Result<SourceModel> {
-    project::read(sources).map_err(|errors| {
+    let model = project::read(sources).map_err(|errors| {
         anyhow!(
             "{}",
             errors
@@ -178,7 +191,11 @@ fn read(sources: &[(String, String)]) -> anyhow::Result<SourceModel> {
                 .collect::<Vec<_>>()
                 .join("\n")
         )
-    })
+    })?;
+    for warning in &model.warnings {
+        eprintln!("warning: {warning}");
+    }
+    Ok(model)
 }
 
 /// The generated files for sources given as `(path, text)` (on disk or about to be written),

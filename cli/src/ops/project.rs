@@ -204,6 +204,11 @@ pub struct HandlerContext {
     pub subject_kind: &'static str,
     /// Whether a GeneratePatches handler starts with the example patch (`src/patches/image_repository.rs`).
     pub example_patch: bool,
+    /// The options chained on a GeneratePatches handler's `Registration::patches(..)`
+    /// (`timeout_seconds(5)`), and whether rustfmt puts each on a line of its own.
+    pub registration_options: Vec<String>,
+    /// See `registration_options`.
+    pub wrap_registration: bool,
 }
 
 /// The scaffolded projects' rustfmt `max_width`.
@@ -223,6 +228,21 @@ pub fn handler_context(
     } else {
         "cluster"
     };
+    let registration_options: Vec<String> = timeout
+        .map(|t| format!("timeout_seconds({t})"))
+        .into_iter()
+        .chain(
+            failure_policy
+                .as_ref()
+                .map(|p| format!("failure_policy(FailurePolicy::{p})")),
+        )
+        .collect();
+    // rustfmt keeps a chain of one call on the line when it fits, and breaks one of more.
+    let one_line = format!(
+        "    Registration::patches(\"{name}\", patches()).{}",
+        registration_options.join(".")
+    );
+    let wrap_registration = registration_options.len() > 1 || one_line.len() > MAX_WIDTH;
     HandlerContext {
         name: name.to_string(),
         hook: hook.name.to_string(),
@@ -245,6 +265,8 @@ pub fn handler_context(
             "Cluster"
         },
         example_patch,
+        registration_options,
+        wrap_registration,
         wrap_signature: {
             let ret = hook.response_kind;
             format!(

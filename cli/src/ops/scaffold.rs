@@ -233,11 +233,21 @@ fn render_inputs(ctx: &serde_json::Value) -> anyhow::Result<Vec<FileChange>> {
     .collect()
 }
 
-fn registration(entry: &HandlerEntry) -> String {
-    format!(
-        "        .register::<hooks::{}::{}>()",
-        entry.module, entry.module
-    )
+/// The line `src/main.rs` registers a handler with: a GeneratePatches handler's file gives
+/// its registration (the patch set, built once); the others, and GeneratePatches handlers
+/// copied from a project scaffolded before that, are `#[hook]` functions.
+fn registration(entry: &HandlerEntry, file: Option<&str>) -> String {
+    if entry.hook == "GeneratePatches" && !file.is_some_and(|text| text.contains("#[hook(")) {
+        format!(
+            "        .handler(hooks::{}::{}())",
+            entry.module, entry.module
+        )
+    } else {
+        format!(
+            "        .register::<hooks::{}::{}>()",
+            entry.module, entry.module
+        )
+    }
 }
 
 /// The files of a new project (user files and generated files).
@@ -281,7 +291,7 @@ pub fn init(request: &InitRequest) -> anyhow::Result<Vec<FileChange>> {
         .handlers
         .iter()
         .filter(|h| h.hook != "DiscoverVariables")
-        .map(registration)
+        .map(|h| registration(h, None))
         .collect();
     let mut modules: Vec<String> = meta
         .handlers
@@ -393,7 +403,10 @@ pub fn create_hook(root: &Path, request: &HookRequest) -> anyhow::Result<Vec<Fil
     meta.handlers.push(added.entry.clone());
     let mut main_lines = Vec::new();
     if added.entry.hook != "DiscoverVariables" {
-        main_lines.push(registration(&added.entry));
+        main_lines.push(registration(
+            &added.entry,
+            added.file.as_ref().map(|f| f.content.as_str()),
+        ));
         let text = read_user_file(root, "src/hooks/mod.rs")?;
         let content = insert_module(&text, MODULES_MARKER, &format!("pub mod {};", added.entry.module))
             .map_err(|_| anyhow!("src/hooks/mod.rs: the marker comment `{MODULES_MARKER}` is missing; put it back below the module declarations"))?;

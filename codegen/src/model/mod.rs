@@ -5,6 +5,7 @@
 
 pub mod handler;
 pub mod project;
+pub mod registrations;
 pub mod render;
 pub mod schema_item;
 pub mod shape;

@@ -2,6 +2,7 @@
 //! name it answers DiscoverVariables with, without compiling anything.
 
 use super::handler::{self, HandlerModel};
+use super::registrations::{self, Found, Registered};
 use super::static_schema::{self, LocatedError};
 use quote::ToTokens;
 use serde_json::Value;
@@ -18,11 +19,27 @@ pub struct FoundHandler {
     pub line: usize,
 }
 
-/// What the sources declare.
+/// A registration written without `#[hook]` (`Registration::new`, `patches`, `gates`, the
+/// builder's `.patches`/`.gates`), with where it is.
+#[derive(Debug, Clone)]
+pub struct FoundRegistration {
+    /// What it registers.
+    pub registered: Registered,
+    /// The file it is in.
+    pub file: String,
+}
+
+/// What the sources declare (code under `#[cfg(test)]` is not read: it is not served).
 #[derive(Debug, Clone, Default)]
 pub struct SourceModel {
-    /// `#[hook]` handlers, in file and source order.
+    /// `#[hook]` handlers the extension registers (`.register::<f>()`), in file and source
+    /// order.
     pub handlers: Vec<FoundHandler>,
+    /// Handlers registered without `#[hook]`.
+    pub registrations: Vec<FoundRegistration>,
+    /// What the sources do that generate cannot follow, one `file:line: message` each: a
+    /// `#[hook]` function never registered, a registration whose name is not a literal.
+    pub warnings: Vec<String>,
     /// `#[derive(Variables)]` types with their definitions.
     pub variables: Vec<(String, Vec<Value>)>,
     /// The handler name of `.variables::<T>("name")`, if the extension registers one.
@@ -32,12 +49,77 @@ pub struct SourceModel {
 struct Finder<'a> {
     file: &'a str,
     handlers: Vec<FoundHandler>,
+    registrations: Vec<FoundRegistration>,
+    /// The functions named by `.register::<f>()` or as the handler of a `Registration`.
+    registered: Vec<String>,
+    warnings: Vec<String>,
     errors: Vec<LocatedError>,
     variables_handler: Option<String>,
 }
 
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
+}
+
+impl Finder<'_> {
+    fn found(&mut self, found: Found) {
+        match found {
+            Found::Registered(registered) => {
+                self.registered.extend(registered.function.clone());
+                self.registrations.push(FoundRegistration {
+                    registered,
+                    file: self.file.to_string(),
+                });
+            }
+            Found::Unreadable(line, what) => self.warnings.push(format!(
+                "{}:{line}: a handler is registered here, but {what}: `capi-ext generate` cannot read it, and the generated files leave it out (write the hook, the name and the options as literals)",
+                self.file
+            )),
+            Found::Invalid(line, message) => self.errors.push(LocatedError {
+                file: self.file.to_string(),
+                line,
+                column: 1,
+                message,
+            }),
+        }
+    }
+}
+
 impl<'ast> Visit<'ast> for Finder<'_> {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_cfg_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+
+    fn visit_expr(&mut self, e: &'ast syn::Expr) {
+        match registrations::registration(e) {
+            Some(found) => {
+                self.found(found);
+                // The handler and the set may hold more registrations only in closures; the
+                // arguments are still read for `.register::<f>()` and the like.
+                let mut root = e;
+                while let syn::Expr::MethodCall(m) = root {
+                    root = &m.receiver;
+                }
+                if let syn::Expr::Call(call) = root {
+                    for arg in &call.args {
+                        self.visit_expr(arg);
+                    }
+                }
+            }
+            None => syn::visit::visit_expr(self, e),
+        }
+    }
+
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if is_cfg_test(&f.attrs) {
+            return;
+        }
         for attr in &f.attrs {
             let is_hook = attr
                 .path()
@@ -77,6 +159,16 @@ impl<'ast> Visit<'ast> for Finder<'_> {
         if let (true, Some(name)) = (call.method == "variables" && call.turbofish.is_some(), name) {
             self.variables_handler = Some(name);
         }
+        if call.method == "register"
+            && let Some(turbofish) = &call.turbofish
+            && let Some(syn::GenericArgument::Type(syn::Type::Path(path))) = turbofish.args.first()
+            && let Some(last) = path.path.segments.last()
+        {
+            self.registered.push(last.ident.to_string());
+        }
+        if let Some(found) = registrations::builder_method(call) {
+            self.found(found);
+        }
         syn::visit::visit_expr_method_call(self, call);
     }
 }
@@ -85,6 +177,7 @@ impl<'ast> Visit<'ast> for Finder<'_> {
 pub fn read(sources: &[(String, String)]) -> Result<SourceModel, Vec<LocatedError>> {
     let mut model = SourceModel::default();
     let mut errors = Vec::new();
+    let mut registered = std::collections::HashSet::new();
     for (file, text) in sources {
         let parsed = match syn::parse_file(text) {
             Ok(f) => f,
@@ -96,11 +189,18 @@ pub fn read(sources: &[(String, String)]) -> Result<SourceModel, Vec<LocatedErro
         let mut finder = Finder {
             file,
             handlers: Vec::new(),
+            registrations: Vec::new(),
+            registered: Vec::new(),
+            warnings: Vec::new(),
             errors: Vec::new(),
             variables_handler: None,
         };
         finder.visit_file(&parsed);
         model.handlers.extend(finder.handlers);
+        finder.registrations.sort_by_key(|r| r.registered.line);
+        model.registrations.extend(finder.registrations);
+        model.warnings.extend(finder.warnings);
+        registered.extend(finder.registered);
         errors.extend(finder.errors);
         if finder.variables_handler.is_some() {
             model.variables_handler = finder.variables_handler;
@@ -110,16 +210,46 @@ pub fn read(sources: &[(String, String)]) -> Result<SourceModel, Vec<LocatedErro
         Ok(v) => model.variables = v,
         Err(e) => errors.extend(e),
     }
+    let (served, unregistered): (Vec<_>, Vec<_>) = std::mem::take(&mut model.handlers)
+        .into_iter()
+        .partition(|h| registered.contains(&h.model.fn_name.to_string()));
+    model.handlers = served;
+    for h in unregistered {
+        model.warnings.push(format!(
+            "{}:{}: `{}` is a #[hook] function that is never registered (`.register::<{}>()` outside tests): it is not served, and the generated files leave it out",
+            h.file, h.line, h.model.fn_name, h.model.fn_name
+        ));
+    }
+    let named = model
+        .variables_handler
+        .iter()
+        .map(|n| (n.clone(), String::new(), 0))
+        .chain(
+            model
+                .handlers
+                .iter()
+                .map(|h| (h.model.name.clone(), h.file.clone(), h.line)),
+        )
+        .chain(
+            model
+                .registrations
+                .iter()
+                .map(|r| (r.registered.name.clone(), r.file.clone(), r.registered.line)),
+        );
     let mut seen = std::collections::HashMap::new();
-    for h in &model.handlers {
-        if let Some(first) = seen.insert(h.model.name.clone(), (h.file.clone(), h.line)) {
+    for (name, file, line) in named {
+        if let Some(first) = seen.insert(name.clone(), (file.clone(), line)) {
+            let at = if first.1 == 0 {
+                "by the DiscoverVariables handler".to_string()
+            } else {
+                format!("at {}:{}", first.0, first.1)
+            };
             errors.push(LocatedError {
-                file: h.file.clone(),
-                line: h.line,
+                file,
+                line,
                 column: 1,
                 message: format!(
-                    "handler name `{}` is already used at {}:{}; handler names must be unique",
-                    h.model.name, first.0, first.1
+                    "handler name `{name}` is already used {at}; handler names must be unique"
                 ),
             });
         }
@@ -138,7 +268,7 @@ mod tests {
     #[test]
     fn finds_handlers_variables_and_their_discover_name() {
         let main = r#"
-            fn main() { let e = capi_ext::Extension::builder().variables::<variables::Variables>("vars").register::<a>(); }
+            fn main() { let e = capi_ext::Extension::builder().variables::<variables::Variables>("vars").register::<a>().register::<hooks::inner::b>(); }
         "#;
         let hooks = r#"
             #[hook(BeforeClusterCreate, timeout = 3)]
@@ -163,6 +293,70 @@ mod tests {
         assert_eq!(names, [("a", 3), ("p", 6)]);
         assert_eq!(m.variables_handler.as_deref(), Some("vars"));
         assert_eq!(m.variables[0].1[0]["name"], "a");
+    }
+
+    #[test]
+    fn registrations_without_hook_and_what_generate_cannot_see() {
+        let main = r#"
+            fn main() {
+                let e = capi_ext::Extension::builder()
+                    .state(App::new())
+                    .register::<hooks::a>()
+                    .patches("patches", patches::set())
+                    .gates(BeforeClusterDelete, "hold-delete", gates())
+                    .handler(Registration::new(AfterClusterUpgrade, "after", after).timeout_seconds(3))
+                    .handler(Registration::new(BeforeClusterUpgrade, name(), upgrade));
+            }
+            #[cfg(test)]
+            mod tests {
+                fn t() { capi_ext::Extension::builder().register::<super::hooks::never>().patches("test-only", set()); }
+            }
+        "#;
+        let hooks = r#"
+            #[hook(BeforeClusterCreate)]
+            async fn a(State(app): State<App>, r: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse { todo!() }
+            #[hook(AfterControlPlaneInitialized)]
+            async fn never(r: AfterControlPlaneInitializedRequest) -> AfterControlPlaneInitializedResponse { todo!() }
+        "#;
+        let m = read(&[
+            ("src/main.rs".into(), main.into()),
+            ("src/hooks.rs".into(), hooks.into()),
+        ])
+        .unwrap();
+        assert_eq!(m.handlers.len(), 1);
+        assert!(m.handlers[0].model.state.is_some());
+        let regs: Vec<_> = m
+            .registrations
+            .iter()
+            .map(|r| {
+                (
+                    r.registered.hook.name,
+                    r.registered.name.as_str(),
+                    r.registered.timeout,
+                    r.registered.line,
+                )
+            })
+            .collect();
+        assert_eq!(
+            regs,
+            [
+                ("GeneratePatches", "patches", None, 6),
+                ("BeforeClusterDelete", "hold-delete", None, 7),
+                ("AfterClusterUpgrade", "after", Some(3), 8),
+            ]
+        );
+        assert_eq!(m.warnings.len(), 2, "{:?}", m.warnings);
+        assert!(m.warnings[0].starts_with("src/main.rs:9: a handler is registered here, but the name of its BeforeClusterUpgrade handler is not a string literal"), "{}", m.warnings[0]);
+        assert!(
+            m.warnings[1].starts_with(
+                "src/hooks.rs:5: `never` is a #[hook] function that is never registered"
+            ),
+            "{}",
+            m.warnings[1]
+        );
+        let dup = r#"fn main() { b.variables::<V>("vars").patches("vars", s); }"#;
+        let errs = read(&[("src/main.rs".into(), dup.into())]).unwrap_err();
+        assert!(errs[0].to_string().starts_with("src/main.rs:1:1: handler name `vars` is already used by the DiscoverVariables handler"), "{}", errs[0]);
     }
 
     #[test]

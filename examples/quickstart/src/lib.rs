@@ -19,7 +19,7 @@
 use capi_ext::gates::Gates;
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::patches::{NamedPatch, PatchContext, PatchError, PatchSet, Selector, Template};
-use capi_ext::{ExtensionBuilder, Variables, hook};
+use capi_ext::{ExtensionBuilder, Registration, Variables, hook};
 use capi_ext_types::kubeadm::v1beta2::KubeadmControlPlaneTemplate;
 use serde::Deserialize;
 
@@ -48,14 +48,18 @@ pub struct QuickstartVariables {
     pub image_repository: Option<String>,
 }
 
-/// The example's handlers, ready for [`capi_ext::Server::run`].
+/// The example's handlers, ready for [`capi_ext::Server::run`]. The gates and the patch set
+/// are built (and checked) once, here, and shared by every call.
 pub fn extension() -> ExtensionBuilder {
     capi_ext::Extension::builder()
-        .register::<hold_until_approved>()
+        .handler(
+            Registration::gates(BeforeClusterCreate, "hold-until-approved", creation_gates())
+                .timeout_seconds(5),
+        )
         .register::<control_plane_ready>()
         .register::<hold_delete>()
         .variables::<QuickstartVariables>("variables")
-        .register::<patches>()
+        .patches("patches", patch_set())
         .register::<validate>()
 }
 
@@ -85,14 +89,12 @@ fn hold_until<R: RetryResponse>(
     ))
 }
 
-/// Holds creation until the Cluster is approved, and refuses Clusters in `kube-system`.
-#[hook(BeforeClusterCreate, timeout = 5)]
-pub async fn hold_until_approved(req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
+/// `hold-until-approved`: holds creation until the Cluster is approved, and refuses Clusters
+/// in `kube-system`.
+pub fn creation_gates() -> Gates<BeforeClusterCreateRequest, BeforeClusterCreateResponse> {
     Gates::new()
         .gate("approval", approval)
         .gate("namespace", namespace)
-        .run(req)
-        .await
 }
 
 /// The `approval` gate: waits for the annotation [`APPROVED`].
@@ -125,13 +127,7 @@ pub async fn hold_delete(req: BeforeClusterDeleteRequest) -> BeforeClusterDelete
     hold_until(&req.cluster, &req.settings, DELETE_APPROVED)
 }
 
-/// Patches the templates through [`patches`].
-#[hook(GeneratePatches)]
-pub async fn patches(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
-    patch_set().generate(&req)
-}
-
-/// The patches, in the order they apply to each template they select.
+/// `patches`: the patches, in the order they apply to each template they select.
 pub fn patch_set() -> PatchSet<QuickstartVariables> {
     PatchSet::new()
         .patch(NamedPatch::typed(

@@ -17,7 +17,7 @@ fn main() -> std::process::ExitCode {
         .register::<hooks::after_workers_upgrade::after_workers_upgrade>()
         .register::<hooks::after_cluster_upgrade::after_cluster_upgrade>()
         .register::<hooks::before_cluster_delete::before_cluster_delete>()
-        .register::<hooks::generate_patches::generate_patches>()
+        .handler(hooks::generate_patches::generate_patches())
         .register::<hooks::validate_topology::validate_topology>()
         .register::<hooks::can_update_machine::can_update_machine>()
         .register::<hooks::can_update_machine_set::can_update_machine_set>()

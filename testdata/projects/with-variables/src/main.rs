@@ -8,11 +8,11 @@ mod variables;
 fn main() -> std::process::ExitCode {
     let extension = capi_ext::Extension::builder()
         .variables::<variables::Variables>("discover-variables")
-        .register::<hooks::generate_patches::generate_patches>()
+        .handler(hooks::generate_patches::generate_patches())
         .register::<hooks::validate_topology::validate_topology>()
         .register::<hooks::before_cluster_delete::before_cluster_delete>()
         .register::<hooks::cp_ready::cp_ready>()
-        .register::<hooks::generate_patches_v2::generate_patches_v2>()
+        .handler(hooks::generate_patches_v2::generate_patches_v2())
         // capi-ext:register (`capi-ext create hook` adds handlers above this line)
         ;
     capi_ext::Server::run(extension)

@@ -1,16 +1,15 @@
 //! The `generate-patches` handler: GeneratePatches.
 
-use capi_ext::hook;
-use capi_ext::hooks::v1alpha1::*;
+use capi_ext::Registration;
 use capi_ext::patches::PatchSet;
 
 use crate::patches;
 use crate::variables::Variables;
 
-/// Answers GeneratePatches for with-variables.
-#[hook(GeneratePatches, name = "generate-patches")]
-pub async fn generate_patches(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
-    patches().generate(&req)
+/// Answers GeneratePatches for with-variables with [`patches`], built and checked once, when the
+/// extension is built (`src/main.rs` registers it).
+pub fn generate_patches<S: Send + Sync + 'static>() -> Registration<S> {
+    Registration::patches("generate-patches", patches())
 }
 
 /// The patches of `generate-patches`, applied in this order to each template they select; each one
@@ -33,7 +32,7 @@ mod tests {
     const NAME: &str = "generate-patches";
 
     fn extension() -> capi_ext::Extension {
-        capi_ext::Extension::builder().register::<generate_patches>().build().unwrap()
+        capi_ext::Extension::builder().handler(generate_patches()).build().unwrap()
     }
 
     #[tokio::test]

@@ -4,17 +4,16 @@
 //! ClusterClasses name this one (the generated patch stanza does). Change the patches here,
 //! not in the modules both versions list: `capi-ext diff` shows what each version does.
 
-use capi_ext::hook;
-use capi_ext::hooks::v1alpha1::*;
+use capi_ext::Registration;
 use capi_ext::patches::PatchSet;
 
 use crate::patches;
 use crate::variables::Variables;
 
-/// Answers GeneratePatches for with-variables.
-#[hook(GeneratePatches, name = "generate-patches-v2")]
-pub async fn generate_patches_v2(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
-    patches().generate(&req)
+/// Answers GeneratePatches for with-variables with [`patches`], built and checked once, when the
+/// extension is built (`src/main.rs` registers it).
+pub fn generate_patches_v2<S: Send + Sync + 'static>() -> Registration<S> {
+    Registration::patches("generate-patches-v2", patches())
 }
 
 /// The patches of `generate-patches-v2`, applied in this order to each template they select; each one
@@ -37,7 +36,7 @@ mod tests {
     const NAME: &str = "generate-patches-v2";
 
     fn extension() -> capi_ext::Extension {
-        capi_ext::Extension::builder().register::<generate_patches_v2>().build().unwrap()
+        capi_ext::Extension::builder().handler(generate_patches_v2()).build().unwrap()
     }
 
     #[tokio::test]
