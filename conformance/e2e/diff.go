@@ -218,13 +218,24 @@ type diffReport struct {
 // runDiff runs `capi-ext diff --json` between two running versions over the cases in dir and
 // returns its report (about the scenario's Cluster alone), its output and its exit code.
 func (s *scenarios) runDiff(ctx context.Context, base, head *versionProcess, dir string) (diffReport, string, int, error) {
+	return s.runDiffOn(ctx, base, head, "--cases", dir)
+}
+
+// runDiffLive is runDiff over the Clusters that exist: read from the management cluster
+// (through the exec-plugin kubeconfig), the scenario's Cluster picked by its label.
+func (s *scenarios) runDiffLive(ctx context.Context, base, head *versionProcess) (diffReport, string, int, error) {
+	return s.runDiffOn(ctx, base, head, "--kubeconfig", s.execKubeconfig, "--namespace", ns, "--selector", "e2e.capi-ext.io/scenario=diff")
+}
+
+func (s *scenarios) runDiffOn(ctx context.Context, base, head *versionProcess, cases ...string) (diffReport, string, int, error) {
 	var report diffReport
 	caFile := filepath.Join(s.work, "diff-ca.crt")
 	if err := os.WriteFile(caFile, s.pki.caPEM, 0o644); err != nil {
 		return report, "", 0, err
 	}
-	cmd := exec.CommandContext(ctx, s.capiExt, "diff", "--base", base.url(), "--base-ca", caFile, "--head", head.url(), "--head-ca", caFile,
-		"--cases", dir, "--json", "--allow-rollout", "--capi-version", fmt.Sprintf("1.%d", s.minor))
+	args := append([]string{"diff", "--base", base.url(), "--base-ca", caFile, "--head", head.url(), "--head-ca", caFile},
+		append(cases, "--json", "--allow-rollout", "--capi-version", fmt.Sprintf("1.%d", s.minor))...)
+	cmd := exec.CommandContext(ctx, s.capiExt, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -253,6 +264,14 @@ func (s *scenarios) predict(ctx context.Context, base, head *versionProcess, dir
 		return p, err
 	}
 	p.report = out
+	// The same diff over the Clusters that exist, read from the management cluster, says the same.
+	live, liveOut, liveCode, err := s.runDiffLive(ctx, base, head)
+	if err != nil {
+		return p, fmt.Errorf("diff --kubeconfig: %w", err)
+	}
+	if liveCode != code || !reflect.DeepEqual(live, report) {
+		return p, fmt.Errorf("diff --kubeconfig (exit %d) says other than diff --cases (exit %d):\n%s\n%s", liveCode, code, liveOut, out)
+	}
 	cluster := report.Clusters[0]
 	if code != 0 {
 		return p, fmt.Errorf("capi-ext diff exited %d with --allow-rollout:\n%s", code, out)
@@ -355,7 +374,7 @@ spec:
 ---
 apiVersion: %[5]s
 kind: Cluster
-metadata: {name: %[10]s, namespace: %[6]s, annotations: {%[11]q: "true"}}
+metadata: {name: %[10]s, namespace: %[6]s, annotations: {%[11]q: "true"}, labels: {e2e.capi-ext.io/scenario: diff}}
 spec:
   clusterNetwork: {pods: {cidrBlocks: [192.168.0.0/16]}}
   topology:

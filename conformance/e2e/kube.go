@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,34 @@ users: [{name: admin, user: {client-certificate: %q, client-key: %q}}]
 contexts: [{name: e2e, context: {cluster: e2e, user: admin}}]
 current-context: e2e
 `, port, ca, cert, key)), 0o600))
+	return path
+}
+
+// writeExecKubeconfig writes a kubeconfig of the same admin whose credentials come from an exec
+// credential plugin (a script printing an ExecCredential with the client certificate), as EKS,
+// GKE and AKS kubeconfigs do: what capi-ext's kube-rs clients must run.
+func writeExecKubeconfig(dir string, port int, ca, cert, key string) string {
+	certPEM, err := os.ReadFile(cert)
+	must(err)
+	keyPEM, err := os.ReadFile(key)
+	must(err)
+	credential, err := json.Marshal(map[string]any{
+		"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+		"status": map[string]string{"clientCertificateData": string(certPEM), "clientKeyData": string(keyPEM)},
+	})
+	must(err)
+	credentialPath := filepath.Join(dir, "exec-credential.json")
+	must(os.WriteFile(credentialPath, credential, 0o600))
+	plugin := filepath.Join(dir, "exec-credential.sh")
+	must(os.WriteFile(plugin, []byte(fmt.Sprintf("#!/bin/sh\ncat %q\n", credentialPath)), 0o700))
+	path := filepath.Join(dir, "exec.kubeconfig")
+	must(os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "https://127.0.0.1:%d", certificate-authority: %q}}]
+users: [{name: exec-admin, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: %q, interactiveMode: Never}}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: exec-admin}}]
+current-context: e2e
+`, port, ca, plugin)), 0o600))
 	return path
 }
 

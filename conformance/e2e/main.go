@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
@@ -197,6 +198,13 @@ func run(o options, work string, ps *processes) error {
 	}
 
 	kubeconfig := writeKubeconfig(work, apiPort, filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
+	execKubeconfig := writeExecKubeconfig(work, apiPort, filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
+	step("the runtime's Kubernetes clients: handlers read a ConfigMap and reach a workload cluster through its kubeconfig Secret (exec-plugin credentials)")
+	if out, err := exec.Command(o.conformanceBin, "kube-clients", "--kubeconfig", execKubeconfig, "--workload-kubeconfig", kubeconfig).CombinedOutput(); err != nil {
+		return fmt.Errorf("capi-ext-conformance kube-clients: %v\n%s", err, out)
+	} else {
+		fmt.Print(string(out))
+	}
 	mgr := managerSetup{kubeconfig: kubeconfig, webhookDir: webhookDir, clientCert: capiClientCert, clientKey: capiClientKey, ca: p.caPEM, kube: kube, ps: ps, plain: plain}
 	step("start the Cluster API core manager")
 	capi, capiMetrics, err := mgr.start(ctx, "capi-manager", o.capi, "ClusterTopology=true,RuntimeSDK=true,InPlaceUpdates=true", filepath.Join(o.assets, "webhooks.yaml"), "capi-")
@@ -211,7 +219,7 @@ func run(o options, work string, ps *processes) error {
 
 	minor, _ := strconv.Atoi(strings.Split(targetOf(o.capiVersion), ".")[1])
 	s := &scenarios{minor: minor, kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
-		extLog: ext.log, apiPort: apiPort, kcpLog: kcp.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
+		extLog: ext.log, apiPort: apiPort, kcpLog: kcp.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, execKubeconfig: execKubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
 		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics), extMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", extMetrics), promcheck: o.promcheck, kcpMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", kcpMetrics),
 		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin,
 		capiVersion: o.capiVersion, kustomize: o.kustomize, helm: o.helm, clusterctl: o.clusterctl, certManagerCRDs: o.certManagerCRDs, promOperatorCRDs: o.promOperatorCRDs}

@@ -165,9 +165,10 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 		return false, err
 	}
 	// The same render from the live objects: render --kubeconfig reads the Cluster, its class,
-	// templates and current objects itself and must print the same objects.
+	// templates and current objects itself and must print the same objects. Its kubeconfig's
+	// credentials come from an exec plugin, as EKS, GKE and AKS kubeconfigs' do.
 	live := exec.CommandContext(ctx, s.capiExt, "render", "--extension", s.extURL, "--ca", caFile, "--cert", s.clientCert, "--key", s.clientKey,
-		"--kubeconfig", s.kubeconfig, "--cluster", ns+"/c1", "--write-inputs", filepath.Join(dir, "live"), "--json",
+		"--kubeconfig", s.execKubeconfig, "--cluster", ns+"/c1", "--write-inputs", filepath.Join(dir, "live"), "--json",
 		"--capi-version", fmt.Sprintf("1.%d", s.minor))
 	var liveErr strings.Builder
 	live.Stderr = &liveErr

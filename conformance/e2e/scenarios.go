@@ -53,14 +53,15 @@ type scenarios struct {
 	// the example extension's own metrics, and the command that reads them as Prometheus does
 	extMetricsURL, promcheck string
 	// the KubeadmControlPlane manager's metrics (its runtime client calls CanUpdateMachine)
-	kcpMetricsURL string
-	recorded      recorded
-	extBin        string
-	kubeconfig    string // the test API server's admin kubeconfig: also the workload cluster's
-	apiPort       int    // the test API server's port (a Cluster's control plane endpoint)
-	kcpLog        string // the KubeadmControlPlane manager's log
-	minor         int    // the Cluster API release's minor (behaviour that changed is checked per release)
-	capiLog       string
+	kcpMetricsURL  string
+	recorded       recorded
+	extBin         string
+	kubeconfig     string // the test API server's admin kubeconfig: also the workload cluster's
+	execKubeconfig string // the same admin, credentials from an exec plugin
+	apiPort        int    // the test API server's port (a Cluster's control plane endpoint)
+	kcpLog         string // the KubeadmControlPlane manager's log
+	minor          int    // the Cluster API release's minor (behaviour that changed is checked per release)
+	capiLog        string
 	// the lifecycle extension (upgrade hooks, GenerateUpgradePlan)
 	lifecycleURL      string
 	lifecycleLog      string

@@ -14,7 +14,9 @@
 //! - [`Extension`] and [`Registration`]: handlers checked the way CAPI checks them, Discovery
 //!   generated from them, in-process calls for unit tests;
 //! - [`Server`] (feature `server`, on by default): HTTPS with rustls, certificate reload,
-//!   mTLS, metrics, probes, graceful shutdown, flags named as controller-runtime names them.
+//!   mTLS, metrics, probes, graceful shutdown, flags named as controller-runtime names them;
+//! - [`State`]: shared state handlers take, as axum's; `clusters` (feature `kube`): kube-rs
+//!   clients of the management cluster and of workload clusters from their kubeconfig Secrets.
 //!
 //! ```no_run
 //! use capi_ext::hooks::v1alpha1::*;
@@ -32,6 +34,8 @@
 //! }
 //! ```
 
+#[cfg(feature = "kube")]
+pub mod clusters;
 mod decode;
 #[cfg(feature = "dev-certs")]
 pub mod dev_certs;

@@ -57,6 +57,10 @@ pub struct Args {
     /// With --kubeconfig: the Clusters of this namespace only (default: all namespaces).
     #[arg(long, requires = "kubeconfig")]
     namespace: Option<String>,
+    /// With --kubeconfig: the Clusters whose labels match this label selector only, as kubectl's
+    /// `-l` (`team=a`, `tier in (prod)`, `!canary`).
+    #[arg(long, short = 'l', requires = "kubeconfig")]
+    selector: Option<String>,
     /// Print JSON instead of the report.
     #[arg(long)]
     json: bool,
@@ -139,7 +143,11 @@ fn compare(args: &Args) -> anyhow::Result<Report> {
             project: &project,
             cases: &cases,
             base_cases: args.base_cases.as_deref(),
-            live: kube.as_ref().map(|k| (k, args.namespace.as_deref())),
+            live: kube.as_ref().map(|kube| diff::Live {
+                kube,
+                namespace: args.namespace.as_deref(),
+                selector: args.selector.as_deref(),
+            }),
             capi_version: args
                 .capi_version
                 .or_else(|| crate::ops::project::target(&project)),

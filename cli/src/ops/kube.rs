@@ -2,13 +2,12 @@
 //! reads of a live Cluster (the Cluster, its ClusterClass and templates, its current
 //! ControlPlane, MachineDeployments and MachinePools, the ExtensionConfig's settings).
 
-use crate::ops::call::{Target, send_async};
-use anyhow::{Context, anyhow, bail};
-use base64::Engine as _;
+use anyhow::{Context, anyhow};
 use capi_ext_render::Input;
+use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -16,173 +15,92 @@ const CLUSTER_V: &str = "cluster.x-k8s.io/v1beta2";
 const RUNTIME_V: &str = "runtime.cluster.x-k8s.io/v1beta2";
 const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 
-/// A connection to the API server of a kubeconfig's context.
-#[derive(Debug)]
+/// A connection to the API server of a kubeconfig's context, through kube-rs: client
+/// certificates, tokens and token files, exec credential plugins (EKS, GKE, AKS) and proxies
+/// work as they do in kubectl.
 pub struct Kube {
-    target: Target,
-    token: Option<String>,
-    /// Where the kubeconfig's inline certificates were written (removed when dropped).
-    _certificates: Scratch,
+    client: kube::Client,
+    server: String,
     /// `apiVersion/kind` → (resource, namespaced), from API discovery.
     resources: Mutex<BTreeMap<String, (String, bool)>>,
+    /// The client's connections and exec plugin run here; its callers may run on runtimes of
+    /// their own, one after another.
+    _runtime: tokio::runtime::Runtime,
 }
 
-/// A folder only this user can read, for a kubeconfig's inline certificates and key; removed
-/// when dropped, so an error while reading the kubeconfig leaves nothing behind either.
-#[derive(Debug)]
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> std::io::Result<Self> {
-        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "capi-ext-kube-{}-{}",
-            std::process::id(),
-            MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(&dir)?;
-        Ok(Scratch(dir))
+impl std::fmt::Debug for Kube {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kube").field("server", &self.server).finish_non_exhaustive()
     }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn named<'a>(
-    list: &'a Value,
-    kind: &str,
-    name: &str,
-    kubeconfig: &Path,
-) -> anyhow::Result<&'a Value> {
-    list.as_array()
-        .into_iter()
-        .flatten()
-        .find(|entry| entry["name"].as_str() == Some(name))
-        .map(|entry| &entry[kind])
-        .ok_or_else(|| anyhow!("{}: no {kind} named `{name}`", kubeconfig.display()))
 }
 
 impl Kube {
-    /// Reads the kubeconfig's `context` (its current context when `None`): the server, its CA
-    /// and the user's client certificate or token. Paths in it are relative to its directory.
+    /// Reads the kubeconfig's `context` (its current context when `None`). Paths in it are
+    /// relative to its directory.
     pub fn from_kubeconfig(
         path: &Path,
         context: Option<&str>,
         timeout: Duration,
     ) -> anyhow::Result<Self> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let config: Value = serde_saphyr::from_str(&text)
+        let kubeconfig = Kubeconfig::read_from(path)
             .map_err(|e| anyhow!("{}: not a kubeconfig: {e}", path.display()))?;
         let context_name = match context {
             Some(c) => c.to_string(),
-            None => config["current-context"]
-                .as_str()
+            None => kubeconfig
+                .current_context
+                .clone()
                 .filter(|c| !c.is_empty())
                 .ok_or_else(|| {
                     anyhow!(
                         "{}: no current-context; name one with --context",
                         path.display()
                     )
-                })?
-                .to_string(),
+                })?,
         };
-        let ctx = named(&config["contexts"], "context", &context_name, path)?;
-        let cluster = named(
-            &config["clusters"],
-            "cluster",
-            ctx["cluster"].as_str().unwrap_or_default(),
-            path,
-        )?;
-        let user = named(
-            &config["users"],
-            "user",
-            ctx["user"].as_str().unwrap_or_default(),
-            path,
-        )?;
-        let server = cluster["server"]
-            .as_str()
-            .filter(|s| s.starts_with("https://"))
-            .ok_or_else(|| {
-                anyhow!(
-                    "{}: cluster of context `{context_name}`: server must be an https:// URL",
-                    path.display()
-                )
-            })?;
-        let dir = Scratch::new().context("creating a folder for the kubeconfig's certificates")?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        // A PEM from `<field>-data` (base64) or the file `<field>` names.
-        let pem = |object: &Value, field: &str, file: &str| -> anyhow::Result<Option<PathBuf>> {
-            if let Some(data) = object[format!("{field}-data")].as_str() {
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(data.trim())
-                    .map_err(|e| anyhow!("{}: {field}-data is not base64: {e}", path.display()))?;
-                let written = dir.0.join(file);
-                std::fs::write(&written, bytes)?;
-                return Ok(Some(written));
-            }
-            Ok(object[field].as_str().map(|f| base.join(f)))
-        };
-        let ca = pem(cluster, "certificate-authority", "ca.crt")?.ok_or_else(|| {
-            anyhow!("{}: the cluster of context `{context_name}` has no certificate-authority(-data); render trusts only the cluster's own CA", path.display())
-        })?;
-        let identity = match (
-            pem(user, "client-certificate", "tls.crt")?,
-            pem(user, "client-key", "tls.key")?,
-        ) {
-            (Some(cert), Some(key)) => Some((cert, key)),
-            _ => None,
-        };
-        let token = match (user["token"].as_str(), user["tokenFile"].as_str()) {
-            (Some(token), _) => Some(token.to_string()),
-            (None, Some(file)) => {
-                Some(std::fs::read_to_string(base.join(file))?.trim().to_string())
-            }
-            _ => None,
-        };
-        if identity.is_none() && token.is_none() {
-            bail!(
-                "{}: the user of context `{context_name}` has neither a client certificate nor a token (exec and auth-provider plugins are not supported)",
-                path.display()
-            );
+        if !kubeconfig.contexts.iter().any(|c| c.name == context_name) {
+            let known: Vec<&str> = kubeconfig.contexts.iter().map(|c| c.name.as_str()).collect();
+            return Err(anyhow!(
+                "{}: no context named `{context_name}` (it has {})",
+                path.display(),
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            ));
         }
+        let options = KubeConfigOptions {
+            context: Some(context_name.clone()),
+            ..KubeConfigOptions::default()
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .context("starting the Kubernetes client's runtime")?;
+        let client = runtime.block_on(async {
+            let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+                .await
+                .map_err(|e| anyhow!("{}: context `{context_name}`: {e}", path.display()))?;
+            config.connect_timeout = Some(timeout);
+            config.read_timeout = Some(timeout);
+            let server = config.cluster_url.to_string();
+            let client = kube::Client::try_from(config)
+                .map_err(|e| anyhow!("{}: context `{context_name}`: {e}", path.display()))?;
+            anyhow::Ok((client, server))
+        })?;
         Ok(Kube {
-            target: Target {
-                url: server.trim_end_matches('/').to_string(),
-                ca,
-                identity,
-                timeout,
-            },
-            token,
-            _certificates: dir,
+            server: client.1,
+            client: client.0,
             resources: Mutex::new(BTreeMap::new()),
+            _runtime: runtime,
         })
     }
 
     async fn get_json(&self, path: &str) -> anyhow::Result<Option<Value>> {
-        let answer = send_async(
-            &self.target,
-            hyper::Method::GET,
-            path,
-            Vec::new(),
-            self.token.as_deref(),
-        )
-        .await
-        .with_context(|| format!("GET {}{path}", self.target.url))?;
-        match answer.status {
-            200 => Ok(Some(serde_json::from_slice(&answer.body)?)),
-            404 => Ok(None),
-            status => bail!(
-                "GET {}{path}: HTTP {status}: {}",
-                self.target.url,
-                String::from_utf8_lossy(&answer.body).trim()
-            ),
+        let request = http::Request::get(path)
+            .body(Vec::new())
+            .with_context(|| format!("GET {path}"))?;
+        match self.client.request::<Value>(request).await {
+            Ok(value) => Ok(Some(value)),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+            Err(e) => Err(anyhow!("GET {}{path}: {e}", self.server.trim_end_matches('/'))),
         }
     }
 
@@ -265,20 +183,25 @@ impl Kube {
         Ok(items(self.get_json(&path).await?, api_version, kind))
     }
 
-    /// Every object of `kind`, in `namespace` or (`None`) in all namespaces.
+    /// Every object of `kind`, in `namespace` or (`None`) in all namespaces, matching the label
+    /// `selector` when there is one.
     pub async fn list_all(
         &self,
         api_version: &str,
         kind: &str,
         namespace: Option<&str>,
+        selector: Option<&str>,
     ) -> anyhow::Result<Vec<Value>> {
-        let path = match namespace {
+        let mut path = match namespace {
             Some(namespace) => self.path(api_version, kind, namespace).await?,
             None => {
                 let (resource, _) = self.resource(api_version, kind).await?;
                 format!("/apis/{api_version}/{resource}")
             }
         };
+        if let Some(selector) = selector {
+            path = format!("{path}?labelSelector={}", query_escape(selector));
+        }
         Ok(items(self.get_json(&path).await?, api_version, kind))
     }
 
@@ -293,6 +216,18 @@ impl Kube {
             .map(str::to_string)
             .ok_or_else(|| anyhow!("the API server gives no preferred version for {group}"))
     }
+}
+
+/// `text` for a URL's query: everything but unreserved characters percent-encoded.
+fn query_escape(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// The items of a list the API server answered (none when it answered 404), each with the
@@ -338,13 +273,14 @@ fn tidy(mut object: Value) -> Value {
 }
 
 /// `namespace/name` of every Cluster with a topology in the management cluster (in
-/// `namespace`, or in all), sorted.
+/// `namespace`, or in all; matching `selector`, if any), sorted.
 pub async fn topology_clusters(
     kube: &Kube,
     namespace: Option<&str>,
+    selector: Option<&str>,
 ) -> anyhow::Result<Vec<(String, String)>> {
     let mut out: Vec<(String, String)> = kube
-        .list_all(CLUSTER_V, "Cluster", namespace)
+        .list_all(CLUSTER_V, "Cluster", namespace, selector)
         .await?
         .iter()
         .filter(|c| c["spec"]["topology"].is_object())
@@ -456,44 +392,14 @@ mod tests {
                 .contains("no current-context; name one with --context"),
             "{err}"
         );
-        let config = "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443', certificate-authority-data: 'LS0t'}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n";
-        let err = Kube::from_kubeconfig(&write(config), None, timeout).unwrap_err();
+        let config = "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443', certificate-authority-data: 'LS0t'}}]\nusers: [{name: u, user: {token: abc}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n";
+        let err = Kube::from_kubeconfig(&write(config), Some("y"), timeout).unwrap_err();
         assert!(
-            err.to_string()
-                .contains("neither a client certificate nor a token"),
+            err.to_string().ends_with("no context named `y` (it has x)"),
             "{err}"
         );
-        let leftovers = std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .filter(|e| {
-                let name = e.file_name().to_string_lossy().into_owned();
-                name.starts_with(&format!("capi-ext-kube-{}-", std::process::id()))
-            })
-            .count();
-        assert_eq!(
-            leftovers, 0,
-            "a kubeconfig refused leaves no certificate behind"
-        );
-        let err = Kube::from_kubeconfig(&write(config), Some("y"), timeout).unwrap_err();
-        assert!(err.to_string().ends_with("no context named `y`"), "{err}");
-        let kube = Kube::from_kubeconfig(
-            &write(&config.replace("user: {}", "user: {token: abc}")),
-            None,
-            timeout,
-        )
-        .unwrap();
-        assert_eq!(kube.target.url, "https://127.0.0.1:6443");
-        assert_eq!(std::fs::read(&kube.target.ca).unwrap(), b"---");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let scratch = kube.target.ca.parent().unwrap().to_path_buf();
-            let mode = std::fs::metadata(&scratch).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o700, "only this user reads the inline key");
-            drop(kube);
-            assert!(!scratch.exists(), "removed with the client");
-        }
+        let err = Kube::from_kubeconfig(&write("{"), None, timeout).unwrap_err();
+        assert!(err.to_string().contains("not a kubeconfig"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -21,12 +21,15 @@
 //! - `capi-ext-conformance topology-extension --variant NAME [server flags]`: one of the
 //!   successive versions of a topology extension the end-to-end proof of `capi-ext diff`
 //!   deploys (see [`versions`]).
+//! - `capi-ext-conformance kube-clients --kubeconfig FILE --workload-kubeconfig FILE`: the
+//!   runtime's Kubernetes clients against the e2e's API server (see [`kube_clients`]).
 //! - `capi-ext-conformance differential-extension [server flags]`: the extension CAPI's
 //!   desired-state generator and `capi-ext render` both call in the differential test (see
 //!   [`differential`]).
 
 mod differential;
 mod inplace;
+mod kube_clients;
 mod lifecycle;
 mod typed_template;
 mod typed_view;
@@ -163,6 +166,9 @@ fn main() -> std::process::ExitCode {
     let mode = std::env::args().nth(1).unwrap_or_default();
     if mode == "bench-server" {
         return bench_server();
+    }
+    if mode == "kube-clients" {
+        return kube_clients::run(&std::env::args().skip(2).collect::<Vec<_>>());
     }
     if mode == "differential-extension" {
         return serve(differential::extension());
@@ -306,7 +312,7 @@ fn main() -> std::process::ExitCode {
         }
         other => {
             eprintln!(
-                "usage: capi-ext-conformance roundtrip|responses|go-template|api-rules|typed-template|go-template-functions|bench-server|lifecycle-extension|inplace-extension|topology-extension|differential-extension (got `{other}`)"
+                "usage: capi-ext-conformance roundtrip|responses|kube-clients|go-template|api-rules|typed-template|go-template-functions|bench-server|lifecycle-extension|inplace-extension|topology-extension|differential-extension (got `{other}`)"
             );
             return std::process::ExitCode::from(2);
         }

@@ -226,18 +226,51 @@ impl Server {
     pub fn run<S: Send + Sync + 'static>(
         extension: crate::ExtensionBuilder<S>,
     ) -> std::process::ExitCode {
-        use clap::Parser;
-        #[derive(Parser)]
-        #[command(about = "A Cluster API Runtime Extension")]
-        struct Cli {
-            #[command(flatten)]
-            server: ServerOptions,
-        }
-        Self::run_with(extension, Cli::parse().server)
+        Self::run_with(extension, parse_options())
     }
 
     /// Like [`Server::run`], with options the caller already parsed.
     pub fn run_with<S: Send + Sync + 'static>(
+        extension: crate::ExtensionBuilder<S>,
+        options: ServerOptions,
+    ) -> std::process::ExitCode {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("a Tokio runtime");
+        runtime.block_on(Self::run_async_with(extension, options))
+    }
+
+    /// [`Server::run`] inside a Tokio runtime of the caller's, for an extension whose state is
+    /// made asynchronously (a Kubernetes client, a connection pool):
+    ///
+    /// ```no_run
+    /// use capi_ext::hooks::v1alpha1::*;
+    /// use capi_ext::{Extension, Server, State, hook};
+    ///
+    /// #[derive(Clone)]
+    /// struct Quota(u32);
+    ///
+    /// #[hook(BeforeClusterCreate)]
+    /// async fn quota(State(q): State<Quota>, _req: BeforeClusterCreateRequest) -> BeforeClusterCreateResponse {
+    ///     let _ = q.0;
+    ///     BeforeClusterCreateResponse::success()
+    /// }
+    ///
+    /// #[capi_ext::tokio::main(crate = "capi_ext::tokio")]
+    /// async fn main() -> std::process::ExitCode {
+    ///     let quota = Quota(10); // e.g. read from the management cluster
+    ///     Server::run_async(Extension::builder().state(quota).register::<quota>()).await
+    /// }
+    /// ```
+    pub async fn run_async<S: Send + Sync + 'static>(
+        extension: crate::ExtensionBuilder<S>,
+    ) -> std::process::ExitCode {
+        Self::run_async_with(extension, parse_options()).await
+    }
+
+    /// Like [`Server::run_async`], with options the caller already parsed.
+    pub async fn run_async_with<S: Send + Sync + 'static>(
         extension: crate::ExtensionBuilder<S>,
         options: ServerOptions,
     ) -> std::process::ExitCode {
@@ -249,23 +282,29 @@ impl Server {
                 return std::process::ExitCode::from(2);
             }
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .expect("a Tokio runtime");
-        runtime.block_on(async move {
-            match Server::bind(extension, options).await {
-                Ok(server) => {
-                    server.serve(shutdown_signal()).await;
-                    std::process::ExitCode::SUCCESS
-                }
-                Err(e) => {
-                    tracing::error!("{e}");
-                    std::process::ExitCode::FAILURE
-                }
+        match Server::bind(extension, options).await {
+            Ok(server) => {
+                server.serve(shutdown_signal()).await;
+                std::process::ExitCode::SUCCESS
             }
-        })
+            Err(e) => {
+                tracing::error!("{e}");
+                std::process::ExitCode::FAILURE
+            }
+        }
     }
+}
+
+/// The server's flags and environment variables, parsed from the command line.
+fn parse_options() -> ServerOptions {
+    use clap::Parser;
+    #[derive(Parser)]
+    #[command(about = "A Cluster API Runtime Extension")]
+    struct Cli {
+        #[command(flatten)]
+        server: ServerOptions,
+    }
+    Cli::parse().server
 }
 
 async fn bind(

@@ -78,19 +78,21 @@ pub fn read_cases(dir: &Path) -> anyhow::Result<Vec<Case>> {
     read_cases_shown_as(dir, &relative(dir))
 }
 
-/// The Clusters with a topology of a management cluster (in `namespace`, or in all), each as
-/// `render --kubeconfig` reads it: its ClusterClass, templates, current objects and the
-/// settings of its ExtensionConfig. Shown as `namespace/name (live)`.
-pub fn live_cases(
-    kube: &crate::ops::kube::Kube,
-    namespace: Option<&str>,
-) -> anyhow::Result<Vec<Case>> {
+/// The Clusters with a topology of a management cluster (of a namespace and a label selector,
+/// or all), each as `render --kubeconfig` reads it: its ClusterClass, templates, current
+/// objects and the settings of its ExtensionConfig. Shown as `namespace/name (live)`.
+pub fn live_cases(live: super::Live) -> anyhow::Result<Vec<Case>> {
+    let super::Live {
+        kube,
+        namespace,
+        selector,
+    } = live;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
         let mut cases = Vec::new();
-        for (ns, name) in crate::ops::kube::topology_clusters(kube, namespace).await? {
+        for (ns, name) in crate::ops::kube::topology_clusters(kube, namespace, selector).await? {
             let (input, _) = crate::ops::kube::render_input(kube, &ns, &name)
                 .await
                 .with_context(|| format!("reading Cluster {ns}/{name}"))?;
@@ -104,11 +106,12 @@ pub fn live_cases(
         }
         if cases.is_empty() {
             bail!(
-                "no Cluster with spec.topology {}: nothing that exists for diff to judge",
+                "no Cluster with spec.topology {}{}: nothing that exists for diff to judge",
                 namespace.map_or_else(
                     || "in any namespace".to_string(),
                     |ns| format!("in namespace {ns}")
-                )
+                ),
+                selector.map(|s| format!(" matching `{s}`")).unwrap_or_default()
             );
         }
         Ok(cases)

@@ -24,6 +24,17 @@ use capi_ext::CapiVersion;
 use std::path::Path;
 use std::time::Duration;
 
+/// The Clusters that exist, in a management cluster.
+#[derive(Debug, Clone, Copy)]
+pub struct Live<'a> {
+    /// Its client.
+    pub kube: &'a crate::ops::kube::Kube,
+    /// Only the Clusters of this namespace.
+    pub namespace: Option<&'a str>,
+    /// Only the Clusters matching this label selector.
+    pub selector: Option<&'a str>,
+}
+
 /// What to compare.
 pub struct Request<'a> {
     /// The version deployed today.
@@ -39,7 +50,7 @@ pub struct Request<'a> {
     pub base_cases: Option<&'a Path>,
     /// The Clusters that exist, read from a management cluster: every Cluster with a topology
     /// (of a namespace, or of all). The head's own cases are then not compared.
-    pub live: Option<(&'a crate::ops::kube::Kube, Option<&'a str>)>,
+    pub live: Option<Live<'a>>,
     /// The Cluster API release to play.
     pub capi_version: Option<CapiVersion>,
     /// CRDs of the templates' kinds: both versions render with the API server's rules, and
@@ -65,33 +76,49 @@ pub fn compare(request: &Request, status: &dyn Fn(&str, &str)) -> anyhow::Result
     let shown = cases::relative(request.cases);
     let base = Side::prepare(request.base, "base", request.project)?;
     let head = Side::prepare(request.head, "head", request.project)?;
-    let head_dir = match request.live {
-        Some(_) => request.cases.to_path_buf(),
-        None => head
-            .cases_dir(request.project, request.cases)
-            .with_context(|| {
-                format!(
-                    "{}: not in the head revision {}",
-                    shown.display(),
-                    head.name
-                )
-            })?,
-    };
-    let head_cases = read(&head_dir, &shown, request)?;
     let mut notes = Vec::new();
-    let existing = match (
-        request.base_cases,
-        base.cases_dir(request.project, request.cases),
-    ) {
-        (Some(dir), _) => read(dir, &cases::relative(dir), request)?,
-        (None, Some(dir)) => read(&dir, &shown, request)?,
-        (None, None) => {
-            notes.push(format!(
-                "the base {} has no {}: the head's cases stand for the Clusters that exist",
-                base.name,
-                shown.display()
-            ));
-            head_cases.clone()
+    let (existing, head_cases) = match request.live {
+        Some(live) => {
+            // The Clusters that exist are the judge, and nothing else: each is rendered by both
+            // versions as the management cluster holds it.
+            let mut live = cases::live_cases(live)?;
+            for case in &mut live {
+                case.input.capi_version = request.capi_version;
+                case.input.crds = request.crds.clone();
+            }
+            status(
+                "Read",
+                &format!("{} Clusters with a topology from the management cluster", live.len()),
+            );
+            (live.clone(), live)
+        }
+        None => {
+            let head_dir = head
+                .cases_dir(request.project, request.cases)
+                .with_context(|| {
+                    format!(
+                        "{}: not in the head revision {}",
+                        shown.display(),
+                        head.name
+                    )
+                })?;
+            let head_cases = read(&head_dir, &shown, request)?;
+            let existing = match (
+                request.base_cases,
+                base.cases_dir(request.project, request.cases),
+            ) {
+                (Some(dir), _) => read(dir, &cases::relative(dir), request)?,
+                (None, Some(dir)) => read(&dir, &shown, request)?,
+                (None, None) => {
+                    notes.push(format!(
+                        "the base {} has no {}: the head's cases stand for the Clusters that exist",
+                        base.name,
+                        shown.display()
+                    ));
+                    head_cases.clone()
+                }
+            };
+            (existing, head_cases)
         }
     };
 
