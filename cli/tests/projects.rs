@@ -41,6 +41,24 @@ fn cases() -> Vec<(&'static str, Vec<Vec<&'static str>>)> {
             ]],
         ),
         (
+            // An extension that talks to clusters: kube-rs clients, RBAC from markers.
+            "kube",
+            vec![
+                vec![
+                    "init",
+                    ".",
+                    "--name",
+                    "kube",
+                    "--kube",
+                    "--capi-ext-path",
+                    DEP,
+                    "--hooks",
+                    "AfterControlPlaneInitialized",
+                ],
+                vec!["generate", "helm"],
+            ],
+        ),
+        (
             "with-variables",
             vec![
                 vec![

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,9 +63,10 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 		return err
 	}
 
-	// A project as a user starts one, with topology hooks (so DiscoverVariables too).
+	// A project as a user starts one, with topology hooks (so DiscoverVariables too), that talks
+	// to clusters (--kube: a ServiceAccount and the ClusterRole of its RBAC markers).
 	project := filepath.Join(s.work, "scaffolded", "admitted")
-	init := exec.Command(s.capiExt, "init", project, "--hooks", "BeforeClusterCreate,GeneratePatches,ValidateTopology", "--capi-version", targetOf(s.capiVersion))
+	init := exec.Command(s.capiExt, "init", project, "--kube", "--hooks", "BeforeClusterCreate,GeneratePatches,ValidateTopology", "--capi-version", targetOf(s.capiVersion))
 	if out, err := init.CombinedOutput(); err != nil {
 		return fmt.Errorf("capi-ext init: %v\n%s", err, out)
 	}
@@ -150,6 +152,7 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 			problems = append(problems, "helm: "+problem)
 		}
 	}
+	problems = append(problems, s.serviceAccountMayDo(ctx, c, deployment, name)...)
 	if len(problems) > 0 {
 		return fmt.Errorf("%d problems applying the scaffolded project's manifests:\n  %s", len(problems), strings.Join(problems, "\n  "))
 	}
@@ -187,6 +190,7 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 		return fmt.Errorf("monitoring turned on: %w", err)
 	}
 	fmt.Printf("  kustomize build: %d objects admitted with no warning (%s); a Pod from the Deployment passes Pod Security restricted, a privileged one does not\n", len(objs), strings.Join(kinds, ", "))
+	fmt.Printf("  RBAC: the Deployment runs as ServiceAccount %s, which the API server lets get Secrets (the marker of Clusters::workload) but not list or delete them\n", name)
 	fmt.Printf("  helm: the chart lints; helm template renders the same %d objects (the Namespace aside), admitted with no warning in %s\n", len(charted), helmNS.GetName())
 	return nil
 }
@@ -375,6 +379,11 @@ func (s *scenarios) turnOn(project, name, namespace, commented, uncommented, wha
 	if err != nil {
 		return nil, err
 	}
+	// With `components:` already on (../rbac), only the component's own line is uncommented.
+	if strings.Contains(string(text), "\ncomponents:\n") {
+		commented = strings.TrimPrefix(commented, "# components:\n")
+		uncommented = strings.TrimPrefix(uncommented, "components:\n")
+	}
 	if !strings.Contains(string(text), commented) {
 		return nil, fmt.Errorf("%s has no %q to uncomment for %s:\n%s", path, commented, what, text)
 	}
@@ -397,6 +406,36 @@ func (s *scenarios) turnOn(project, name, namespace, commented, uncommented, wha
 		return nil, fmt.Errorf("%s on: helm template %v and kustomize build differ: %w", what, flags, err)
 	}
 	return objs, nil
+}
+
+// serviceAccountMayDo asks the API server (SubjectAccessReview) what the Deployment's
+// ServiceAccount may do: get Secrets, as the scaffold's RBAC marker says, and not list or
+// delete them.
+func (s *scenarios) serviceAccountMayDo(ctx context.Context, c client.Client, deployment *unstructured.Unstructured, name string) []string {
+	if deployment == nil {
+		return nil
+	}
+	var problems []string
+	account, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "spec", "serviceAccountName")
+	mount, _, _ := unstructured.NestedBool(deployment.Object, "spec", "template", "spec", "automountServiceAccountToken")
+	if account != name || !mount {
+		problems = append(problems, fmt.Sprintf("the Deployment runs as ServiceAccount %q with automountServiceAccountToken %v, want %q and true", account, mount, name))
+	}
+	for verb, want := range map[string]bool{"get": true, "list": false, "delete": false} {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               "system:serviceaccount:" + deployment.GetNamespace() + ":" + name,
+			Groups:             []string{"system:serviceaccounts", "system:serviceaccounts:" + deployment.GetNamespace()},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: "default", Verb: verb, Resource: "secrets"},
+		}}
+		if err := c.Create(ctx, review); err != nil {
+			problems = append(problems, fmt.Sprintf("SubjectAccessReview: %v", err))
+			continue
+		}
+		if review.Status.Allowed != want {
+			problems = append(problems, fmt.Sprintf("ServiceAccount %s may %s secrets: %v, want %v (%s)", name, verb, review.Status.Allowed, want, review.Status.Reason))
+		}
+	}
+	return problems
 }
 
 // containerItems lists the items of a list field (env, ports) of every container of a

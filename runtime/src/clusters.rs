@@ -13,7 +13,8 @@
 //! /// Holds creation while the Cluster's ConfigMap `<name>-hold` exists.
 //! #[hook(BeforeClusterCreate)]
 //! async fn hold(State(clusters): State<Clusters>, req: BeforeClusterCreateRequest) -> Result<BeforeClusterCreateResponse, String> {
-//!     let configmaps: Api<ConfigMap> = Api::namespaced(clusters.management(), &req.cluster.metadata.namespace);
+//!     let client = clusters.management().await.map_err(|e| e.to_string())?;
+//!     let configmaps: Api<ConfigMap> = Api::namespaced(client, &req.cluster.metadata.namespace);
 //!     let held = configmaps.get_opt(&format!("{}-hold", req.cluster.metadata.name)).await.map_err(|e| e.to_string())?;
 //!     Ok(match held {
 //!         Some(_) => BeforeClusterCreateResponse::success().retry_after(10).with_message("held by ConfigMap"),
@@ -21,16 +22,8 @@
 //!     })
 //! }
 //!
-//! #[capi_ext::tokio::main(crate = "capi_ext::tokio")]
-//! async fn main() -> std::process::ExitCode {
-//!     let clusters = match Clusters::infer().await {
-//!         Ok(clusters) => clusters,
-//!         Err(e) => {
-//!             eprintln!("{e}");
-//!             return std::process::ExitCode::FAILURE;
-//!         }
-//!     };
-//!     Server::run_async(Extension::builder().state(clusters).register::<hold>()).await
+//! fn main() -> std::process::ExitCode {
+//!     Server::run(Extension::builder().state(Clusters::infer()).register::<hold>())
 //! }
 //! ```
 //!
@@ -56,9 +49,7 @@ pub const KUBECONFIG_KEY: &str = "value";
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterError {
     /// No client of the management cluster: neither in-cluster nor from a kubeconfig.
-    #[error(
-        "cannot make a client of the management cluster: {0} (in a Pod, mount its service account token; elsewhere set KUBECONFIG)"
-    )]
+    #[error("no client of the management cluster: {0}")]
     Config(String),
     /// The Cluster's kubeconfig Secret does not exist (yet: CAPI's control plane writes it).
     #[error(
@@ -103,7 +94,9 @@ struct Cached {
 /// [`ExtensionBuilder::state`](crate::ExtensionBuilder::state), or hold it in a state of your own).
 #[derive(Clone)]
 pub struct Clusters {
-    management: Client,
+    /// The management cluster's client, or why there is none: made at the first use when the
+    /// Clusters were inferred.
+    management: Arc<tokio::sync::OnceCell<Result<Client, Arc<str>>>>,
     workloads: Arc<Mutex<HashMap<(String, String), Cached>>>,
     made: Arc<AtomicU64>,
 }
@@ -121,19 +114,31 @@ impl Clusters {
     /// Clients made with `management` as the management cluster's.
     pub fn new(management: Client) -> Self {
         Clusters {
-            management,
+            management: Arc::new(tokio::sync::OnceCell::new_with(Some(Ok(management)))),
             workloads: Arc::default(),
             made: Arc::default(),
         }
     }
 
     /// The management cluster as kube-rs finds it: `KUBECONFIG` (or `~/.kube/config`), else the
-    /// Pod's service account (in-cluster).
-    pub async fn infer() -> Result<Self, ClusterError> {
-        let config = Config::infer()
-            .await
-            .map_err(|e| ClusterError::Config(e.to_string()))?;
-        Self::from_config(config)
+    /// Pod's service account (in-cluster). The client is made at its first use, inside the
+    /// server, so `main` stays synchronous; when there is no management cluster (an extension
+    /// run on a laptop for `capi-ext render`, without a kubeconfig), every use answers with the
+    /// reason, logged once, and hooks that do not use it keep working.
+    pub fn infer() -> Self {
+        Clusters {
+            management: Arc::default(),
+            workloads: Arc::default(),
+            made: Arc::default(),
+        }
+    }
+
+    /// The management cluster as [`Clusters::infer`] finds it, made now: an error when there
+    /// is none.
+    pub async fn try_infer() -> Result<Self, ClusterError> {
+        let clusters = Self::infer();
+        clusters.management().await?;
+        Ok(clusters)
     }
 
     /// The management cluster of a kubeconfig file: its `context`, or its current context.
@@ -157,9 +162,26 @@ impl Clusters {
             .map_err(|e| ClusterError::Config(e.to_string()))
     }
 
-    /// The management cluster's client.
-    pub fn management(&self) -> Client {
-        self.management.clone()
+    /// The management cluster's client (an error when [`Clusters::infer`] finds none).
+    pub async fn management(&self) -> Result<Client, ClusterError> {
+        self.management
+            .get_or_init(|| async {
+                let made = match Config::infer().await {
+                    Ok(config) => Client::try_from(config).map_err(|e| e.to_string()),
+                    Err(e) => Err(format!(
+                        "{e} (in a Pod, mount its service account token; elsewhere set KUBECONFIG)"
+                    )),
+                };
+                made.map_err(|reason| {
+                    tracing::warn!(
+                        "no client of the management cluster: {reason}; handlers that use it fail"
+                    );
+                    reason.into()
+                })
+            })
+            .await
+            .clone()
+            .map_err(|reason| ClusterError::Config(reason.to_string()))
     }
 
     /// The client of `cluster`'s workload cluster.
@@ -174,7 +196,7 @@ impl Clusters {
     /// rotated kubeconfig is used at once and connections are otherwise reused.
     pub async fn workload_of(&self, namespace: &str, name: &str) -> Result<Client, ClusterError> {
         let secret_name = format!("{name}-kubeconfig");
-        let secrets: Api<Secret> = Api::namespaced(self.management.clone(), namespace);
+        let secrets: Api<Secret> = Api::namespaced(self.management().await?, namespace);
         let key = (namespace.to_string(), name.to_string());
         let no_secret = || ClusterError::NoSecret {
             namespace: namespace.to_string(),
@@ -208,7 +230,11 @@ impl Clusters {
             .data
             .as_ref()
             .and_then(|d| d.get(KUBECONFIG_KEY))
-            .ok_or_else(|| bad(format!("it has no key `{KUBECONFIG_KEY}`, where Cluster API keeps the kubeconfig")))?;
+            .ok_or_else(|| {
+                bad(format!(
+                    "it has no key `{KUBECONFIG_KEY}`, where Cluster API keeps the kubeconfig"
+                ))
+            })?;
         let text = std::str::from_utf8(&data.0)
             .map_err(|_| bad(format!("its `{KUBECONFIG_KEY}` is not UTF-8 text")))?;
         let kubeconfig = Kubeconfig::from_yaml(text)
@@ -216,8 +242,8 @@ impl Clusters {
         let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
             .await
             .map_err(|e| bad(format!("its kubeconfig cannot be used: {e}")))?;
-        let client =
-            Client::try_from(config).map_err(|e| bad(format!("its kubeconfig cannot be used: {e}")))?;
+        let client = Client::try_from(config)
+            .map_err(|e| bad(format!("its kubeconfig cannot be used: {e}")))?;
         self.made.fetch_add(1, Ordering::Relaxed);
         let version = secret.metadata.resource_version.unwrap_or(version);
         self.workloads.lock().expect("not poisoned").insert(

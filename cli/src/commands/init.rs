@@ -28,6 +28,11 @@ pub struct Args {
     /// Hooks to start with, comma-separated (DiscoverVariables is added for topology hooks).
     #[arg(long, value_delimiter = ',', default_value = "BeforeClusterCreate")]
     hooks: Vec<String>,
+    /// The extension talks to clusters: handlers get kube-rs clients of the management cluster
+    /// and of workload clusters (`capi_ext::clusters`, the runtime's `kube` feature), and
+    /// `// +capi-ext:rbac:` markers in the sources become the extension's ClusterRole.
+    #[arg(long)]
+    kube: bool,
     /// Take capi-ext's crates and CLI from a checkout: the path of its runtime/ crate, relative
     /// to the project or absolute (default: the checkout this CLI was built from, if it still
     /// exists).
@@ -77,6 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         capi_version: args.capi_version,
         hooks: args.hooks,
         source: source.clone(),
+        kube: args.kube,
     })?;
     let lines = files::apply(&dir, &changes, args.dry_run, args.force)
         .with_context(|| format!("writing {}", dir.display()))?;

@@ -232,6 +232,18 @@ fn with_chart(
     chart: bool,
 ) -> anyhow::Result<Vec<FileChange>> {
     let mut model = read(sources)?;
+    let default = root.join("config/default/kustomization.yaml");
+    if !model.rbac.is_empty()
+        && std::fs::read_to_string(&default).is_ok_and(|text| {
+            !text
+                .lines()
+                .any(|l| l.trim_start().starts_with("- ../rbac"))
+        })
+    {
+        eprintln!(
+            "warning: the sources have RBAC markers (`// +capi-ext:rbac:`), but config/default/kustomization.yaml does not deploy them: add `- ../rbac` under `components:` (the Deployment then runs as the ServiceAccount config/rbac/ grants them to)"
+        );
+    }
     let labels = compiled_only(&model);
     if !labels.is_empty() {
         let handler = model.variables_handler.clone().ok_or_else(|| {
@@ -325,6 +337,7 @@ pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileCh
             .map(|h| h.name.as_str()),
     )
     .map(str::to_string);
+    let rbac = rbac_rules(&model.rbac);
     let validate_topology = first_of(&handlers, "ValidateTopology");
     let discover_variables = first_of(&handlers, "DiscoverVariables");
     let context = json!({
@@ -336,6 +349,7 @@ pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileCh
         "validate_topology": validate_topology,
         "discover_variables": discover_variables,
         "upgrade_plan": first_of(&handlers, "GenerateUpgradePlan"),
+        "rbac": rbac,
         "variables": variables.iter().map(|v| {
             let schema = &v["schema"]["openAPIV3Schema"];
             json!({
@@ -376,6 +390,14 @@ pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileCh
             serde_json::to_string_pretty(&openapi(meta, &handlers, &variables))? + "\n",
         ),
     ];
+    if rbac.is_some() {
+        for path in ["config/rbac/kustomization.yaml", "config/rbac/role.yaml"] {
+            files.push(file(
+                path,
+                capi_ext_templates::render(&format!("project/{path}.hbs"), &context)?,
+            ));
+        }
+    }
     if context["topology"] == true {
         files.push(file(
             "render/clusterclass.yaml",
@@ -387,13 +409,41 @@ pub fn render(meta: &Metadata, model: &SourceModel) -> anyhow::Result<Vec<FileCh
             .strip_prefix("project/")
             .filter(|p| p.starts_with(CHART_DIR))
         {
-            files.push(file(
-                path.trim_end_matches(".hbs"),
-                capi_ext_templates::render(name, &context)?,
-            ));
+            let content = capi_ext_templates::render(name, &context)?;
+            // A template with nothing to say for this project (rbac.yaml without markers).
+            if !content.trim().is_empty() {
+                files.push(file(path.trim_end_matches(".hbs"), content));
+            }
         }
     }
     Ok(files)
+}
+
+/// The `rules:` of the ClusterRole, as YAML lines, from the RBAC markers; `None` without any.
+fn rbac_rules(markers: &[capi_ext_codegen::model::rbac::Rule]) -> Option<String> {
+    if markers.is_empty() {
+        return None;
+    }
+    let list = |items: &[String]| serde_json::to_string(items).expect("strings");
+    let lines: Vec<String> = capi_ext_codegen::model::rbac::merge(markers)
+        .iter()
+        .map(|rule| {
+            let mut text = format!(
+                "  - apiGroups: {}\n    resources: {}\n",
+                list(&rule.groups),
+                list(&rule.resources)
+            );
+            if !rule.resource_names.is_empty() {
+                text.push_str(&format!(
+                    "    resourceNames: {}\n",
+                    list(&rule.resource_names)
+                ));
+            }
+            text.push_str(&format!("    verbs: {}", list(&rule.verbs)));
+            text
+        })
+        .collect();
+    Some(lines.join("\n"))
 }
 
 /// Keeps only the files of a scope.

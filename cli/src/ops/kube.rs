@@ -30,7 +30,9 @@ pub struct Kube {
 
 impl std::fmt::Debug for Kube {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kube").field("server", &self.server).finish_non_exhaustive()
+        f.debug_struct("Kube")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
     }
 }
 
@@ -58,11 +60,19 @@ impl Kube {
                 })?,
         };
         if !kubeconfig.contexts.iter().any(|c| c.name == context_name) {
-            let known: Vec<&str> = kubeconfig.contexts.iter().map(|c| c.name.as_str()).collect();
+            let known: Vec<&str> = kubeconfig
+                .contexts
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
             return Err(anyhow!(
                 "{}: no context named `{context_name}` (it has {})",
                 path.display(),
-                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
             ));
         }
         let options = KubeConfigOptions {
@@ -100,7 +110,10 @@ impl Kube {
         match self.client.request::<Value>(request).await {
             Ok(value) => Ok(Some(value)),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
-            Err(e) => Err(anyhow!("GET {}{path}: {e}", self.server.trim_end_matches('/'))),
+            Err(e) => Err(anyhow!(
+                "GET {}{path}: {e}",
+                self.server.trim_end_matches('/')
+            )),
         }
     }
 

@@ -39,6 +39,9 @@ pub struct Metadata {
     pub cli_version: String,
     /// The handlers, in creation order.
     pub handlers: Vec<HandlerEntry>,
+    /// Whether the extension talks to clusters (`init --kube`): the runtime's `kube` feature,
+    /// a `Clusters` state, and RBAC from the `// +capi-ext:rbac:` markers.
+    pub kube: bool,
 }
 
 impl Metadata {
@@ -97,6 +100,10 @@ impl Metadata {
             capi_version: field("capi-version")?,
             cli_version: field("cli-version")?,
             handlers,
+            kube: project
+                .get("kube")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
         })
     }
 
@@ -371,6 +378,7 @@ mod tests {
                 hook: "BeforeClusterCreate".into(),
                 module: "before_create".into(),
             }],
+            kube: true,
         };
         let dir = std::env::temp_dir().join(format!("capi-ext-meta-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

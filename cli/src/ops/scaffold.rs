@@ -99,7 +99,12 @@ pub fn project_context(
         "namespace": meta.namespace,
         "capi_version": meta.capi_version,
         "cli_version": cli_version,
-        "capi_ext_dependency": source.capi_ext_dependency(),
+        "capi_ext_dependency": if meta.kube {
+            source.sibling_dependency("runtime", &["kube"])
+        } else {
+            source.capi_ext_dependency()
+        },
+        "kube": meta.kube,
         "capi_ext_render_dependency": source.render_dependency(),
         "cli_install": source.cli_install(),
         "from_checkout": matches!(source, super::source::CrateSource::Checkout(_)),
@@ -138,6 +143,8 @@ pub struct InitRequest {
     pub hooks: Vec<String>,
     /// Where the crates and the CLI come from.
     pub source: super::source::CrateSource,
+    /// The extension talks to clusters (the runtime's `kube` feature, RBAC from markers).
+    pub kube: bool,
 }
 
 struct Added {
@@ -260,6 +267,7 @@ pub fn init(request: &InitRequest) -> anyhow::Result<Vec<FileChange>> {
         capi_version: request.capi_version.to_string(),
         cli_version: project::CLI_VERSION.to_string(),
         handlers: Vec::new(),
+        kube: request.kube,
     };
     let mut files = Vec::new();
     for hook in &request.hooks {

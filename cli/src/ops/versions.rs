@@ -148,6 +148,7 @@ mod tests {
             capi_version: "1.14".into(),
             cli_version: "0".into(),
             handlers: vec![entry("patches")],
+            kube: false,
         };
         assert_eq!(next_name(&meta, "patches").unwrap().1, "patches-v2");
         meta.handlers.push(entry("patches-v2"));

@@ -5,6 +5,7 @@
 
 pub mod handler;
 pub mod project;
+pub mod rbac;
 pub mod registrations;
 pub mod render;
 pub mod schema_item;

@@ -44,6 +44,8 @@ pub struct SourceModel {
     pub variables: Vec<(String, Vec<Value>)>,
     /// The handler name of `.variables::<T>("name")`, if the extension registers one.
     pub variables_handler: Option<String>,
+    /// The RBAC markers (`// +capi-ext:rbac:...`), in file and line order.
+    pub rbac: Vec<super::rbac::Rule>,
 }
 
 struct Finder<'a> {
@@ -206,6 +208,9 @@ pub fn read(sources: &[(String, String)]) -> Result<SourceModel, Vec<LocatedErro
             model.variables_handler = finder.variables_handler;
         }
     }
+    let (rbac, rbac_errors) = super::rbac::read(sources);
+    model.rbac = rbac;
+    errors.extend(rbac_errors);
     match static_schema::variables(sources) {
         Ok(v) => model.variables = v,
         Err(e) => errors.extend(e),

@@ -33,7 +33,8 @@ async fn from_configmap(
     req: BeforeClusterCreateRequest,
 ) -> Result<BeforeClusterCreateResponse, String> {
     let cluster = &req.cluster.metadata;
-    let configmaps: Api<ConfigMap> = Api::namespaced(clusters.management(), &cluster.namespace);
+    let client = clusters.management().await.map_err(|e| e.to_string())?;
+    let configmaps: Api<ConfigMap> = Api::namespaced(client, &cluster.namespace);
     let answers = configmaps
         .get_opt(&format!("{}-answers", cluster.name))
         .await
@@ -41,7 +42,10 @@ async fn from_configmap(
     let retry = answers
         .and_then(|c| c.data)
         .and_then(|d| d.get("retryAfterSeconds").cloned())
-        .map(|v| v.parse::<i32>().map_err(|e| format!("retryAfterSeconds `{v}`: {e}")))
+        .map(|v| {
+            v.parse::<i32>()
+                .map_err(|e| format!("retryAfterSeconds `{v}`: {e}"))
+        })
         .transpose()?
         .unwrap_or(0);
     Ok(BeforeClusterCreateResponse::success().retry_after(retry))
@@ -103,7 +107,11 @@ impl Run {
 
     async fn marker(&self) -> AfterControlPlaneInitializedResponse {
         self.extension
-            .call(AfterControlPlaneInitialized, "workload-marker", &self.request())
+            .call(
+                AfterControlPlaneInitialized,
+                "workload-marker",
+                &self.request(),
+            )
             .await
             .expect("answered")
     }
@@ -174,7 +182,9 @@ pub fn run(args: &[String]) -> std::process::ExitCode {
     };
     let (Some(kubeconfig), Some(workload)) = (flag("--kubeconfig"), flag("--workload-kubeconfig"))
     else {
-        eprintln!("usage: capi-ext-conformance kube-clients --kubeconfig FILE --workload-kubeconfig FILE");
+        eprintln!(
+            "usage: capi-ext-conformance kube-clients --kubeconfig FILE --workload-kubeconfig FILE"
+        );
         return std::process::ExitCode::from(2);
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -200,7 +210,7 @@ async fn checks(
 ) -> Result<usize, Box<dyn std::error::Error>> {
     let workload_kubeconfig = std::fs::read_to_string(workload)?;
     let clusters = Clusters::from_kubeconfig(kubeconfig, None).await?;
-    let management = clusters.management();
+    let management = clusters.management().await?;
     let namespace = format!("kube-clients-{}", std::process::id());
     let namespaces: Api<Namespace> = Api::all(management.clone());
     namespaces
@@ -255,7 +265,11 @@ async fn checks(
             &PostParams::default(),
             &ConfigMap {
                 metadata: ObjectMeta {
-                    resource_version: configmaps.get("c1-answers").await?.metadata.resource_version,
+                    resource_version: configmaps
+                        .get("c1-answers")
+                        .await?
+                        .metadata
+                        .resource_version,
                     ..configmap(&namespace, "c1-answers", &[]).metadata
                 },
                 data: Some(BTreeMap::from([("retryAfterSeconds".into(), "3".into())])),
@@ -303,11 +317,19 @@ async fn checks(
     let answer = run.marker().await;
     run.check(
         "called again: the cached client is used (no new client)",
-        answer.message == marker && run.clusters.clients_made() == made && run.clusters.cached() == 1,
-        format!("{} clients made, {} cached", run.clusters.clients_made(), run.clusters.cached()),
+        answer.message == marker
+            && run.clusters.clients_made() == made
+            && run.clusters.cached() == 1,
+        format!(
+            "{} clients made, {} cached",
+            run.clusters.clients_made(),
+            run.clusters.cached()
+        ),
     );
     // Rotated to a kubeconfig of a port nothing listens on: the next call must use it.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let mut dead = capi_ext::clusters::kube::config::Kubeconfig::from_yaml(&workload_kubeconfig)?;
     for cluster in &mut dead.clusters {
         if let Some(c) = cluster.cluster.as_mut() {
@@ -339,7 +361,10 @@ async fn checks(
         format!("{answer:?}"),
     );
     let mut secret = secrets.get("c1-kubeconfig").await?;
-    secret.data = Some(BTreeMap::from([("other".into(), ByteString(b"x".to_vec()))]));
+    secret.data = Some(BTreeMap::from([(
+        "other".into(),
+        ByteString(b"x".to_vec()),
+    )]));
     secrets
         .replace("c1-kubeconfig", &PostParams::default(), &secret)
         .await?;

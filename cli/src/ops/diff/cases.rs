@@ -111,7 +111,9 @@ pub fn live_cases(live: super::Live) -> anyhow::Result<Vec<Case>> {
                     || "in any namespace".to_string(),
                     |ns| format!("in namespace {ns}")
                 ),
-                selector.map(|s| format!(" matching `{s}`")).unwrap_or_default()
+                selector
+                    .map(|s| format!(" matching `{s}`"))
+                    .unwrap_or_default()
             );
         }
         Ok(cases)

@@ -88,7 +88,10 @@ pub fn compare(request: &Request, status: &dyn Fn(&str, &str)) -> anyhow::Result
             }
             status(
                 "Read",
-                &format!("{} Clusters with a topology from the management cluster", live.len()),
+                &format!(
+                    "{} Clusters with a topology from the management cluster",
+                    live.len()
+                ),
             );
             (live.clone(), live)
         }
