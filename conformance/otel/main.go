@@ -261,6 +261,36 @@ func main() {
 			check(s.resource["service.name"] == "differential-extension" && s.resource["k8s.namespace.name"] == "capi-ext-system",
 				"%s: resource %v", protocol, s.resource)
 		}
+		// The handler's own spans: children of the call's span, in its trace, not for the
+		// unsampled call.
+		checks := byName["check-regions//child"]
+		check(len(checks) == 2, "%s: %d check-regions spans (the handler's own), want 2 (the traced call and the Failure)", protocol, len(checks))
+		if len(traced) == 1 {
+			var mine *span
+			for i := range checks {
+				if checks[i].traceID == parentTrace {
+					mine = &checks[i]
+				}
+			}
+			check(mine != nil, "%s: no check-regions span in the traced call's trace", protocol)
+			if mine != nil {
+				check(mine.parentSpanID == traced[0].spanID && mine.kind == tracepb.Span_SPAN_KIND_INTERNAL && mine.attributes["variables"] == "1",
+					"%s: check-regions: parent %s (the call's span is %s), kind %v, attributes %v", protocol, mine.parentSpanID, traced[0].spanID, mine.kind, mine.attributes)
+				check(mine.start >= traced[0].start && mine.end <= traced[0].end, "%s: check-regions outside the call's span", protocol)
+				compares := 0
+				for _, c := range byName["compare//child"] {
+					if c.parentSpanID == mine.spanID && c.traceID == parentTrace {
+						compares++
+					}
+				}
+				check(compares == 1, "%s: %d compare spans inside the traced call's check-regions, want 1", protocol, compares)
+			}
+		}
+		for _, c := range checks {
+			if c.traceID != parentTrace {
+				check(c.attributes["forbidden"] == "p1Region", "%s: the Failure's check-regions recorded forbidden=%q", protocol, c.attributes["forbidden"])
+			}
+		}
 		failed := byName["ValidateTopology/Failure"]
 		check(len(failed) == 1, "%s: %d Failure spans, want 1", protocol, len(failed))
 		if len(failed) == 1 {

@@ -9,7 +9,8 @@
 //!   item variables, the holder reference, the settings and the template as received (which
 //!   holds what the patches before this one did). With `patchType: merge` it sends a JSON merge
 //!   patch that also labels the template.
-//! - `validate` (ValidateTopology): `Failure` when a region variable is `forbidden`.
+//! - `validate` (ValidateTopology): `Failure` when a region variable is `forbidden`; it opens
+//!   two spans of its own (`check-regions`, `compare` inside it) for the traces' check.
 //!
 //! Nothing here depends on time, order of calls or randomness: the two engines must get the
 //! same answer for the same request.
@@ -78,10 +79,23 @@ async fn echo(req: GeneratePatchesRequest) -> GeneratePatchesResponse {
 }
 
 async fn validate(req: ValidateTopologyRequest) -> ValidateTopologyResponse {
-    let forbidden = req
-        .variables
-        .iter()
-        .find(|v| v.name.ends_with("Region") && v.value == Value::String("forbidden".into()));
+    // Spans of the handler's own, exported as children of the call's span when it is traced
+    // (`make otel` checks them).
+    let span = tracing::info_span!(
+        "check-regions",
+        variables = req.variables.len(),
+        forbidden = tracing::field::Empty
+    );
+    let _entered = span.enter();
+    let forbidden = {
+        let _compare = tracing::info_span!("compare").entered();
+        req.variables
+            .iter()
+            .find(|v| v.name.ends_with("Region") && v.value == Value::String("forbidden".into()))
+    };
+    if let Some(v) = forbidden {
+        span.record("forbidden", v.name.as_str());
+    }
     match forbidden {
         Some(v) => ValidateTopologyResponse::failure(format!("{} is forbidden", v.name)),
         None => ValidateTopologyResponse::success(),

@@ -137,7 +137,9 @@ impl Extension {
             Err(err) => return Reply::error(err, Some(route.hook), &route.name),
         };
         let deadline = query.and_then(timeout_param).unwrap_or(route.timeout);
-        let task = tokio::spawn(prepared.run);
+        // In the caller's span: the handler's own spans are its children (and, traced, the
+        // hook call's in OpenTelemetry).
+        let task = tokio::spawn(tracing::Instrument::in_current_span(prepared.run));
         let abort = task.abort_handle();
         let encoded = match tokio::time::timeout(deadline, task).await {
             Ok(Ok(encoded)) => encoded,

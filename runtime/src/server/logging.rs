@@ -49,7 +49,13 @@ pub fn init(format: LogFormat, verbose: u8) {
             .with_filter(filter)
             .boxed(),
     };
-    let _ = tracing_subscriber::registry().with(layer).try_init();
+    // A handler's spans (INFO and above) inside a traced hook call, for OpenTelemetry.
+    let handler_spans =
+        super::otel::HandlerSpans.with_filter(tracing_subscriber::filter::LevelFilter::INFO);
+    let _ = tracing_subscriber::registry()
+        .with(layer)
+        .with(handler_spans)
+        .try_init();
 }
 
 #[cfg(test)]

@@ -650,11 +650,14 @@ async fn handle(
         .to_string();
     let query = req.uri().query().map(str::to_string);
     let version = req.version();
-    let trace = shared
-        .tracer
-        .as_ref()
-        .map(|_| otel::Tracer::arrived(req.headers()));
+    let trace = shared.tracer.as_ref().map(|t| t.arrived(req.headers()));
     let span = tracing::info_span!("request", hook = tracing::field::Empty, handler = tracing::field::Empty, cluster = tracing::field::Empty, %path);
+    // The handler's own spans are exported as children of the call's span.
+    if let (Some(tracer), Some(started)) = (&shared.tracer, &trace)
+        && let Some(context) = tracer.context(started)
+    {
+        otel::attach(&span, context);
+    }
     let declared = declared_length(req.headers());
     let work = {
         let (shared, path) = (shared.clone(), path.clone());

@@ -15,7 +15,10 @@
 
 mod context;
 mod export;
+mod layer;
 mod otlp;
+
+pub(crate) use layer::{HandlerSpans, attach};
 
 use context::{Ids, Parent};
 use http::{HeaderMap, Uri};
@@ -241,19 +244,46 @@ pub(crate) struct Call<'a> {
     pub error: Option<String>,
 }
 
-/// Records spans and hands them to the exporter.
-pub(crate) struct Tracer {
+/// Where finished spans go: the exporter's queue.
+pub(crate) struct Sink {
     sender: std::sync::Mutex<Option<mpsc::Sender<SpanData>>>,
-    exporter: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-    ids: Ids,
-    sampler: Sampler,
     dropped: AtomicU64,
 }
 
-/// A call's trace context, taken from its headers when it arrives.
+impl Sink {
+    /// Queues a span. Never waits: a full queue drops it.
+    fn send(&self, span: SpanData) {
+        let sender = self.sender.lock().expect("not poisoned").clone();
+        if let Some(sender) = sender
+            && sender.try_send(span).is_err()
+            && self
+                .dropped
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(1000)
+        {
+            tracing::warn!(
+                dropped = self.dropped.load(Ordering::Relaxed),
+                "the span queue is full (OTEL_BSP_MAX_QUEUE_SIZE): spans are dropped"
+            );
+        }
+    }
+}
+
+/// Records spans and hands them to the exporter.
+pub(crate) struct Tracer {
+    sink: Arc<Sink>,
+    exporter: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    ids: Arc<Ids>,
+    sampler: Sampler,
+}
+
+/// A call's trace context, taken from its headers when it arrives, and its own span's ids.
 pub(crate) struct Started {
     parent: Option<Parent>,
     at: SystemTime,
+    trace_id: [u8; 16],
+    span_id: [u8; 8],
+    sampled: bool,
 }
 
 fn unix_nanos(t: SystemTime) -> u64 {
@@ -274,32 +304,55 @@ impl Tracer {
         );
         let exporter = tokio::spawn(export::run(Arc::new(config), receiver));
         Tracer {
-            sender: std::sync::Mutex::new(Some(sender)),
+            sink: Arc::new(Sink {
+                sender: std::sync::Mutex::new(Some(sender)),
+                dropped: AtomicU64::new(0),
+            }),
             exporter: std::sync::Mutex::new(Some(exporter)),
-            ids: Ids::new(),
+            ids: Arc::new(Ids::new()),
             sampler,
-            dropped: AtomicU64::new(0),
         }
     }
 
-    /// Reads `traceparent`/`tracestate` of an arriving call.
-    pub(crate) fn arrived(headers: &HeaderMap) -> Started {
+    /// Reads `traceparent`/`tracestate` of an arriving call; gives its span its ids and decides
+    /// whether it is sampled.
+    pub(crate) fn arrived(&self, headers: &HeaderMap) -> Started {
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        let parent = header("traceparent").and_then(|tp| context::parse(tp, header("tracestate")));
+        let trace_id = parent
+            .as_ref()
+            .map_or_else(|| self.ids.trace_id(), |p| p.trace_id);
         Started {
-            parent: header("traceparent").and_then(|tp| context::parse(tp, header("tracestate"))),
+            sampled: self.sampler.sampled(parent.as_ref(), &trace_id),
+            parent,
             at: SystemTime::now(),
+            trace_id,
+            span_id: self.ids.span_id(),
         }
+    }
+
+    /// What the spans a handler opens during the call need to be exported as its children;
+    /// `None` when the call is not sampled.
+    pub(crate) fn context(&self, started: &Started) -> Option<layer::HookContext> {
+        started.sampled.then(|| layer::HookContext {
+            trace_id: started.trace_id,
+            span_id: started.span_id,
+            trace_state: started
+                .parent
+                .as_ref()
+                .map(|p| p.trace_state.clone())
+                .unwrap_or_default(),
+            sink: self.sink.clone(),
+            ids: self.ids.clone(),
+        })
     }
 
     /// Records the span of an answered call, if sampled. Never waits: a full queue drops it.
     pub(crate) fn answered(&self, started: Started, call: Call<'_>) {
-        let trace_id = started
-            .parent
-            .as_ref()
-            .map_or_else(|| self.ids.trace_id(), |p| p.trace_id);
-        if !self.sampler.sampled(started.parent.as_ref(), &trace_id) {
+        if !started.sampled {
             return;
         }
+        let trace_id = started.trace_id;
         let mut attributes = vec![
             ("capi.hook", AttributeValue::String(call.hook.into())),
             ("capi.handler", AttributeValue::String(call.handler.into())),
@@ -327,7 +380,7 @@ impl Tracer {
         }
         let span = SpanData {
             trace_id,
-            span_id: self.ids.span_id(),
+            span_id: started.span_id,
             parent_span_id: started.parent.as_ref().map(|p| p.span_id),
             trace_state: started.parent.map(|p| p.trace_state).unwrap_or_default(),
             name: if call.hook.is_empty() {
@@ -339,25 +392,14 @@ impl Tracer {
             end_unix_nanos: unix_nanos(SystemTime::now()),
             attributes,
             error: call.error,
+            server: true,
         };
-        let sender = self.sender.lock().expect("not poisoned").clone();
-        if let Some(sender) = sender
-            && sender.try_send(span).is_err()
-            && self
-                .dropped
-                .fetch_add(1, Ordering::Relaxed)
-                .is_multiple_of(1000)
-        {
-            tracing::warn!(
-                dropped = self.dropped.load(Ordering::Relaxed),
-                "the span queue is full (OTEL_BSP_MAX_QUEUE_SIZE): spans are dropped"
-            );
-        }
+        self.sink.send(span);
     }
 
     /// Sends what is queued and stops the exporter (at most `grace`).
     pub(crate) async fn shutdown(&self, grace: Duration) {
-        self.sender.lock().expect("not poisoned").take();
+        self.sink.sender.lock().expect("not poisoned").take();
         let exporter = self.exporter.lock().expect("not poisoned").take();
         if let Some(exporter) = exporter
             && tokio::time::timeout(grace, exporter).await.is_err()

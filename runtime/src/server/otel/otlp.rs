@@ -28,10 +28,23 @@ pub(crate) struct SpanData {
     pub attributes: Vec<(&'static str, AttributeValue)>,
     /// `STATUS_CODE_ERROR` with this message, or unset.
     pub error: Option<String>,
+    /// The hook call's own span (`SPAN_KIND_SERVER`), or a span of the handler inside it
+    /// (`SPAN_KIND_INTERNAL`).
+    pub server: bool,
 }
 
+/// `Span.SpanKind.SPAN_KIND_INTERNAL`.
+const SPAN_KIND_INTERNAL: u64 = 1;
 /// `Span.SpanKind.SPAN_KIND_SERVER`.
 const SPAN_KIND_SERVER: u64 = 2;
+
+fn kind(span: &SpanData) -> u64 {
+    if span.server {
+        SPAN_KIND_SERVER
+    } else {
+        SPAN_KIND_INTERNAL
+    }
+}
 /// `Status.StatusCode.STATUS_CODE_ERROR`.
 const STATUS_CODE_ERROR: u64 = 2;
 /// The instrumentation scope.
@@ -112,7 +125,7 @@ pub(crate) fn encode_protobuf(resource: &[(String, String)], spans: &[SpanData])
             m.bytes(4, parent);
         }
         m.string(5, &span.name);
-        m.uint(6, SPAN_KIND_SERVER);
+        m.uint(6, kind(span));
         m.fixed64(7, span.start_unix_nanos);
         m.fixed64(8, span.end_unix_nanos);
         for (k, v) in &span.attributes {
@@ -155,7 +168,7 @@ pub(crate) fn encode_json(resource: &[(String, String)], spans: &[SpanData]) -> 
                 "traceId": hex(&span.trace_id),
                 "spanId": hex(&span.span_id),
                 "name": span.name,
-                "kind": SPAN_KIND_SERVER,
+                "kind": kind(span),
                 "startTimeUnixNano": span.start_unix_nanos.to_string(),
                 "endTimeUnixNano": span.end_unix_nanos.to_string(),
                 "attributes": span.attributes.iter().map(|(k, v)| json_attribute(k, v)).collect::<Vec<_>>(),
@@ -214,6 +227,7 @@ mod tests {
             end_unix_nanos: 2,
             attributes: vec![("http.response.status_code", AttributeValue::Int(200))],
             error: None,
+            server: true,
         };
         let v: Value = serde_json::from_slice(&encode_json(&[], &[span])).unwrap();
         let s = &v["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
