@@ -568,6 +568,82 @@ async fn rotated_certificate_is_picked_up_under_load_without_failed_requests() {
     );
 }
 
+/// With the poll an hour apart, a rotated certificate is served at once: the directory is
+/// watched. Both ways files change: written in place (atomically), and a Secret volume's swap of
+/// its `..data` link, the way the kubelet updates mounted Secrets.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_certificate_is_served_at_once_without_waiting_for_the_poll() {
+    let certs = capi_ext::dev_certs::DevCerts::generate(&[]).unwrap();
+    let dir = std::env::temp_dir().join(format!("capi-ext-watch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // A Secret volume: <dir>/..v1/{tls.crt,tls.key}, <dir>/..data -> ..v1, tls.* -> ..data/tls.*.
+    let version = |name: &str, cert: &str, key: &str| {
+        let v = dir.join(name);
+        std::fs::create_dir_all(&v).unwrap();
+        std::fs::write(v.join("tls.crt"), cert).unwrap();
+        std::fs::write(v.join("tls.key"), key).unwrap();
+    };
+    version("..v1", &certs.cert_pem, &certs.key_pem);
+    std::os::unix::fs::symlink("..v1", dir.join("..data")).unwrap();
+    for f in ["tls.crt", "tls.key"] {
+        std::os::unix::fs::symlink(format!("..data/{f}"), dir.join(f)).unwrap();
+    }
+    let mut options = capi_ext::ServerOptions::local(&dir);
+    options.cert_reload_interval = Duration::from_secs(3600);
+    let bound = capi_ext::Server::bind(extension(), options).await.unwrap();
+    let addr = bound.local_addr();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let done = tokio::spawn(bound.serve(async {
+        let _ = rx.await;
+    }));
+    let client = support::Client::new(addr, &certs.ca_pem, None);
+    let seen = || async {
+        client
+            .post(Proto::H2, &format!("{BASE}/discovery"), "{}")
+            .await
+            .unwrap()
+            .peer_cert
+    };
+    let first = seen().await;
+    let within = |what: &'static str, old: Vec<u8>| {
+        let seen = &seen;
+        async move {
+            let started = std::time::Instant::now();
+            loop {
+                let now = seen().await;
+                if now != old {
+                    return (now, started.elapsed());
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(3),
+                    "{what}: still the old certificate after 3 s (the poll is an hour apart)"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+    // The kubelet's way: a new version directory, then the `..data` link swapped atomically.
+    let (cert, key) = certs.sign_leaf("rotated-1", &["localhost"]).unwrap();
+    version("..v2", &cert, &key);
+    std::os::unix::fs::symlink("..v2", dir.join("..data-new")).unwrap();
+    std::fs::rename(dir.join("..data-new"), dir.join("..data")).unwrap();
+    let (second, took) = within("a swapped ..data link", first).await;
+    eprintln!("..data swap served after {took:?}");
+    // Written in place, as cert-manager's csi driver or a script does.
+    for f in ["tls.crt", "tls.key"] {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    let (cert, key) = certs.sign_leaf("rotated-2", &["localhost"]).unwrap();
+    capi_ext::dev_certs::write_atomic(&dir.join("tls.key"), key.as_bytes()).unwrap();
+    capi_ext::dev_certs::write_atomic(&dir.join("tls.crt"), cert.as_bytes()).unwrap();
+    let (_, took) = within("files written in place", second).await;
+    eprintln!("in-place write served after {took:?}");
+    let _ = tx.send(());
+    let _ = done.await;
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_drains_in_flight_requests_and_stops_accepting() {
     let mut server = TestServer::start(extension(), |o| {

@@ -23,6 +23,7 @@ mod otel;
 mod record;
 mod table;
 mod tls;
+mod watch;
 mod x509;
 
 pub use logging::init as init_logging;

@@ -141,9 +141,22 @@ impl ReloadingCert {
         let mut ticker = tokio::time::interval(interval);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         ticker.tick().await;
+        // Changes in the certificate's directory (a Secret volume swaps its `..data` link; a
+        // file written in place) wake the loop at once; the ticker is the fallback.
+        let dirs: Vec<&Path> = [&self.cert_path, &self.key_path]
+            .iter()
+            .filter_map(|p| p.parent())
+            .collect();
+        let mut watch = super::watch::DirectoryWatch::new(&dirs);
         let mut failed: Option<String> = None;
         loop {
-            ticker.tick().await;
+            tokio::select! {
+                _ = ticker.tick() => {}
+                () = watch.changed() => {
+                    // Let a writer finish the other file of the pair.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
             match self.reload() {
                 Ok(true) => {
                     failed = None;
