@@ -906,3 +906,102 @@ async fn clients_under_load_cross_connection_ages_without_a_failed_request() {
         );
     }
 }
+
+/// The extension inside a server of the caller's own (here plain hyper over HTTP/1.1, no TLS):
+/// the same answers as the built-in server, its errors included.
+#[tokio::test]
+async fn the_extension_serves_inside_a_server_of_ones_own() {
+    use http_body_util::{BodyExt, Full};
+    use hyper::body::Bytes;
+    let service = extension()
+        .service()
+        .path_prefix("/capi/")
+        .max_request_body_bytes(4096);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let service = service.clone();
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+            );
+        }
+    });
+    let call = |method: &'static str, path: String, body: Vec<u8>| async move {
+        let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .unwrap();
+        tokio::spawn(connection);
+        let request = http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "x")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    };
+    let (status, body) = call(
+        "POST",
+        format!("/capi{BASE}/beforeclustercreate/before-cluster-create"),
+        create_body(json!({})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""retryAfterSeconds":20"#), "{body}");
+    let (status, body) = call("POST", format!("/capi{BASE}/discovery"), b"{}".to_vec()).await;
+    assert!(
+        status == 200 && body.contains("before-cluster-delete"),
+        "{body}"
+    );
+    let (status, _) = call("GET", format!("/capi{BASE}/discovery"), Vec::new()).await;
+    assert_eq!(status, 405);
+    let (status, body) = call("POST", format!("/capi{BASE}/nope/x"), b"{}".to_vec()).await;
+    assert!(
+        status == 404 && body.contains("no handler is registered"),
+        "{body}"
+    );
+    let (status, _) = call("POST", format!("/capi{BASE}/discovery"), vec![b' '; 5000]).await;
+    assert_eq!(status, 413);
+}
+
+/// `Server::bind_listener`: the hooks on a listener the caller bound, served until the
+/// caller's shutdown future resolves.
+#[tokio::test]
+async fn the_server_serves_a_listener_the_caller_bound() {
+    let certs = capi_ext::dev_certs::DevCerts::generate(&[]).unwrap();
+    let dir = std::env::temp_dir().join(format!("capi-ext-listener-{}", std::process::id()));
+    certs.write_to(&dir).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut options = capi_ext::ServerOptions::local(&dir);
+    options.webhook_port = 1; // not used
+    let bound = capi_ext::Server::bind_listener(listener, extension(), options)
+        .await
+        .unwrap();
+    assert_eq!(bound.local_addr(), addr);
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let done = tokio::spawn(bound.serve(async {
+        let _ = rx.await;
+    }));
+    let client = Client::new(addr, &certs.ca_pem, None);
+    let answer = client
+        .post(Proto::H2, &format!("{BASE}/discovery"), "{}")
+        .await
+        .unwrap();
+    assert_eq!(answer.status, 200);
+    let _ = tx.send(());
+    tokio::time::timeout(Duration::from_secs(10), done)
+        .await
+        .expect("stops when the caller's future resolves")
+        .unwrap();
+    std::fs::remove_dir_all(dir).ok();
+}

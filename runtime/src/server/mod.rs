@@ -21,6 +21,7 @@ mod metrics;
 mod options;
 mod otel;
 mod record;
+mod service;
 mod table;
 mod tls;
 mod watch;
@@ -28,8 +29,12 @@ mod x509;
 
 pub use logging::init as init_logging;
 pub use metrics::Metrics;
-pub use options::{BindAddress, LogFormat, ServerOptions, TlsVersion};
+pub use options::{
+    BindAddress, DEFAULT_MAX_REQUEST_BODY_BYTES, LogFormat, ServerOptions, TlsVersion,
+};
+pub use service::ExtensionService;
 pub use tls::{ReloadingCert, TlsError, server_config};
+pub use tower_service;
 
 use crate::error::RequestError;
 use crate::{Extension, Reply};
@@ -115,6 +120,46 @@ impl Server {
         extension: Extension,
         options: ServerOptions,
     ) -> Result<BoundServer, ServeError> {
+        Self::bind_with(extension, options, None).await
+    }
+
+    /// Like [`Server::bind`], serving hooks on a listener the caller bound (a port the OS chose,
+    /// a socket handed over by systemd): `--webhook-host` and `--webhook-port` are not used.
+    /// Serve with [`BoundServer::serve`], which stops gracefully when its future resolves.
+    ///
+    /// ```no_run
+    /// # async fn run(extension: capi_ext::Extension, options: capi_ext::ServerOptions) {
+    /// let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let server = capi_ext::Server::bind_listener(listener, extension, options).await.unwrap();
+    /// println!("serving on {}", server.local_addr());
+    /// server.serve(capi_ext::server::shutdown_signal()).await;
+    /// # }
+    /// ```
+    pub async fn bind_listener(
+        listener: std::net::TcpListener,
+        extension: Extension,
+        options: ServerOptions,
+    ) -> Result<BoundServer, ServeError> {
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::new(options.webhook_host, options.webhook_port));
+        let listener = listener
+            .set_nonblocking(true)
+            .and_then(|()| TcpListener::from_std(listener))
+            .map_err(|source| ServeError::Bind {
+                addr,
+                what: "hook server",
+                flag: "webhook-port",
+                source,
+            })?;
+        Self::bind_with(extension, options, Some(listener)).await
+    }
+
+    async fn bind_with(
+        extension: Extension,
+        options: ServerOptions,
+        listener: Option<TcpListener>,
+    ) -> Result<BoundServer, ServeError> {
         let metrics = Arc::new(Metrics::default());
         let (acceptor, cert) = if options.insecure_plaintext {
             tracing::warn!(
@@ -129,8 +174,13 @@ impl Server {
             let config = server_config(&options, cert.clone())?;
             (Some(TlsAcceptor::from(Arc::new(config))), Some(cert))
         };
-        let addr = SocketAddr::new(options.webhook_host, options.webhook_port);
-        let listener = bind(addr, "hook server", "webhook-port").await?;
+        let listener = match listener {
+            Some(listener) => listener,
+            None => {
+                let addr = SocketAddr::new(options.webhook_host, options.webhook_port);
+                bind(addr, "hook server", "webhook-port").await?
+            }
+        };
         let mut admin = Vec::new();
         match (
             options.metrics_bind_address.0,

@@ -6,6 +6,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The largest request body accepted by default (CAPI sends every template in GeneratePatches).
+pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 20 << 20;
+
 /// Log output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum LogFormat {
@@ -113,7 +116,7 @@ pub struct ServerOptions {
     pub path_prefix: String,
 
     /// Largest accepted request body (CAPI sends every template in GeneratePatches).
-    #[arg(long, env = "CAPI_EXT_MAX_REQUEST_BODY_BYTES", default_value_t = 20 << 20)]
+    #[arg(long, env = "CAPI_EXT_MAX_REQUEST_BODY_BYTES", default_value_t = DEFAULT_MAX_REQUEST_BODY_BYTES)]
     pub max_request_body_bytes: usize,
 
     /// Memory budget of requests in flight, in bytes: each request is charged three times its
