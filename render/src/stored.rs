@@ -33,7 +33,7 @@ fn pointer(path: &str) -> String {
             .split_once('[')
             .map_or((part, ""), |(k, rest)| (k, rest));
         out.push('/');
-        out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+        out.push_str(&capi_ext::hooks::v1alpha1::escape_token(key));
         for index in indexes.split(['[', ']']).filter(|s| !s.is_empty()) {
             out.push('/');
             out.push_str(index);

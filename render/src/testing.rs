@@ -554,9 +554,7 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    capi_ext::fs::write_atomic(path, text.as_bytes())
 }
 
 /// The first object of `kind` in a YAML (or JSON) file of Kubernetes objects, e.g. a template

@@ -40,6 +40,7 @@ mod decode;
 #[cfg(feature = "dev-certs")]
 pub mod dev_certs;
 pub mod duration;
+pub mod fs;
 pub mod gates;
 pub mod hooks;
 pub mod objects;

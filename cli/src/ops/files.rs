@@ -71,7 +71,7 @@ pub fn write_atomic(path: &Path, content: &str) -> anyhow::Result<()> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating {}", parent.display()))?;
     }
-    capi_ext::dev_certs::write_atomic(path, content.as_bytes())
+    capi_ext::fs::write_atomic(path, content.as_bytes())
         .with_context(|| format!("writing {}", path.display()))
 }
 
