@@ -172,6 +172,19 @@ fn kubeconfig_secret(namespace: &str, data: Option<&str>) -> Secret {
     }
 }
 
+/// Gives the Cluster's kubeconfig Secret other data, as a rotation does.
+async fn rewrite(
+    secrets: &Api<Secret>,
+    data: Option<BTreeMap<String, ByteString>>,
+) -> Result<(), capi_ext::clusters::kube::Error> {
+    let mut secret = secrets.get("c1-kubeconfig").await?;
+    secret.data = data;
+    secrets
+        .replace("c1-kubeconfig", &PostParams::default(), &secret)
+        .await
+        .map(|_| ())
+}
+
 /// Runs the checks; the exit code says whether all passed.
 pub fn run(args: &[String]) -> std::process::ExitCode {
     let flag = |name: &str| {
@@ -338,36 +351,32 @@ async fn checks(
     }
     // JSON is YAML.
     let rotated = serde_json::to_string(&dead)?;
-    let mut secret = secrets.get("c1-kubeconfig").await?;
-    secret.data = kubeconfig_secret(&namespace, Some(&rotated)).data;
-    secrets
-        .replace("c1-kubeconfig", &PostParams::default(), &secret)
-        .await?;
+    rewrite(&secrets, kubeconfig_secret(&namespace, Some(&rotated)).data).await?;
     let answer = run.marker().await;
     run.check(
         "Secret rotated to a dead server: the new kubeconfig is used at once",
         answer.status == ResponseStatus::Failure && run.clusters.clients_made() == made + 1,
         format!("{answer:?}, {} clients made", run.clusters.clients_made()),
     );
-    let mut secret = secrets.get("c1-kubeconfig").await?;
-    secret.data = kubeconfig_secret(&namespace, Some(&workload_kubeconfig)).data;
-    secrets
-        .replace("c1-kubeconfig", &PostParams::default(), &secret)
-        .await?;
+    rewrite(
+        &secrets,
+        kubeconfig_secret(&namespace, Some(&workload_kubeconfig)).data,
+    )
+    .await?;
     let answer = run.marker().await;
     run.check(
         "Secret rotated back: reachable again",
         answer.message == marker && run.clusters.clients_made() == made + 2,
         format!("{answer:?}"),
     );
-    let mut secret = secrets.get("c1-kubeconfig").await?;
-    secret.data = Some(BTreeMap::from([(
-        "other".into(),
-        ByteString(b"x".to_vec()),
-    )]));
-    secrets
-        .replace("c1-kubeconfig", &PostParams::default(), &secret)
-        .await?;
+    rewrite(
+        &secrets,
+        Some(BTreeMap::from([(
+            "other".into(),
+            ByteString(b"x".to_vec()),
+        )])),
+    )
+    .await?;
     let answer = run.marker().await;
     run.check(
         "Secret without `value`: a Failure saying where CAPI keeps the kubeconfig",

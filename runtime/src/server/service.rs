@@ -129,6 +129,19 @@ impl ExtensionService {
 
 type Answer = Pin<Box<dyn Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send>>;
 
+impl ExtensionService {
+    /// [`ExtensionService::answer`] as both services' future.
+    fn boxed<B>(&self, request: Request<B>) -> Answer
+    where
+        B: hyper::body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let service = self.clone();
+        Box::pin(async move { Ok(service.answer(request).await) })
+    }
+}
+
 impl<B> tower_service::Service<Request<B>> for ExtensionService
 where
     B: hyper::body::Body + Send + 'static,
@@ -144,8 +157,7 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Answer {
-        let service = self.clone();
-        Box::pin(async move { Ok(service.answer(request).await) })
+        self.boxed(request)
     }
 }
 
@@ -160,7 +172,6 @@ where
     type Future = Answer;
 
     fn call(&self, request: Request<B>) -> Answer {
-        let service = self.clone();
-        Box::pin(async move { Ok(service.answer(request).await) })
+        self.boxed(request)
     }
 }
