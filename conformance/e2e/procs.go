@@ -40,10 +40,18 @@ type processes struct {
 }
 
 func (ps *processes) start(name, bin string, args ...string) *process {
+	return ps.startWith(name, nil, bin, args...)
+}
+
+// startWith is start with more environment variables (`NAME=value`).
+func (ps *processes) startWith(name string, env []string, bin string, args ...string) *process {
 	logPath := filepath.Join(ps.dir, name+".log")
 	f, err := os.Create(logPath)
 	must(err)
 	cmd := exec.Command(bin, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	ps.mu.Lock()

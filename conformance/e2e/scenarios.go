@@ -76,6 +76,7 @@ type scenarios struct {
 	work           string
 	capiExt        string
 	conformanceBin string // capi-ext-conformance: the lifecycle and topology extensions
+	testExtBin     string // the port of CAPI's test extension
 	capiVersion    string // the Cluster API release of the manager
 	// the manifests scenario: kustomize and cert-manager's CRDs
 	kustomize       string

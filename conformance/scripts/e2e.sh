@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 # shellcheck source=../versions.env
 source conformance/versions.env
-cargo build --quiet -p capi-ext-example-quickstart -p capi-ext-cli -p capi-ext-conformance
+cargo build --quiet -p capi-ext-example-quickstart -p capi-ext-example-capi-test-extension -p capi-ext-cli -p capi-ext-conformance
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 # Reads the extension's metrics with Prometheus's own parser and linter (its own module: the
 # Prometheus module would raise the Kubernetes libraries the e2e shares with Cluster API).
@@ -28,7 +28,7 @@ for entry in $CAPI_MATRIX; do
     cd conformance/e2e
     go run . -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -kcp-manager "$KCP_MANAGER" -capi-assets "$CAPI_ASSETS" \
       -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
-      -conformance "$target_dir/debug/capi-ext-conformance" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" \
+      -conformance "$target_dir/debug/capi-ext-conformance" -capi-test-extension "$target_dir/debug/capi-test-extension" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" \
       -prometheus-operator-crds "$PROMETHEUS_OPERATOR_CRDS" -promcheck "$promcheck" "$@"
   )
   summary+=("$capi: passed in $(( $(date +%s) - started ))s")

@@ -1,0 +1,21 @@
+//! Cluster API's own test extension (module `sigs.k8s.io/cluster-api/test`, `extension/`),
+//! written with capi-ext: the extension Cluster API's end-to-end tests deploy. The handlers
+//! have the names and answers of the Go extension at the release capi-ext targets.
+//!
+//! Ported so far:
+//! - [`lifecycle`]: the nine lifecycle hooks, whose answers come from a ConfigMap per Cluster
+//!   and ExtensionConfig, and which record each answer in it (the protocol of CAPI's runtimesdk
+//!   e2e spec), through the management cluster's client ([`Clusters`]).
+//!
+//! Not yet: the topology mutation handlers (GeneratePatches, ValidateTopology,
+//! DiscoverVariables), the in-place update handlers and GenerateUpgradePlan.
+
+pub mod lifecycle;
+
+use capi_ext::ExtensionBuilder;
+use capi_ext::clusters::Clusters;
+
+/// The extension, its handlers taking `clusters` as their state.
+pub fn extension(clusters: Clusters) -> ExtensionBuilder<Clusters> {
+    lifecycle::register(capi_ext::Extension::builder().state(clusters))
+}
