@@ -7,15 +7,20 @@
 //!   and ExtensionConfig, and which record each answer in it (the protocol of CAPI's runtimesdk
 //!   e2e spec), through the management cluster's client ([`Clusters`]).
 //!
-//! Not yet: the topology mutation handlers (GeneratePatches, ValidateTopology,
-//! DiscoverVariables), the in-place update handlers and GenerateUpgradePlan.
+//! - [`topology`], the Go extension's variables (`discover-variables`: five, schemas as written)
+//!   and `validate-topology`.
+//!
+//! Not yet: `generate-patches` (typed patches of the Dev and kubeadm templates, and the kind
+//! image table it reads), the in-place update handlers and GenerateUpgradePlan.
 
 pub mod lifecycle;
+pub mod topology;
 
 use capi_ext::ExtensionBuilder;
 use capi_ext::clusters::Clusters;
 
 /// The extension, its handlers taking `clusters` as their state.
 pub fn extension(clusters: Clusters) -> ExtensionBuilder<Clusters> {
-    lifecycle::register(capi_ext::Extension::builder().state(clusters))
+    let builder = capi_ext::Extension::builder().state(clusters);
+    lifecycle::register(topology::register(builder))
 }
