@@ -54,7 +54,7 @@ func (s *scenarios) startVersion(variant string, port int) (*versionProcess, err
 	probes := freePort()
 	p := s.ps.start(fmt.Sprintf("topology-%s-%d", variant, port), s.conformanceBin, "topology-extension", "--variant", variant,
 		"--target=1."+fmt.Sprint(s.minor), "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", port),
-		"--webhook-cert-dir="+s.extCertDir, "--metrics-bind-address=0",
+		"--webhook-cert-dir="+s.extCertDir, "--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json")
 	if err := waitHTTP(httpClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, p); err != nil {
 		return nil, err
@@ -233,7 +233,10 @@ func (s *scenarios) runDiffOn(ctx context.Context, base, head *versionProcess, c
 	if err := os.WriteFile(caFile, s.pki.caPEM, 0o644); err != nil {
 		return report, "", 0, err
 	}
-	args := append([]string{"diff", "--base", base.url(), "--base-ca", caFile, "--head", head.url(), "--head-ca", caFile},
+	// The versions require CAPI's client certificate, as every extension here does: diff
+	// presents one too.
+	args := append([]string{"diff", "--base", base.url(), "--base-ca", caFile, "--head", head.url(), "--head-ca", caFile,
+		"--cert", s.clientCert, "--key", s.clientKey},
 		append(cases, "--json", "--allow-rollout", "--capi-version", fmt.Sprintf("1.%d", s.minor))...)
 	cmd := exec.CommandContext(ctx, s.capiExt, args...)
 	var stderr strings.Builder

@@ -43,8 +43,14 @@ func (ps *processes) start(name, bin string, args ...string) *process {
 	return ps.startWith(name, nil, bin, args...)
 }
 
-// startWith is start with more environment variables (`NAME=value`).
+// startWith is start with more environment variables (`NAME=value`). An extension (a process
+// given --webhook-cert-dir) must require CAPI's client certificate: every call of every
+// scenario goes through the mTLS check, and a scenario that forgets it fails here.
 func (ps *processes) startWith(name string, env []string, bin string, args ...string) *process {
+	joined := " " + strings.Join(args, " ")
+	if strings.Contains(joined, " --webhook-cert-dir") && !strings.Contains(joined, " --webhook-client-ca-name") && !strings.Contains(joined, "--feature-gates") {
+		panic(fmt.Sprintf("%s is an extension started without --webhook-client-ca-name: every extension here requires CAPI's client certificate", name))
+	}
 	logPath := filepath.Join(ps.dir, name+".log")
 	f, err := os.Create(logPath)
 	must(err)

@@ -32,6 +32,13 @@ pub struct Args {
     /// The CA of a running head extension.
     #[arg(long, value_name = "FILE")]
     head_ca: Option<PathBuf>,
+    /// Client certificate for running extensions that require one (mTLS, as CAPI's manager
+    /// presents its own).
+    #[arg(long, value_name = "FILE", requires = "key")]
+    cert: Option<PathBuf>,
+    /// Client key, with --cert.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    key: Option<PathBuf>,
     /// The project (or a folder in it).
     #[arg(long, value_name = "DIR", default_value = ".")]
     project: PathBuf,
@@ -110,18 +117,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn compare(args: &Args) -> anyhow::Result<Report> {
+    let identity = args.cert.clone().zip(args.key.clone());
     let base = Version::parse(
         "base",
         Some(&args.base),
         args.base_ca.clone(),
         Version::Tree,
-    )?;
+    )?
+    .with_identity(identity.clone());
     let head = Version::parse(
         "head",
         args.head.as_deref(),
         args.head_ca.clone(),
         Version::Tree,
-    )?;
+    )?
+    .with_identity(identity);
     let needs_project = !matches!((&base, &head), (Version::Url { .. }, Version::Url { .. }));
     let project = if needs_project || (args.cases.is_none() && args.kubeconfig.is_none()) {
         local::project(&args.project)?.0

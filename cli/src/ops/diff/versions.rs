@@ -23,10 +23,21 @@ pub enum Version {
         url: String,
         /// The CA that signed its serving certificate.
         ca: PathBuf,
+        /// The client certificate and key to present, when it requires one.
+        identity: Option<(PathBuf, PathBuf)>,
     },
 }
 
 impl Version {
+    /// The client certificate and key a running extension is called with (`--cert`, `--key`);
+    /// nothing for a revision or the working tree, which diff starts itself.
+    pub fn with_identity(self, identity: Option<(PathBuf, PathBuf)>) -> Self {
+        match self {
+            Version::Url { url, ca, .. } => Version::Url { url, ca, identity },
+            other => other,
+        }
+    }
+
     /// `--base`/`--head`: an `https://` URL (with its CA) or a git revision; `None` is `default`.
     pub fn parse(
         flag: &str,
@@ -38,6 +49,7 @@ impl Version {
             (Some(url), Some(ca)) if url.starts_with("https://") => Ok(Version::Url {
                 url: url.to_string(),
                 ca,
+                identity: None,
             }),
             (Some(url), None) if url.starts_with("https://") => bail!(
                 "--{flag} {url} is a running extension: say which CA signed its certificate with --{flag}-ca FILE"
@@ -122,11 +134,11 @@ impl Side {
         status: &dyn Fn(&str, &str),
     ) -> anyhow::Result<Running> {
         let local = match &self.version {
-            Version::Url { url, ca } => {
+            Version::Url { url, ca, identity } => {
                 let target = Target {
                     url: url.clone(),
                     ca: ca.clone(),
-                    identity: None,
+                    identity: identity.clone(),
                     timeout,
                 };
                 return Running::reached(target, None, None, self.name);
