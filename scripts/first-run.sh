@@ -85,7 +85,7 @@ grep -q "render/generate-patches/cluster.yaml): added; renders with the head" di
 
 step "capi-ext diff: a renamed handler breaks the ClusterClasses that call it"
 git add -A && git -c user.name=first-run -c user.email=first-run@example.com commit -qm "v2 region"
-grep -rl 'name = "generate-patches-v2"' src | xargs sed -i 's/name = "generate-patches-v2"/name = "generate-patches-v3"/'
+grep -rl '"generate-patches-v2"' src | xargs sed -i 's/"generate-patches-v2"/"generate-patches-v3"/g'
 capi-ext generate manifests
 grep -q "generatePatchesExtension: generate-patches-v3" render/clusterclass.yaml || { cat render/clusterclass.yaml >&2; exit 1; }
 code=0
