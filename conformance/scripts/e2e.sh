@@ -8,6 +8,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 # shellcheck source=../versions.env
 source conformance/versions.env
+# The port of CAPI's test extension reads the kind mapper of CAPI_VERSION: its table must be that release's.
+./scripts/update-kind-images.sh --check
 cargo build --quiet -p capi-ext-example-quickstart -p capi-ext-example-capi-test-extension -p capi-ext-cli -p capi-ext-conformance
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 # Reads the extension's metrics with Prometheus's own parser and linter (its own module: the

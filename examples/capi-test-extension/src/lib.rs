@@ -7,14 +7,21 @@
 //!   and ExtensionConfig, and which record each answer in it (the protocol of CAPI's runtimesdk
 //!   e2e spec), through the management cluster's client ([`Clusters`]).
 //!
-//! - [`topology`], the Go extension's variables (`discover-variables`: five, schemas as written)
-//!   and `validate-topology`.
+//! - [`topology`]: `generate-patches` ([`patches`]: typed patches of the Dev and kubeadm
+//!   templates, the kind images of [`kind`]), the Go extension's variables
+//!   (`discover-variables`: five, schemas as written) and `validate-topology`.
+//! - [`upgrade_plan`]: `generate-upgrade-plan`, from the Kubernetes versions the kind mapper
+//!   knows.
 //!
-//! Not yet: `generate-patches` (typed patches of the Dev and kubeadm templates, and the kind
-//! image table it reads), the in-place update handlers and GenerateUpgradePlan.
+//! Not yet: the in-place update handlers (`can-update-machine`, `can-update-machineset`,
+//! `update-machine`).
 
+pub mod kind;
 pub mod lifecycle;
+pub mod patches;
+pub mod semver;
 pub mod topology;
+pub mod upgrade_plan;
 
 use capi_ext::ExtensionBuilder;
 use capi_ext::clusters::Clusters;
@@ -22,5 +29,5 @@ use capi_ext::clusters::Clusters;
 /// The extension, its handlers taking `clusters` as their state.
 pub fn extension(clusters: Clusters) -> ExtensionBuilder<Clusters> {
     let builder = capi_ext::Extension::builder().state(clusters);
-    lifecycle::register(topology::register(builder))
+    upgrade_plan::register(lifecycle::register(topology::register(builder)))
 }

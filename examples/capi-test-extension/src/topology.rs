@@ -1,5 +1,6 @@
 //! The topology handlers of CAPI's test extension (Go: `extension/handlers/topologymutation`):
-//! `discover-variables` and `validate-topology` so far; `generate-patches` is not ported yet.
+//! `generate-patches` (the patches are in [`patches`](crate::patches)), `validate-topology`
+//! and `discover-variables`.
 
 use capi_ext::ExtensionBuilder;
 use capi_ext::clusters::Clusters;
@@ -77,9 +78,14 @@ async fn validate_topology(_req: ValidateTopologyRequest) -> ValidateTopologyRes
     ValidateTopologyResponse::success()
 }
 
-/// Registers `validate-topology` and `discover-variables` (the Go extension's names).
+/// Registers `generate-patches`, `validate-topology` and `discover-variables` (the Go
+/// extension's names).
 pub fn register(builder: ExtensionBuilder<Clusters>) -> ExtensionBuilder<Clusters> {
     builder
+        .handler(capi_ext::Registration::patches(
+            "generate-patches",
+            crate::patches::patch_set(),
+        ))
         .handler(capi_ext::Registration::new(
             ValidateTopology,
             "validate-topology",

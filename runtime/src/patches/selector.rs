@@ -50,6 +50,7 @@ pub struct Selector {
     infrastructure_cluster: bool,
     machine_deployment_classes: Vec<String>,
     machine_pool_classes: Vec<String>,
+    any: bool,
     part: Option<Part>,
     field_path: Option<String>,
 }
@@ -99,6 +100,26 @@ impl Selector {
         }
     }
 
+    /// Every template CAPI sends, whoever holds it, as Go's `topologymutation.WalkTemplates`
+    /// visits them (a request item without a holder too): for patches that pick their
+    /// templates by kind and apiVersion only ([`NamedPatch::typed`](super::NamedPatch::typed)
+    /// or [`kind`](Self::kind)).
+    ///
+    /// ```
+    /// use capi_ext::patches::Selector;
+    ///
+    /// let every_kubeadm_config_template = Selector::any_template()
+    ///     .api_version("bootstrap.cluster.x-k8s.io/v1beta2")
+    ///     .kind("KubeadmConfigTemplate");
+    /// assert!(every_kubeadm_config_template.validate().is_ok());
+    /// ```
+    pub fn any_template() -> Self {
+        Selector {
+            any: true,
+            ..Selector::default()
+        }
+    }
+
     /// Also the templates `other` selects (its kind and apiVersion, if any, must agree).
     pub fn or(mut self, other: Selector) -> Self {
         self.control_plane |= other.control_plane;
@@ -106,6 +127,7 @@ impl Selector {
         self.machine_deployment_classes
             .extend(other.machine_deployment_classes);
         self.machine_pool_classes.extend(other.machine_pool_classes);
+        self.any |= other.any;
         self.api_version = self.api_version.or(other.api_version);
         self.kind = self.kind.or(other.kind);
         self.part = self.part.or(other.part);
@@ -162,8 +184,8 @@ impl Selector {
     pub fn validate(&self) -> Result<(), String> {
         let workers =
             !self.machine_deployment_classes.is_empty() || !self.machine_pool_classes.is_empty();
-        if !self.control_plane && !self.infrastructure_cluster && !workers {
-            return Err("the selector names no template: start from Selector::control_plane(), infrastructure_cluster(), machine_deployments([..]) or machine_pools([..])".into());
+        if !self.control_plane && !self.infrastructure_cluster && !workers && !self.any {
+            return Err("the selector names no template: start from Selector::control_plane(), infrastructure_cluster(), machine_deployments([..]), machine_pools([..]) or any_template()".into());
         }
         if let Some(kind) = &self.kind {
             let mut chars = kind.chars();
@@ -216,10 +238,10 @@ impl Selector {
             ));
         }
         match self.part {
-            Some(Part::Bootstrap) if !workers => Err(
+            Some(Part::Bootstrap) if !workers && !self.any => Err(
                 "bootstrap() needs machine_deployments([..]) or machine_pools([..]): only workers have bootstrap templates".into(),
             ),
-            Some(Part::ControlPlaneTemplate) if !self.control_plane => {
+            Some(Part::ControlPlaneTemplate) if !self.control_plane && !self.any => {
                 Err("control_plane_template() needs Selector::control_plane()".into())
             }
             _ => Ok(()),
@@ -257,6 +279,9 @@ impl Selector {
         };
         if self.part.is_some_and(|p| p != part) {
             return false;
+        }
+        if self.any {
+            return true;
         }
         if self.infrastructure_cluster
             && holder.kind == "Cluster"
@@ -339,6 +364,7 @@ impl<'de> Deserialize<'de> for Selector {
             infrastructure_cluster: wire.match_resources.infrastructure_cluster,
             machine_deployment_classes: wire.match_resources.machine_deployment_class.names,
             machine_pool_classes: wire.match_resources.machine_pool_class.names,
+            any: false,
             part: None,
             field_path: None,
         })
@@ -407,6 +433,19 @@ mod tests {
                 .api_version("x.io/v1")
                 .matches(&kcp, &cp, None, None)
         );
+
+        let every = Selector::any_template().kind("KubeadmControlPlaneTemplate");
+        for h in [
+            &cp,
+            &cp_machines,
+            &md_boot,
+            &md_infra,
+            &infra,
+            &HolderReference::default(),
+        ] {
+            assert!(every.matches(&kcp, h, None, None), "{h:?}");
+        }
+        assert!(!every.matches(&any, &cp, None, None));
 
         let workers = Selector::machine_deployments(["default-*"]);
         assert!(workers.matches(&any, &md_boot, Some("default-worker"), None));
