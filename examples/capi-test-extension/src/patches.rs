@@ -169,6 +169,14 @@ fn known_type(template: &mut Template, _: &PatchContext<Variables>) -> Result<()
     .into())
 }
 
+/// Appends `items` to a list, creating it only when there is something to append (as Go's
+/// `append` of nothing to a nil slice leaves it nil).
+fn append<T>(list: &mut Option<Vec<T>>, items: Vec<T>) {
+    if !items.is_empty() {
+        list.get_or_insert_default().extend(items);
+    }
+}
+
 fn add(map: &mut Option<BTreeMap<String, String>>, (key, value): (&str, &str)) {
     map.get_or_insert_default().insert(key.into(), value.into());
 }
@@ -366,18 +374,11 @@ fn kubeadm_control_plane(
         strategy.type_ = v1beta2::Type::RollingUpdate;
         strategy.rolling_update.get_or_insert_default().max_surge = Some(surge);
     }
-    if !ctx.variables.files.is_empty() {
-        config
-            .files
-            .get_or_insert_default()
-            .extend(files_v1beta2(&ctx.variables.files));
-    }
-    if !ctx.variables.pre_kubeadm_commands.is_empty() {
-        config
-            .pre_kubeadm_commands
-            .get_or_insert_default()
-            .extend(ctx.variables.pre_kubeadm_commands.iter().cloned());
-    }
+    append(&mut config.files, files_v1beta2(&ctx.variables.files));
+    append(
+        &mut config.pre_kubeadm_commands,
+        ctx.variables.pre_kubeadm_commands.clone(),
+    );
     Ok(())
 }
 
@@ -432,18 +433,11 @@ fn kubeadm_control_plane_v1beta1(
         let strategy = spec.rollout_strategy.get_or_insert_default();
         strategy.rolling_update.get_or_insert_default().max_surge = Some(int_or_string(surge));
     }
-    if !ctx.variables.files.is_empty() {
-        config
-            .files
-            .get_or_insert_default()
-            .extend(files_v1beta1(&ctx.variables.files));
-    }
-    if !ctx.variables.pre_kubeadm_commands.is_empty() {
-        config
-            .pre_kubeadm_commands
-            .get_or_insert_default()
-            .extend(ctx.variables.pre_kubeadm_commands.iter().cloned());
-    }
+    append(&mut config.files, files_v1beta1(&ctx.variables.files));
+    append(
+        &mut config.pre_kubeadm_commands,
+        ctx.variables.pre_kubeadm_commands.clone(),
+    );
     Ok(())
 }
 
@@ -481,16 +475,11 @@ fn kubeadm_config(
         .kubelet_extra_args
         .get_or_insert_default()
         .push(kubelet_arg("v", "2"));
-    if !ctx.variables.files.is_empty() {
-        spec.files
-            .get_or_insert_default()
-            .extend(files_v1beta2(&ctx.variables.files));
-    }
-    if !ctx.variables.pre_kubeadm_commands.is_empty() {
-        spec.pre_kubeadm_commands
-            .get_or_insert_default()
-            .extend(ctx.variables.pre_kubeadm_commands.iter().cloned());
-    }
+    append(&mut spec.files, files_v1beta2(&ctx.variables.files));
+    append(
+        &mut spec.pre_kubeadm_commands,
+        ctx.variables.pre_kubeadm_commands.clone(),
+    );
     kubeadm_config_annotations(&mut t.metadata, ctx);
     Ok(())
 }
@@ -513,16 +502,11 @@ fn kubeadm_config_v1beta1(
         .node_registration
         .get_or_insert_default();
     add(&mut registration.kubelet_extra_args, ("v", "2"));
-    if !ctx.variables.files.is_empty() {
-        spec.files
-            .get_or_insert_default()
-            .extend(files_v1beta1(&ctx.variables.files));
-    }
-    if !ctx.variables.pre_kubeadm_commands.is_empty() {
-        spec.pre_kubeadm_commands
-            .get_or_insert_default()
-            .extend(ctx.variables.pre_kubeadm_commands.iter().cloned());
-    }
+    append(&mut spec.files, files_v1beta1(&ctx.variables.files));
+    append(
+        &mut spec.pre_kubeadm_commands,
+        ctx.variables.pre_kubeadm_commands.clone(),
+    );
     kubeadm_config_annotations(&mut t.metadata, ctx);
     Ok(())
 }
