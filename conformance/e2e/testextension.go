@@ -36,11 +36,10 @@ spec:
 		return err
 	}
 	defer func() { _ = s.kube.delete(ctx, runtimeV, "ExtensionConfig", "", testExtName) }()
-	// The Go extension's order (its in-place handlers, not ported yet, come before
-	// generate-upgrade-plan there).
+	// The Go extension's handlers, in its order.
 	want := []string{"generate-patches", "validate-topology", "discover-variables", "before-cluster-create", "after-control-plane-initialized", "before-cluster-upgrade", "before-control-plane-upgrade",
 		"after-control-plane-upgrade", "before-workers-upgrade", "after-workers-upgrade", "after-cluster-upgrade", "before-cluster-delete",
-		"generate-upgrade-plan"}
+		"can-update-machine", "can-update-machineset", "update-machine", "generate-upgrade-plan"}
 	if err := eventually(timeoutLg, "the port's Discovery in the ExtensionConfig's status", func() (bool, string) {
 		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", testExtName)
 		if err != nil {

@@ -13,9 +13,10 @@
 //! - [`upgrade_plan`]: `generate-upgrade-plan`, from the Kubernetes versions the kind mapper
 //!   knows.
 //!
-//! Not yet: the in-place update handlers (`can-update-machine`, `can-update-machineset`,
-//! `update-machine`).
+//! - [`inplace`]: `can-update-machine`, `can-update-machineset` (the changes the extension
+//!   makes in place, as patches) and `update-machine` (a pretended update of 15 to 19 s).
 
+pub mod inplace;
 pub mod kind;
 pub mod lifecycle;
 pub mod patches;
@@ -23,11 +24,38 @@ pub mod semver;
 pub mod topology;
 pub mod upgrade_plan;
 
-use capi_ext::ExtensionBuilder;
 use capi_ext::clusters::Clusters;
+use capi_ext::{ExtensionBuilder, FromRef};
 
-/// The extension, its handlers taking `clusters` as their state.
-pub fn extension(clusters: Clusters) -> ExtensionBuilder<Clusters> {
-    let builder = capi_ext::Extension::builder().state(clusters);
-    upgrade_plan::register(lifecycle::register(topology::register(builder)))
+/// What the handlers share: the management cluster's client (the lifecycle hooks' ConfigMaps)
+/// and the in-place updates under way.
+#[derive(Clone)]
+pub struct Shared {
+    /// The clusters' clients.
+    pub clusters: Clusters,
+    /// The in-place updates under way.
+    pub updates: inplace::Updates,
+}
+
+impl FromRef<Shared> for Clusters {
+    fn from_ref(shared: &Shared) -> Self {
+        shared.clusters.clone()
+    }
+}
+
+impl FromRef<Shared> for inplace::Updates {
+    fn from_ref(shared: &Shared) -> Self {
+        shared.updates.clone()
+    }
+}
+
+/// The extension, in the Go extension's order of handlers: topology mutation, lifecycle,
+/// in-place update, upgrade plan.
+pub fn extension(clusters: Clusters) -> ExtensionBuilder<Shared> {
+    let builder = capi_ext::Extension::builder().state(Shared {
+        clusters,
+        updates: inplace::Updates::default(),
+    });
+    let builder = lifecycle::register(topology::register(builder));
+    upgrade_plan::register(inplace::register(builder))
 }

@@ -19,7 +19,7 @@ use capi_ext::clusters::kube::Api;
 use capi_ext::clusters::kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::objects::Cluster;
-use capi_ext::{ExtensionBuilder, State, hook};
+use capi_ext::{ExtensionBuilder, FromRef, State, hook};
 use serde_json::{Map, Value, json};
 
 /// The setting that names the ExtensionConfig (part of the ConfigMap's name).
@@ -379,7 +379,11 @@ pub async fn before_cluster_delete(
 }
 
 /// Registers the nine lifecycle handlers, in the Go extension's order.
-pub fn register(builder: ExtensionBuilder<Clusters>) -> ExtensionBuilder<Clusters> {
+pub fn register<S>(builder: ExtensionBuilder<S>) -> ExtensionBuilder<S>
+where
+    S: Send + Sync + 'static,
+    Clusters: FromRef<S>,
+{
     builder
         .register::<before_cluster_create>()
         .register::<after_control_plane_initialized>()

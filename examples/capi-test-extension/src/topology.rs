@@ -3,7 +3,6 @@
 //! and `discover-variables`.
 
 use capi_ext::ExtensionBuilder;
-use capi_ext::clusters::Clusters;
 use capi_ext::hooks::v1alpha1::*;
 use serde_json::{Value, json};
 
@@ -80,7 +79,7 @@ async fn validate_topology(_req: ValidateTopologyRequest) -> ValidateTopologyRes
 
 /// Registers `generate-patches`, `validate-topology` and `discover-variables` (the Go
 /// extension's names).
-pub fn register(builder: ExtensionBuilder<Clusters>) -> ExtensionBuilder<Clusters> {
+pub fn register<S: Send + Sync + 'static>(builder: ExtensionBuilder<S>) -> ExtensionBuilder<S> {
     builder
         .handler(capi_ext::Registration::patches(
             "generate-patches",
