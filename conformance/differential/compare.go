@@ -70,17 +70,24 @@ func objectKey(o map[string]any) string {
 // compareObjects lists every difference between CAPI's objects and render's, by object and
 // field path. Both go through JSON first so numbers compare alike.
 func compareObjects(want, got map[string]map[string]any) []string {
+	return sides{"CAPI", "render"}.compareObjects(want, got)
+}
+
+// sides names what is compared in the differences: the reference, then the one checked.
+type sides struct{ want, got string }
+
+func (s sides) compareObjects(want, got map[string]map[string]any) []string {
 	var diffs []string
 	for _, k := range unionKeys(want, got) {
 		w, inWant := want[k]
 		g, inGot := got[k]
 		switch {
 		case !inGot:
-			diffs = append(diffs, fmt.Sprintf("%s: CAPI computes it, render does not", k))
+			diffs = append(diffs, fmt.Sprintf("%s: %s computes it, %s does not", k, s.want, s.got))
 		case !inWant:
-			diffs = append(diffs, fmt.Sprintf("%s: render computes it, CAPI does not", k))
+			diffs = append(diffs, fmt.Sprintf("%s: %s computes it, %s does not", k, s.got, s.want))
 		default:
-			diffs = append(diffs, compareValues(k, "", normalize(w), normalize(g))...)
+			diffs = append(diffs, s.compareValues(k, "", normalize(w), normalize(g))...)
 		}
 	}
 	return diffs
@@ -110,7 +117,7 @@ func normalize(v any) any {
 	return out
 }
 
-func compareValues(object, path string, want, got any) []string {
+func (s sides) compareValues(object, path string, want, got any) []string {
 	at := func() string {
 		if path == "" {
 			return object
@@ -121,7 +128,7 @@ func compareValues(object, path string, want, got any) []string {
 	case map[string]any:
 		g, ok := got.(map[string]any)
 		if !ok {
-			return []string{fmt.Sprintf("%s: CAPI %s, render %s", at(), show(want), show(got))}
+			return []string{fmt.Sprintf("%s: %s %s, %s %s", at(), s.want, show(want), s.got, show(got))}
 		}
 		var diffs []string
 		for _, k := range unionKeys(w, g) {
@@ -130,22 +137,22 @@ func compareValues(object, path string, want, got any) []string {
 			p := path + "." + k
 			switch {
 			case !inG:
-				diffs = append(diffs, fmt.Sprintf("%s %s: CAPI %s, render has no such field", object, p, show(wv)))
+				diffs = append(diffs, fmt.Sprintf("%s %s: %s %s, %s has no such field", object, p, s.want, show(wv), s.got))
 			case !inW:
-				diffs = append(diffs, fmt.Sprintf("%s %s: render %s, CAPI has no such field", object, p, show(gv)))
+				diffs = append(diffs, fmt.Sprintf("%s %s: %s %s, %s has no such field", object, p, s.got, show(gv), s.want))
 			default:
-				diffs = append(diffs, compareValues(object, p, wv, gv)...)
+				diffs = append(diffs, s.compareValues(object, p, wv, gv)...)
 			}
 		}
 		return diffs
 	case []any:
 		g, ok := got.([]any)
 		if !ok || len(g) != len(w) {
-			return []string{fmt.Sprintf("%s: CAPI %s, render %s", at(), show(want), show(got))}
+			return []string{fmt.Sprintf("%s: %s %s, %s %s", at(), s.want, show(want), s.got, show(got))}
 		}
 		var diffs []string
 		for i := range w {
-			diffs = append(diffs, compareValues(object, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])...)
+			diffs = append(diffs, s.compareValues(object, fmt.Sprintf("%s[%d]", path, i), w[i], g[i])...)
 		}
 		return diffs
 	case string:
@@ -157,7 +164,7 @@ func compareValues(object, path string, want, got any) []string {
 			return nil
 		}
 	}
-	return []string{fmt.Sprintf("%s: CAPI %s, render %s", at(), show(want), show(got))}
+	return []string{fmt.Sprintf("%s: %s %s, %s %s", at(), s.want, show(want), s.got, show(got))}
 }
 
 func show(v any) string {

@@ -81,6 +81,8 @@ func main() {
 	verbose := flag.Bool("v", false, "also print why both sides refused a case")
 	rootModule := flag.String("capi-module", "", "the Cluster API module of -capi-version (its KubeadmControlPlane and KubeadmConfig CRDs)")
 	testModule := flag.String("test-module", "", "the Cluster API test module of -capi-version: its ClusterClasses are cases too")
+	portURL := flag.String("test-extension-url", "", "the port of CAPI's test extension (CA: -ca): with -go-test-extension-url, compare it with Go's under CAPI's code instead")
+	goURL := flag.String("go-test-extension-url", "", "CAPI's test extension (Go; CA: -ca)")
 	flag.Parse()
 	if *capiExt == "" || *url == "" || *caFile == "" || *work == "" || *capiVersion == "" {
 		fmt.Fprintln(os.Stderr, "usage: differential -capi-ext BIN -url URL -ca FILE -work DIR -capi-version V [-n N] [-seed S] [-random-seed S]")
@@ -93,6 +95,22 @@ func main() {
 	klog.SetLogger(logr.Discard())
 	must(feature.MutableGates.Set("RuntimeSDK=true,ClusterTopology=true"))
 	opts := options{capiExt: *capiExt, url: *url, caFile: *caFile, work: *work, capiVersion: *capiVersion, ca: ca}
+
+	if *portURL != "" || *goURL != "" {
+		if *portURL == "" || *goURL == "" || *testModule == "" {
+			fmt.Fprintln(os.Stderr, "usage: differential ... -test-extension-url URL -go-test-extension-url URL -test-module DIR -capi-module DIR")
+			os.Exit(2)
+		}
+		port, goes := opts, opts
+		port.url, goes.url = *portURL, *goURL
+		start := time.Now()
+		cases := peerCases(*testModule, loadCRDs(*rootModule, *testModule))
+		fmt.Printf("CAPI's test extension, the port against Go's, under CAPI's code: %d topologies\n", len(cases))
+		results := runPeerCases(port, goes, cases, *parallel)
+		reportByOrigin(cases, results)
+		report(results, time.Since(start), *verbose)
+		return
+	}
 
 	seeds := []int64{*seed}
 	if *randomSeed != 0 {

@@ -48,24 +48,34 @@ var realCRDs = []string{
 	"test:infrastructure/docker/config/crd/bases",
 }
 
-// envsubst as clusterctl applies it to cluster templates: ${VAR}, ${VAR:=default}.
-var envVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:=([^}]*))?\}`)
+// envsubst as clusterctl applies it to cluster templates: ${VAR}, ${VAR:=default},
+// ${VAR:-default}, defaults that are variables themselves (innermost first).
+var envVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:[=-]([^}$]*))?\}`)
 
 func envsubst(text string, values map[string]string) string {
-	return envVar.ReplaceAllStringFunc(text, func(m string) string {
-		parts := envVar.FindStringSubmatch(m)
-		if v, ok := values[parts[1]]; ok {
-			return v
+	for {
+		next := envVar.ReplaceAllStringFunc(text, func(m string) string {
+			parts := envVar.FindStringSubmatch(m)
+			if v, ok := values[parts[1]]; ok {
+				return v
+			}
+			return parts[3]
+		})
+		if next == text {
+			return text
 		}
-		return parts[3]
-	})
+		text = next
+	}
 }
 
 func documents(path string) []obj {
-	body, err := os.ReadFile(path)
-	must(err)
+	return documentsOf(read(path))
+}
+
+// documentsOf parses the YAML documents of a text (those with a kind).
+func documentsOf(text string) []obj {
 	var out []obj
-	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(body), -1) {
+	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(text, -1) {
 		var o obj
 		must(yaml.Unmarshal([]byte(doc), &o))
 		if o != nil && o["kind"] != nil {

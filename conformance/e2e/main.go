@@ -32,10 +32,10 @@ func must(err error) {
 }
 
 type options struct {
-	etcd, apiserver, capi, kcp, assets, extension, capiExt, conformanceBin, testExtension, capiVersion, kustomize, helm, clusterctl, certManagerCRDs, promOperatorCRDs, promcheck string
-	keep                                                                                                                                                                          bool
-	apiRules                                                                                                                                                                      apiRulesOptions
-	only                                                                                                                                                                          string
+	etcd, apiserver, capi, kcp, assets, extension, capiExt, conformanceBin, testExtension, goTestExtension, capiVersion, kustomize, helm, clusterctl, certManagerCRDs, promOperatorCRDs, promcheck string
+	keep                                                                                                                                                                                           bool
+	apiRules                                                                                                                                                                                       apiRulesOptions
+	only                                                                                                                                                                                           string
 }
 
 func main() {
@@ -49,6 +49,7 @@ func main() {
 	flag.StringVar(&o.extension, "extension", "", "the example extension binary")
 	flag.StringVar(&o.capiExt, "capi-ext", "", "the capi-ext command (for render)")
 	flag.StringVar(&o.testExtension, "capi-test-extension", "", "the port of CAPI's test extension (examples/capi-test-extension)")
+	flag.StringVar(&o.goTestExtension, "go-capi-test-extension", "", "CAPI's test extension (Go, module sigs.k8s.io/cluster-api/test, extension/) at the port's release")
 	flag.StringVar(&o.conformanceBin, "conformance", "", "the capi-ext-conformance binary (its lifecycle-extension mode serves the upgrade hooks)")
 	flag.StringVar(&o.kustomize, "kustomize", "", "the kustomize binary (builds a scaffolded project's config/default)")
 	flag.StringVar(&o.helm, "helm", "", "the helm binary (renders and lints a scaffolded project's chart)")
@@ -222,7 +223,7 @@ func run(o options, work string, ps *processes) error {
 	s := &scenarios{minor: minor, kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
 		extLog: ext.log, apiPort: apiPort, kcpLog: kcp.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, execKubeconfig: execKubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
 		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics), extMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", extMetrics), promcheck: o.promcheck, kcpMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", kcpMetrics),
-		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin, testExtBin: o.testExtension,
+		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin, testExtBin: o.testExtension, goTestExtBin: o.goTestExtension,
 		capiVersion: o.capiVersion, kustomize: o.kustomize, helm: o.helm, clusterctl: o.clusterctl, certManagerCRDs: o.certManagerCRDs, promOperatorCRDs: o.promOperatorCRDs}
 	// Why a scenario does not apply to an older release, by scenario.
 	skips := map[string]string{}

@@ -77,6 +77,7 @@ type scenarios struct {
 	capiExt        string
 	conformanceBin string // capi-ext-conformance: the lifecycle and topology extensions
 	testExtBin     string // the port of CAPI's test extension
+	goTestExtBin   string // CAPI's test extension, built from the Go module proxy
 	capiVersion    string // the Cluster API release of the manager
 	// the manifests scenario: kustomize and cert-manager's CRDs
 	kustomize       string

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
+	"sort"
 	"strings"
 	"time"
 
@@ -10,20 +13,82 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// The port of Cluster API's own test extension (examples/capi-test-extension) under the real
-// manager, driven as CAPI's runtimesdk e2e spec drives the Go one: answers preloaded in the
-// Cluster's ConfigMap, every answer recorded in it. The handlers read and write the ConfigMap
-// through the management cluster's client (capi_ext::clusters, KUBECONFIG).
-const testExtName = "capi-test-ext"
+// Cluster API's own test extension under the real manager twice, driven as CAPI's runtimesdk
+// e2e spec drives it: first the port (examples/capi-test-extension), then the Go extension of
+// CAPI's test module (built from the Go module proxy at the port's release), each with an
+// ExtensionConfig of its own for the time of its run. Each run: CAPI's Discovery of the
+// extension (ExtensionConfig status.handlers), CAPI's DiscoverVariables through a ClusterClass
+// whose external patch is the extension's (ClusterClass status.variables), and the lifecycle
+// protocol (answers preloaded in the Cluster's ConfigMap, every answer recorded in it). The
+// two runs must agree on all three: the handlers field by field, the variables field by field
+// and the ConfigMaps' records.
+const (
+	testExtName   = "capi-test-ext"
+	goTestExtName = "capi-test-ext-go"
+)
+
+// testExtRun is what one run saw, as CAPI and the API server hold it.
+type testExtRun struct {
+	handlers  []any             // status.handlers, names without the ExtensionConfig's suffix
+	variables []any             // status.variables of the ClusterClass using the extension's patch
+	records   map[string]string // the Cluster's ConfigMap once the Cluster is gone
+}
 
 func (s *scenarios) capiTestExtension(ctx context.Context) error {
+	if s.goTestExtBin == "" {
+		return fmt.Errorf("no -go-capi-test-extension: Go's test extension, the peer of the port, is needed")
+	}
+	port, err := s.testExtensionRun(ctx, testExtName, func(webhook, probes int) *process {
+		return s.ps.startWith("capi-test-extension", []string{"KUBECONFIG=" + s.kubeconfig}, s.testExtBin,
+			"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", webhook), "--webhook-cert-dir="+s.extCertDir,
+			"--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json")
+	})
+	if err != nil {
+		return fmt.Errorf("the port: %w", err)
+	}
+	goRun, err := s.testExtensionRun(ctx, goTestExtName, func(webhook, probes int) *process {
+		// Go's test extension has no option to require a client certificate: its calls are
+		// the only ones of the suite not checked against CAPI's client CA.
+		return s.ps.startPeer("capi-test-extension-go", []string{"KUBECONFIG=" + s.kubeconfig}, s.goTestExtBin,
+			fmt.Sprintf("--webhook-port=%d", webhook), "--webhook-cert-dir="+s.extCertDir,
+			fmt.Sprintf("--health-addr=127.0.0.1:%d", probes), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", freePort()),
+			"--insecure-diagnostics")
+	})
+	if err != nil {
+		return fmt.Errorf("Go's test extension: %w", err)
+	}
+	// Go lists its handlers in a random order: compared by name.
+	sort.Slice(port.handlers, func(i, j int) bool {
+		return port.handlers[i].(map[string]any)["name"].(string) < port.handlers[j].(map[string]any)["name"].(string)
+	})
+	for _, c := range []struct {
+		what       string
+		port, goes any
+	}{
+		{"Discovery (ExtensionConfig status.handlers)", port.handlers, goRun.handlers},
+		{"DiscoverVariables (ClusterClass status.variables)", port.variables, goRun.variables},
+		{"the lifecycle answers recorded in the Cluster's ConfigMap", port.records, goRun.records},
+	} {
+		if !reflect.DeepEqual(c.port, c.goes) {
+			pj, _ := json.Marshal(c.port)
+			gj, _ := json.Marshal(c.goes)
+			return fmt.Errorf("the port and Go's test extension differ in %s:\n  port: %s\n  Go:   %s", c.what, pj, gj)
+		}
+	}
+	fmt.Printf("  the port equals Go's test extension: %d handlers, %d variables, %d records\n", len(port.handlers), len(port.variables), len(port.records))
+	return nil
+}
+
+// testExtensionRun starts one implementation of the test extension (start: its webhook and
+// probe ports), registers it as ExtensionConfig `name` for every namespace, and drives it.
+func (s *scenarios) testExtensionRun(ctx context.Context, name string, start func(webhook, probes int) *process) (*testExtRun, error) {
+	fmt.Printf("  %s:\n", name)
+	run := &testExtRun{}
 	port, probes := freePort(), freePort()
-	p := s.ps.startWith("capi-test-extension", []string{"KUBECONFIG=" + s.kubeconfig}, s.testExtBin,
-		"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", port), "--webhook-cert-dir="+s.extCertDir,
-		"--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json")
+	p := start(port, probes)
 	if err := waitHTTP(httpClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, p); err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
 kind: ExtensionConfig
@@ -32,32 +97,53 @@ spec:
   clientConfig: {url: "https://127.0.0.1:%d", caBundle: %s}
   namespaceSelector: {}
   settings: {extensionConfigName: %s, defaultAllHandlersToBlocking: "true"}
-`, runtimeV, testExtName, port, s.caB64, testExtName)); err != nil {
-		return err
+`, runtimeV, name, port, s.caB64, name)); err != nil {
+		return nil, err
 	}
-	defer func() { _ = s.kube.delete(ctx, runtimeV, "ExtensionConfig", "", testExtName) }()
-	// The Go extension's handlers, in its order.
+	defer func() { _ = s.kube.delete(ctx, runtimeV, "ExtensionConfig", "", name) }()
+	// The Go extension's handlers, in the order its main registers them. Go's Discovery lists
+	// them in a random order (a map's); the port's is the registration order, checked here.
 	want := []string{"generate-patches", "validate-topology", "discover-variables", "before-cluster-create", "after-control-plane-initialized", "before-cluster-upgrade", "before-control-plane-upgrade",
 		"after-control-plane-upgrade", "before-workers-upgrade", "after-workers-upgrade", "after-cluster-upgrade", "before-cluster-delete",
 		"can-update-machine", "can-update-machineset", "update-machine", "generate-upgrade-plan"}
-	if err := eventually(timeoutLg, "the port's Discovery in the ExtensionConfig's status", func() (bool, string) {
-		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", testExtName)
+	inOrder := name == testExtName
+	if !inOrder {
+		sort.Strings(want)
+	}
+	if err := eventually(timeoutLg, "the extension's Discovery in the ExtensionConfig's status", func() (bool, string) {
+		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", name)
 		if err != nil {
 			return false, err.Error()
 		}
 		handlers, _, _ := unstructured.NestedSlice(u.Object, "status", "handlers")
 		var names []string
 		for _, h := range handlers {
-			name, _, _ := unstructured.NestedString(h.(map[string]any), "name")
-			names = append(names, strings.TrimSuffix(name, "."+testExtName))
+			handler := h.(map[string]any)
+			short := strings.TrimSuffix(handler["name"].(string), "."+name)
+			handler["name"] = short
+			names = append(names, short)
 		}
+		if !inOrder {
+			sort.Strings(names)
+			sort.Slice(handlers, func(i, j int) bool {
+				return handlers[i].(map[string]any)["name"].(string) < handlers[j].(map[string]any)["name"].(string)
+			})
+		}
+		run.handlers = handlers
 		return strings.Join(names, ",") == strings.Join(want, ","), fmt.Sprintf("handlers %v", names)
 	}); err != nil {
-		return err
+		return nil, err
 	}
+	fmt.Printf("    Discovery: the Go extension's %d handlers\n", len(want))
+
+	variables, err := s.testExtensionVariables(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	run.variables = variables
 
 	const cluster = "ct1"
-	configMap := cluster + "-" + testExtName + "-test-extension-hookresponses"
+	configMap := cluster + "-" + name + "-test-extension-hookresponses"
 	recordedAs := func(key, value string) func() (bool, string) {
 		return func() (bool, string) {
 			cm, err := s.kube.get(ctx, "v1", "ConfigMap", ns, configMap)
@@ -74,23 +160,23 @@ spec:
 	}
 	// The quickstart's own gates (registered for every namespace too) let this Cluster pass.
 	if _, err := s.kube.apply(ctx, clusterYAML(cluster, goodRepo, map[string]string{approved: "true", delOK: "true"})); err != nil {
-		return err
+		return nil, err
 	}
 	if err := eventually(timeoutLg, "BeforeClusterCreate held by the port's default answer, recorded in the ConfigMap it created",
 		recordedAs("BeforeClusterCreate-actualResponseStatus", "Status: Success, RetryAfterSeconds: 5")); err != nil {
-		return err
+		return nil, err
 	}
 	time.Sleep(3 * time.Second)
 	u, err := s.kube.get(ctx, clusterV, "Cluster", ns, cluster)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if cp, _, _ := unstructured.NestedString(u.Object, "spec", "controlPlaneRef", "name"); cp != "" {
-		return fmt.Errorf("the control plane was created while the port's BeforeClusterCreate held")
+		return nil, fmt.Errorf("the control plane was created while BeforeClusterCreate held")
 	}
-	fmt.Printf("  BeforeClusterCreate held: recorded %q\n", "Status: Success, RetryAfterSeconds: 5")
+	fmt.Printf("    BeforeClusterCreate held: recorded %q\n", "Status: Success, RetryAfterSeconds: 5")
 	if err := preload("BeforeClusterCreate", `{"Status": "Success"}`); err != nil {
-		return err
+		return nil, err
 	}
 	var cpName string
 	if err := eventually(timeoutLg, "the topology created once the preloaded answer lets go", func() (bool, string) {
@@ -102,36 +188,85 @@ spec:
 		ok, rec := recordedAs("BeforeClusterCreate-actualResponseStatus", "Status: Success, RetryAfterSeconds: 0")()
 		return cpName != "" && ok, fmt.Sprintf("controlPlaneRef=%q %s", cpName, rec)
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.kube.mergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true); err != nil {
-		return err
+		return nil, err
 	}
 	if err := eventually(timeoutLg, "AfterControlPlaneInitialized recorded",
 		recordedAs("AfterControlPlaneInitialized-actualResponseStatus", "Success")); err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Println("  released by the preloaded answer; AfterControlPlaneInitialized recorded \"Success\"")
+	fmt.Println("    released by the preloaded answer; AfterControlPlaneInitialized recorded \"Success\"")
 	if err := s.kube.delete(ctx, clusterV, "Cluster", ns, cluster); err != nil {
-		return err
+		return nil, err
 	}
 	if err := eventually(timeoutLg, "BeforeClusterDelete held by the port, recorded",
 		recordedAs("BeforeClusterDelete-actualResponseStatus", "Status: Success, RetryAfterSeconds: 5")); err != nil {
-		return err
+		return nil, err
 	}
 	time.Sleep(3 * time.Second)
 	if _, err := s.kube.get(ctx, clusterV, "Cluster", ns, cluster); err != nil {
-		return fmt.Errorf("the Cluster went away while the port's BeforeClusterDelete held: %w", err)
+		return nil, fmt.Errorf("the Cluster went away while BeforeClusterDelete held: %w", err)
 	}
 	if err := preload("BeforeClusterDelete", `{"Status": "Success"}`); err != nil {
-		return err
+		return nil, err
 	}
 	if err := eventually(timeoutLg, "the Cluster deleted once the preloaded answer lets go", func() (bool, string) {
 		_, err := s.kube.get(ctx, clusterV, "Cluster", ns, cluster)
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	}); err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Println("  BeforeClusterDelete held, then released by the preloaded answer; the Cluster deleted")
-	return nil
+	fmt.Println("    BeforeClusterDelete held, then released by the preloaded answer; the Cluster deleted")
+	cm, err := s.kube.get(ctx, "v1", "ConfigMap", ns, configMap)
+	if err != nil {
+		return nil, err
+	}
+	run.records, _, _ = unstructured.NestedStringMap(cm.Object, "data")
+	return run, s.kube.delete(ctx, "v1", "ConfigMap", ns, configMap)
+}
+
+// testExtensionVariables makes a ClusterClass whose one patch is the extension's (its
+// generate-patches, validate-topology and discover-variables handlers; the templates of
+// e2e-class) and returns the variables CAPI's ClusterClass controller discovered from it.
+func (s *scenarios) testExtensionVariables(ctx context.Context, name string) ([]any, error) {
+	class, err := s.kube.get(ctx, clusterV, "ClusterClass", ns, "e2e-class")
+	if err != nil {
+		return nil, err
+	}
+	spec, _, _ := unstructured.NestedMap(class.Object, "spec")
+	delete(spec, "variables")
+	spec["patches"] = []any{map[string]any{"name": "test-patch", "external": map[string]any{
+		"generatePatchesExtension":   "generate-patches." + name,
+		"validateTopologyExtension":  "validate-topology." + name,
+		"discoverVariablesExtension": "discover-variables." + name,
+	}}}
+	className := name + "-class"
+	body, err := json.Marshal(map[string]any{"apiVersion": clusterV, "kind": "ClusterClass",
+		"metadata": map[string]any{"name": className, "namespace": ns}, "spec": spec})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.kube.apply(ctx, string(body)); err != nil {
+		return nil, err
+	}
+	defer func() { _ = s.kube.delete(ctx, clusterV, "ClusterClass", ns, className) }()
+	var variables []any
+	if err := eventually(timeoutLg, "the variables CAPI discovered in the ClusterClass's status", func() (bool, string) {
+		u, err := s.kube.get(ctx, clusterV, "ClusterClass", ns, className)
+		if err != nil {
+			return false, err.Error()
+		}
+		variables, _, _ = unstructured.NestedSlice(u.Object, "status", "variables")
+		return len(variables) > 0, fmt.Sprintf("status %v", u.Object["status"])
+	}); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, v := range variables {
+		names = append(names, v.(map[string]any)["name"].(string))
+	}
+	fmt.Printf("    DiscoverVariables through ClusterClass %s: %v\n", className, names)
+	return variables, nil
 }

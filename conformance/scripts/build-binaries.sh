@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver, the Cluster API core manager, kustomize, helm and clusterctl from the
-# Go module proxy, each in a wrapper module of its own, into a cache outside the repository keyed
-# by version:
-#   $CAPI_EXT_CACHE/e2e/bin/{etcd,kube-apiserver,capi-manager,kcp-manager,kustomize,helm,clusterctl}-<version>
+# Builds etcd, kube-apiserver, the Cluster API core manager, kustomize, helm, clusterctl and CAPI's
+# test extension from the Go module proxy, each in a wrapper module of its own, into a cache
+# outside the repository keyed by version:
+#   $CAPI_EXT_CACHE/e2e/bin/{etcd,kube-apiserver,capi-manager,kcp-manager,kustomize,helm,clusterctl,capi-test-extension}-<version>
 #   $CAPI_EXT_CACHE/e2e/assets/capi-<version>/{crds/*.yaml,webhooks.yaml,kcp-crds/*.yaml,kcp-webhooks.yaml}
 #   $CAPI_EXT_CACHE/e2e/assets/cert-manager-<version>/*.yaml (cert-manager's CRDs)
 # A warm cache makes this a no-op. Prints the paths it produced.
@@ -141,6 +141,7 @@ build_apiserver
 (build_tool kustomize "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5)
 (build_tool helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION")
 (build_clusterctl)
+GO_TEST_EXTENSION=$("$here/scripts/build-test-extension.sh")
 (module_files "$CACHE/assets/cert-manager-$CERT_MANAGER_VERSION" "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION" 'deploy/crds/*.yaml')
 (module_files "$CACHE/assets/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION" "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" \
   example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml)
@@ -152,5 +153,6 @@ echo "CAPI_ASSETS=$CACHE/assets/capi-$CAPI_VERSION"
 echo "KUSTOMIZE=$BIN/kustomize-$KUSTOMIZE_VERSION"
 echo "HELM=$BIN/helm-$HELM_VERSION"
 echo "CLUSTERCTL=$BIN/clusterctl-$CLUSTERCTL_VERSION"
+echo "GO_TEST_EXTENSION=$GO_TEST_EXTENSION"
 echo "CERT_MANAGER_CRDS=$CACHE/assets/cert-manager-$CERT_MANAGER_VERSION"
 echo "PROMETHEUS_OPERATOR_CRDS=$CACHE/assets/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION"

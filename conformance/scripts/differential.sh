@@ -11,12 +11,17 @@
 # and a new DIFFERENTIAL_RANDOM_SEED each run, both printed. Then the ClusterClasses of CAPI's
 # test module whose patches are inline (quick-start, in-memory), with its cluster templates and
 # their real CRDs (KubeadmControlPlane, KubeadmConfig, Dev and Docker kinds).
+#
+# Then the port of CAPI's test extension against the Go original (built from the Go module
+# proxy): CAPI's code computes the topologies of CAPI's runtimesdk ClusterClasses once calling
+# each, and the objects must be the same (see conformance/differential/peer.go).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 # shellcheck source=../versions.env
 source conformance/versions.env
-cargo build --quiet -p capi-ext-cli -p capi-ext-conformance
+cargo build --quiet -p capi-ext-cli -p capi-ext-conformance -p capi-ext-example-capi-test-extension
+go_test_extension=$(./conformance/scripts/build-test-extension.sh)
 target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 cache=${CAPI_EXT_CACHE:-$HOME/.cache/capi-ext}/differential
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
@@ -44,26 +49,33 @@ program="$cache/differential-$CAPI_VERSION"
 (cd "$module" && go build -trimpath -o "$program" ./capiextdifferential)
 
 work=$(mktemp -d)
-pid=
+pids=()
 finish() {
   status=$?
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  if [ $status -eq 0 ]; then rm -rf "$work"; else echo "[differential] cases and the extension's log kept in $work" >&2; fi
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+  if [ $status -eq 0 ]; then rm -rf "$work"; else echo "[differential] cases and the extensions' logs kept in $work" >&2; fi
   exit $status
 }
 trap finish EXIT
 "$target_dir/debug/capi-ext" certs --out "$work/certs" >/dev/null 2>&1
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$target_dir/debug/capi-ext-conformance" differential-extension --webhook-host 127.0.0.1 \
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# serve NAME PORT COMMAND...: starts an extension and waits for its Discovery to answer.
+serve() {
+  local name=$1 port=$2; shift 2
+  "$@" >"$work/$name.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 300); do
+    curl -sf --cacert "$work/certs/ca.crt" -X POST -H 'Content-Type: application/json' -d '{}' \
+      "https://127.0.0.1:$port/hooks.runtime.cluster.x-k8s.io/v1alpha1/discovery" >/dev/null && return
+    kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/$name.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "[differential] $name did not answer Discovery on port $port" >&2; exit 1
+}
+port=$(free_port)
+serve extension "$port" "$target_dir/debug/capi-ext-conformance" differential-extension --webhook-host 127.0.0.1 \
   --webhook-port "$port" --webhook-cert-dir "$work/certs" --metrics-bind-address 0 \
-  --health-probe-bind-address 0 >"$work/extension.log" 2>&1 &
-pid=$!
-for _ in $(seq 100); do
-  curl -sf --cacert "$work/certs/ca.crt" -X POST -H 'Content-Type: application/json' -d '{}' \
-    "https://127.0.0.1:$port/hooks.runtime.cluster.x-k8s.io/v1alpha1/discovery" >/dev/null && break
-  kill -0 "$pid" 2>/dev/null || { cat "$work/extension.log" >&2; exit 1; }
-  sleep 0.1
-done
+  --health-probe-bind-address 0
 random_seed=${DIFFERENTIAL_RANDOM_SEED:-$(( $(date +%s%N) % 1000000000 + 2 ))}
 echo "======== capi-ext render against Cluster API $CAPI_VERSION's desired-state generator (seeds ${DIFFERENTIAL_SEED:-1} and $random_seed)" >&2
 "$program" -capi-ext "$target_dir/debug/capi-ext" -url "https://127.0.0.1:$port" -ca "$work/certs/ca.crt" \
@@ -71,3 +83,21 @@ echo "======== capi-ext render against Cluster API $CAPI_VERSION's desired-state
   -seed "${DIFFERENTIAL_SEED:-1}" -random-seed "$random_seed" \
   -capi-module "$(module_dir "sigs.k8s.io/cluster-api@$CAPI_VERSION")" \
   -test-module "$(module_dir "sigs.k8s.io/cluster-api/test@$CAPI_VERSION")" "$@"
+
+# The port of CAPI's test extension and the Go original, both with no management cluster (their
+# topology handlers do not use it; Go's manager needs a kubeconfig to start, never reached).
+test_ext_port=$(free_port) go_port=$(free_port)
+serve capi-test-extension "$test_ext_port" "$target_dir/debug/capi-test-extension" --webhook-host 127.0.0.1 \
+  --webhook-port "$test_ext_port" --webhook-cert-dir "$work/certs" --metrics-bind-address 0 --health-probe-bind-address 0
+printf '%s\n' 'apiVersion: v1' 'kind: Config' \
+  'clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]' 'users: [{name: none, user: {token: none}}]' \
+  'contexts: [{name: none, context: {cluster: none, user: none}}]' 'current-context: none' >"$work/unreachable.kubeconfig"
+serve capi-test-extension-go "$go_port" env KUBECONFIG="$work/unreachable.kubeconfig" "$go_test_extension" \
+  --webhook-port "$go_port" --webhook-cert-dir "$work/certs" --health-addr "127.0.0.1:$(free_port)" \
+  --diagnostics-address "127.0.0.1:$(free_port)" --insecure-diagnostics
+echo "======== CAPI's test extension: the port against Go's under Cluster API $CAPI_VERSION's code" >&2
+"$program" -capi-ext "$target_dir/debug/capi-ext" -url "https://127.0.0.1:$test_ext_port" -ca "$work/certs/ca.crt" \
+  -work "$work/peer-cases" -capi-version "$CAPI_VERSION" \
+  -test-extension-url "https://127.0.0.1:$test_ext_port" -go-test-extension-url "https://127.0.0.1:$go_port" \
+  -capi-module "$(module_dir "sigs.k8s.io/cluster-api@$CAPI_VERSION")" \
+  -test-module "$(module_dir "sigs.k8s.io/cluster-api/test@$CAPI_VERSION")"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real Cluster API core manager, with kube-apiserver and etcd, calls the capi-ext example
-# extension, the lifecycle extension and the in-place extension over mTLS; see conformance/README.md for the scenarios
+# extension, the lifecycle extension and the in-place extension over mTLS, and the port of CAPI's
+# test extension beside the Go original; see conformance/README.md for the scenarios
 # and what proves each one. Runs once per Cluster API release of versions.env (CAPI_MATRIX), or
 # for the releases named in E2E_VERSIONS (e.g. E2E_VERSIONS=v1.14.2).
 set -euo pipefail
@@ -30,7 +31,7 @@ for entry in $CAPI_MATRIX; do
     cd conformance/e2e
     go run . -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -kcp-manager "$KCP_MANAGER" -capi-assets "$CAPI_ASSETS" \
       -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
-      -conformance "$target_dir/debug/capi-ext-conformance" -capi-test-extension "$target_dir/debug/capi-test-extension" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" \
+      -conformance "$target_dir/debug/capi-ext-conformance" -capi-test-extension "$target_dir/debug/capi-test-extension" -go-capi-test-extension "$GO_TEST_EXTENSION" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" \
       -prometheus-operator-crds "$PROMETHEUS_OPERATOR_CRDS" -promcheck "$promcheck" "$@"
   )
   summary+=("$capi: passed in $(( $(date +%s) - started ))s")

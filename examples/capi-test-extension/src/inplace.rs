@@ -33,53 +33,15 @@ use std::time::{Duration, Instant};
 /// The setting that turns the in-place updates off (`"true"`).
 pub const DISABLE_KEY: &str = "disableInPlaceUpdates";
 
-/// The kinds the Go extension's decoder knows, by apiVersion (its scheme: the test module's
-/// infrastructure kinds and kubeadm's bootstrap and control plane kinds, v1beta2).
-const KNOWN_KINDS: &[(&str, &[&str])] = &[
-    (
-        "infrastructure.cluster.x-k8s.io/v1beta2",
-        &[
-            "DevCluster",
-            "DevClusterTemplate",
-            "DevMachine",
-            "DevMachinePool",
-            "DevMachinePoolTemplate",
-            "DevMachineTemplate",
-            "DockerCluster",
-            "DockerClusterTemplate",
-            "DockerMachine",
-            "DockerMachinePool",
-            "DockerMachinePoolTemplate",
-            "DockerMachineTemplate",
-        ],
-    ),
-    (
-        "bootstrap.cluster.x-k8s.io/v1beta2",
-        &["KubeadmConfig", "KubeadmConfigTemplate"],
-    ),
-    (
-        "controlplane.cluster.x-k8s.io/v1beta2",
-        &["KubeadmControlPlane", "KubeadmControlPlaneTemplate"],
-    ),
-];
-
-/// The kind of an object CAPI sent, checked against [`KNOWN_KINDS`] (list kinds included, as
-/// Go's scheme registers them); `what` names the object in the error.
+/// The kind of an object CAPI sent, if the in-place handlers' scheme (v1beta2 only) has it;
+/// `what` names the object in the error.
 fn known_kind<'a>(object: &'a Value, what: &str) -> Result<&'a str, String> {
     let field = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default();
     let (api_version, kind) = (field("apiVersion"), field("kind"));
     if kind.is_empty() {
         return Err(format!("{what}: Object 'Kind' is missing"));
     }
-    let known = KNOWN_KINDS
-        .iter()
-        .find(|(version, _)| *version == api_version)
-        .is_some_and(|(_, kinds)| {
-            kinds
-                .iter()
-                .any(|k| *k == kind || kind.strip_suffix("List") == Some(k))
-        });
-    if known {
+    if api_version.ends_with("/v1beta2") && crate::scheme::knows(api_version, kind) {
         Ok(kind)
     } else {
         Err(format!(

@@ -20,6 +20,7 @@ pub mod inplace;
 pub mod kind;
 pub mod lifecycle;
 pub mod patches;
+pub mod scheme;
 pub mod semver;
 pub mod topology;
 pub mod upgrade_plan;

@@ -53,59 +53,6 @@ pub const LABEL: (&str, &str) = ("top-level-label-1", "top-level-label-value-1")
 /// The annotation every patched template gets.
 pub const ANNOTATION: (&str, &str) = ("top-level-annotation-1", "top-level-annotation-value-1");
 
-/// The kinds the Go extension's decoder knows (its scheme: the Docker and Dev kinds of the
-/// test module, KubeadmConfig and KubeadmControlPlane, v1beta1 and v1beta2).
-const KNOWN: &[(&str, &[&str])] = &[
-    (
-        "infrastructure.cluster.x-k8s.io/v1beta1",
-        &[
-            "DevCluster",
-            "DevClusterTemplate",
-            "DevMachine",
-            "DevMachineTemplate",
-            "DockerCluster",
-            "DockerClusterTemplate",
-            "DockerMachine",
-            "DockerMachinePool",
-            "DockerMachinePoolTemplate",
-            "DockerMachineTemplate",
-        ],
-    ),
-    (
-        "infrastructure.cluster.x-k8s.io/v1beta2",
-        &[
-            "DevCluster",
-            "DevClusterTemplate",
-            "DevMachine",
-            "DevMachinePool",
-            "DevMachinePoolTemplate",
-            "DevMachineTemplate",
-            "DockerCluster",
-            "DockerClusterTemplate",
-            "DockerMachine",
-            "DockerMachinePool",
-            "DockerMachinePoolTemplate",
-            "DockerMachineTemplate",
-        ],
-    ),
-    (
-        "bootstrap.cluster.x-k8s.io/v1beta1",
-        &["KubeadmConfig", "KubeadmConfigTemplate"],
-    ),
-    (
-        "bootstrap.cluster.x-k8s.io/v1beta2",
-        &["KubeadmConfig", "KubeadmConfigTemplate"],
-    ),
-    (
-        "controlplane.cluster.x-k8s.io/v1beta1",
-        &["KubeadmControlPlane", "KubeadmControlPlaneTemplate"],
-    ),
-    (
-        "controlplane.cluster.x-k8s.io/v1beta2",
-        &["KubeadmControlPlane", "KubeadmControlPlaneTemplate"],
-    ),
-];
-
 /// The patches, in the order they run on a template (each type's patch selects only its
 /// kind and apiVersion, so at most one edits a template).
 pub fn patch_set() -> PatchSet<Variables> {
@@ -150,6 +97,41 @@ pub fn patch_set() -> PatchSet<Variables> {
             Selector::any_template(),
             dev_machine_pool,
         ))
+        .patch(NamedPatch::new(
+            "as-go-encodes",
+            Selector::any_template(),
+            as_go_encodes,
+        ))
+}
+
+/// Go's walker makes its patch from the template as Go's types encode it (`json.Marshal` of
+/// the decoded object), not from the template as CAPI sent it: every list of the v1beta2
+/// types is `omitempty`, so an empty list CAPI sent is removed by Go's patch, edited or not.
+/// The port removes them too, so CAPI stores the same objects with either extension (the
+/// differential against the Go extension found it: `preLoadImages: []` in the Dev templates
+/// of CAPI's runtimesdk quick-start). v1beta1 types keep some empty lists and write others
+/// as `null`; the port does not imitate them.
+fn as_go_encodes(template: &mut Template, _: &PatchContext<Variables>) -> Result<(), PatchError> {
+    if template
+        .object()
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|v| v.ends_with("/v1beta2"))
+    {
+        drop_empty_lists(template.object_mut());
+    }
+    Ok(())
+}
+
+fn drop_empty_lists(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.as_array().is_some_and(Vec::is_empty));
+            map.values_mut().for_each(drop_empty_lists);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_empty_lists),
+        _ => {}
+    }
 }
 
 /// Go's `FailForUnknownTypes`: a template its decoder cannot decode fails the answer.
@@ -157,10 +139,7 @@ fn known_type(template: &mut Template, _: &PatchContext<Variables>) -> Result<()
     let object = template.object();
     let field = |name| object.get(name).and_then(Value::as_str).unwrap_or_default();
     let (api_version, kind) = (field("apiVersion"), field("kind"));
-    if KNOWN
-        .iter()
-        .any(|(v, kinds)| *v == api_version && kinds.contains(&kind))
-    {
+    if crate::scheme::knows(api_version, kind) {
         return Ok(());
     }
     Err(format!(
@@ -661,6 +640,32 @@ mod tests {
             response.message.contains("FooTemplate"),
             "{}",
             response.message
+        );
+    }
+
+    #[test]
+    fn empty_lists_go_as_go_encodes_the_template() {
+        let mut request = request();
+        request.items.truncate(3);
+        let spec = json!({"backend": {"docker": {"preLoadImages": [], "extraMounts": [{"containerPath": "/a", "hostPath": "/b"}]}}});
+        request.items[2].object["spec"]["template"]["spec"] = spec;
+        let response = patch_set().generate(&request);
+        assert_eq!(
+            response.status,
+            ResponseStatus::Success,
+            "{}",
+            response.message
+        );
+        let ops = ops(&response.items[2].patch);
+        assert!(
+            ops.contains(
+                &json!({"op": "remove", "path": "/spec/template/spec/backend/docker/preLoadImages"})
+            ),
+            "{ops:?}"
+        );
+        assert!(
+            !ops.iter().any(|op| op.to_string().contains("extraMounts")),
+            "{ops:?}"
         );
     }
 
