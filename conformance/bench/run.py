@@ -5,8 +5,9 @@ results/<timestamp>/report.md (tables with ratios) and raw.json. Run with `make 
 
 Benchmarks, not tests: nothing here fails on a slow number; the report says which goals are met.
 Both servers run on this machine, one after the other, alternating which goes first each round.
-BENCH_DURATION (5s) and BENCH_ROUNDS (2) set the load; BENCH_PHASES=serving,codec,profile,tooling,builds
-selects phases (profile needs `perf`, Debian's linux-perf: the server's CPU above its codec, from
+BENCH_DURATION (5s) and BENCH_ROUNDS (2) set the load; BENCH_PHASES=serving,testext,codec,profile,tooling,builds
+selects phases (testext: CAPI's test extension, the port in examples/capi-test-extension against
+the Go original, on the GeneratePatches request of CAPI's runtimesdk quick-start) (profile needs `perf`, Debian's linux-perf: the server's CPU above its codec, from
 the samples of the server itself, in each round), and BENCH_REUSE=<stamp> takes the others from an earlier run's raw.json.
 """
 import json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -85,11 +86,27 @@ def build():
 
 
 def server_command(kind, bins, certs, port):
-    """`kind` names a binary of `bins`: "go" is CAPI's Go server, any other a build of capi-ext's."""
-    if kind != "go":
-        return [str(bins[kind]), "bench-server", "--webhook-host", "127.0.0.1", "--webhook-port", str(port), "--webhook-cert-dir", certs,
+    """`kind` names a binary of `bins`: "go" is CAPI's Go server, "port" and "go-testext" CAPI's
+    test extension (the port, the Go original), any other a build of capi-ext's bench server."""
+    if kind == "go":
+        return [str(bins["go"]), "--webhook-port", str(port), "--webhook-cert-dir", certs]
+    if kind == "port":
+        return [str(bins["port"]), "--webhook-host", "127.0.0.1", "--webhook-port", str(port), "--webhook-cert-dir", certs,
                 "--metrics-bind-address", "0", "--health-probe-bind-address", "0"]
-    return [str(bins["go"]), "--webhook-port", str(port), "--webhook-cert-dir", certs]
+    if kind == "go-testext":
+        # Go's manager needs a kubeconfig to start; its topology handlers never use it.
+        return ["env", f"KUBECONFIG={unreachable_kubeconfig(certs)}", str(bins["go-testext"]), "--webhook-port", str(port),
+                "--webhook-cert-dir", certs, "--health-addr", f"127.0.0.1:{free_port()}", "--diagnostics-address", f"127.0.0.1:{free_port()}",
+                "--insecure-diagnostics"]
+    return [str(bins[kind]), "bench-server", "--webhook-host", "127.0.0.1", "--webhook-port", str(port), "--webhook-cert-dir", certs,
+            "--metrics-bind-address", "0", "--health-probe-bind-address", "0"]
+
+
+def unreachable_kubeconfig(certs):
+    path = Path(certs) / "unreachable.kubeconfig"
+    path.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: none, cluster: {server: \"https://127.0.0.1:1\"}}]\n"
+                    "users: [{name: none, user: {token: none}}]\ncontexts: [{name: none, context: {cluster: none, user: none}}]\ncurrent-context: none\n")
+    return path
 
 
 def start_server(kind, bins, certs, port):
@@ -117,9 +134,8 @@ def stop(pid):
     os.kill(pid, signal.SIGKILL)
 
 
-def serving(bins, certs, kinds=("rust", "go")):
-    scenarios = [(hook, body, proto, c) for hook, body in [("beforeclustercreate/before-cluster-create", SMALL), ("generatepatches/generate-patches", PAYLOAD)]
-                 for proto in ["h2", "h1"] for c in [1, 50]]
+def serving(bins, certs, kinds=("rust", "go"), bodies=(("beforeclustercreate/before-cluster-create", SMALL), ("generatepatches/generate-patches", PAYLOAD))):
+    scenarios = [(hook, body, proto, c) for hook, body in bodies for proto in ["h2", "h1"] for c in [1, 50]]
     results = []
     for rnd in range(ROUNDS):
         order = list(kinds) if rnd % 2 == 0 else list(reversed(kinds))
@@ -140,6 +156,64 @@ def serving(bins, certs, kinds=("rust", "go")):
             stop(pid)
             results.append({"server": kind, "round": rnd + 1, "ready_ms": ready_ms, "ready_floor_ms": floor_ms, "idle_rss_kib": idle})
     return results
+
+
+TEST_MODULE_CLASS = "e2e/data/infrastructure-docker/main/clusterclass-quick-start-runtimesdk.yaml"
+TEST_MODULE_CLUSTER = "e2e/data/infrastructure-docker/main/cluster-template-upgrades-runtimesdk/cluster-runtimesdk.yaml"
+
+
+def envsubst(text, values):
+    """clusterctl's variables: ${VAR}, ${VAR:=default}, ${VAR:-default}, innermost first."""
+    pattern = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:[=-]([^}$]*))?\}")
+    while True:
+        new = pattern.sub(lambda m: values.get(m.group(1), m.group(3) or ""), text)
+        if new == text:
+            return text
+        text = new
+
+
+def testext_payload(bins, certs):
+    """The GeneratePatches request CAPI makes for its runtimesdk quick-start ClusterClass (test
+    module of versions.env's CAPI_VERSION) and a Cluster with three MachineDeployments and a
+    MachinePool, built by `capi-ext render --write-requests` (the e2e proves render's requests
+    equal to the manager's) against the port."""
+    version = re.search(r"^CAPI_MATRIX=\"(v[^:]+):", (ROOT / "conformance/versions.env").read_text(), re.M).group(1)
+    module = Path(json.loads(sh(["go", "mod", "download", "-json", f"sigs.k8s.io/cluster-api/test@{version}"]).stdout)["Dir"])
+    values = {"EXTENSION_CONFIG_NAME": "bench", "NAMESPACE": "default", "CLUSTER_NAME": "bench", "KUBERNETES_VERSION": "v1.34.1",
+              "CONTROL_PLANE_MACHINE_COUNT": "3", "WORKER_MACHINE_COUNT": "2", "DOCKER_SERVICE_CIDRS": "10.128.0.0/12",
+              "DOCKER_POD_CIDRS": "192.168.0.0/16", "DOCKER_SERVICE_DOMAIN": "cluster.local"}
+    work = OUT / "testext-payload"; work.mkdir(parents=True, exist_ok=True)
+    docs = re.split(r"(?m)^---\s*$", envsubst((module / TEST_MODULE_CLASS).read_text(), values))
+    (work / "clusterclass.yaml").write_text(next(d for d in docs if re.search(r"(?m)^kind: ClusterClass$", d)))
+    (work / "templates.yaml").write_text("---".join(d for d in docs if not re.search(r"(?m)^kind: ClusterClass$", d)))
+    cluster = envsubst((module / TEST_MODULE_CLUSTER).read_text(), values)
+    md = re.search(r'(?ms)^( +- class: "default-worker"\n +name: "md-0"\n.*?)(?=^ +machinePools:)', cluster).group(1)
+    cluster = cluster.replace(md, md + md.replace('"md-0"', '"md-1"') + md.replace('"md-0"', '"md-2"'))
+    (work / "cluster.yaml").write_text(cluster)
+    (work / "extensionconfig.yaml").write_text("apiVersion: runtime.cluster.x-k8s.io/v1beta2\nkind: ExtensionConfig\nmetadata: {name: bench}\n"
+                                               "spec: {clientConfig: {url: \"https://127.0.0.1\"}}\n")
+    port = free_port()
+    pid, base, _, _ = start_server("port", bins, certs, port)
+    try:
+        sh([bins["cli"], "render", "--cluster", work / "cluster.yaml", "--clusterclass", work / "clusterclass.yaml",
+            "--templates", work / "templates.yaml", "--extension-config", work / "extensionconfig.yaml",
+            "--url", f"https://127.0.0.1:{port}", "--ca", f"{certs}/ca.crt", "--write-requests", work / "requests"])
+    finally:
+        stop(pid)
+    request = sorted((work / "requests").glob("*-GeneratePatches-*.request.json"))[0]
+    items = len(json.loads(request.read_text())["items"])
+    log(f"testext: the runtimesdk quick-start's GeneratePatches request: {request.stat().st_size / 1024:.0f} KiB, {items} items")
+    return request, items
+
+
+def testext(bins, certs):
+    log("testext: CAPI's test extension, the port against the Go original (release builds)")
+    sh(["cargo", "build", "--release", "-p", "capi-ext-example-capi-test-extension"], cwd=ROOT)
+    bins["port"] = target_dir() / "release/capi-test-extension"
+    bins["go-testext"] = Path(sh([str(ROOT / "conformance/scripts/build-test-extension.sh")]).stdout.strip())
+    request, items = testext_payload(bins, certs)
+    results = serving(bins, certs, kinds=("port", "go-testext"), bodies=(("generatepatches/generate-patches", request),))
+    return {"payload_kib": request.stat().st_size / 1024, "items": items, "results": results}
 
 
 def criterion_mean_ns(path):
@@ -322,6 +396,29 @@ def report(serv, cod, tool, bld, prof):
     return "\n".join(lines) + "\n"
 
 
+def testext_report(data):
+    """The port of CAPI's test extension against the Go original, one GeneratePatches request."""
+    load = [r for r in data["results"] if "rps" in r]
+    lines = ["", "## CAPI's test extension: the port against the Go original", "",
+             f"`examples/capi-test-extension` against CAPI's own test extension (module `sigs.k8s.io/cluster-api/test`, `extension/`), "
+             f"both release builds, on the GeneratePatches request CAPI makes for its runtimesdk quick-start ClusterClass with three "
+             f"MachineDeployments and a MachinePool ({data['payload_kib']:.0f} KiB, {data['items']} items, built by `capi-ext render --write-requests`); "
+             "the answers are the same (`make differential`).", "",
+             "| Proto | Clients | req/s port | req/s Go | req/CPU-s port | req/CPU-s Go | ratio | p99 ms port / Go | p99 ratio | peak RSS port / Go | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for proto in ["h2", "h1"]:
+        for c in [1, 50]:
+            def agg(kind):
+                rs = [r for r in load if r["server"] == kind and r["proto"] == proto and r["clients"] == c]
+                req = sum(r["requests"] for r in rs); cpu = sum(r["cpu_s"] for r in rs)
+                return {"rps": statistics.mean(r["rps"] for r in rs), "per_cpu": req / cpu if cpu else float("nan"),
+                        "p99": statistics.median(r["p99_ms"] for r in rs), "rss": max(r["peak_rss_kib"] for r in rs), "errors": sum(r["errors"] for r in rs)}
+            a, b = agg("port"), agg("go-testext")
+            lines.append(f"| {proto} | {c} | {a['rps']:.0f} | {b['rps']:.0f} | {a['per_cpu']:.0f} | {b['per_cpu']:.0f} | **{ratio(a['per_cpu'], b['per_cpu']):.2f}×** | "
+                         f"{a['p99']:.2f} / {b['p99']:.2f} | {ratio(a['p99'], b['p99']):.2f} | {a['rss'] / 1024:.1f} / {b['rss'] / 1024:.1f} MiB | {a['errors']} / {b['errors']} |")
+    return "\n".join(lines) + "\n"
+
+
 def distribution(load, kind, hook, proto, c):
     """The median over rounds of each percentile's latency, the maximum left out (the tables give it)."""
     rs = [r["distribution_ms"] for r in load if r["server"] == kind and r["hook"] == hook and r["proto"] == proto and r["clients"] == c and r.get("distribution_ms")]
@@ -344,18 +441,21 @@ def main():
     bins = build()
     certs = OUT / "certs"
     sh([bins["cli"], "certs", "--out", str(certs)])
-    phases = os.environ.get("BENCH_PHASES", "serving,codec,profile,tooling,builds").split(",")
+    phases = os.environ.get("BENCH_PHASES", "serving,testext,codec,profile,tooling,builds").split(",")
     reuse = os.environ.get("BENCH_REUSE")
     if reuse:
         previous = json.loads((ROOT / "results" / reuse / "raw.json").read_text())
-        raw.update({k: v for k, v in previous.items() if k in ("serving", "codec", "profile", "tooling", "builds") and k not in phases})
+        raw.update({k: v for k, v in previous.items() if k in ("serving", "testext", "codec", "profile", "tooling", "builds") and k not in phases})
         raw["reused_from"] = reuse
-    for phase, run in [("serving", lambda: serving(bins, str(certs))), ("codec", codec), ("profile", lambda: profile(bins, certs)), ("tooling", lambda: tooling(bins)), ("builds", lambda: builds(bins))]:
+    for phase, run in [("serving", lambda: serving(bins, str(certs))), ("testext", lambda: testext(bins, str(certs))), ("codec", codec),
+                       ("profile", lambda: profile(bins, certs)), ("tooling", lambda: tooling(bins)), ("builds", lambda: builds(bins))]:
         if phase not in phases:
             continue
         raw[phase] = run()
         (OUT / "raw.json").write_text(json.dumps(raw, indent=2) + "\n")
     text = report(raw["serving"], raw["codec"], raw["tooling"], raw["builds"], raw.get("profile"))
+    if raw.get("testext"):
+        text += testext_report(raw["testext"])
     (OUT / "report.md").write_text(text)
     latency_plots(raw["serving"], OUT)
     shutil.rmtree(OUT / "bin", ignore_errors=True)

@@ -118,8 +118,8 @@ func run(o options, work string, ps *processes) error {
 	// mTLS: the manager presents a client certificate from its own CA; the extension requires
 	// one signed by that CA (client-ca.crt in its certificate directory).
 	clientPKI := newPKI(filepath.Join(work, "client-pki"), "capi-ext-e2e-client-ca")
-	capiClientCert, capiClientKey := clientPKI.leaf("capi-manager", "capi-manager", nil, false)
-	renderCert, renderKey := clientPKI.leaf("render", "capi-ext-render", nil, false)
+	capiClientCert, capiClientKey := clientPKI.leaf("capi-manager", managerClient, nil, false)
+	renderCert, renderKey := clientPKI.leaf("render", renderClient, nil, false)
 	adminCert, adminKey := p.leaf("admin", "admin", []string{"system:masters"}, false)
 	webhookDir := filepath.Join(work, "capi-webhook-certs")
 	extDir := filepath.Join(work, "extension-certs")
@@ -342,6 +342,7 @@ type answered struct {
 	Span    struct {
 		Hook    string `json:"hook"`
 		Handler string `json:"handler"`
+		Client  string `json:"client"` // the caller's client certificate's common name
 	} `json:"span"`
 }
 

@@ -552,6 +552,7 @@ impl BoundServer {
                 let _permit = permit;
                 let _open = open;
                 let handshake_timeout = shared.options.tls_handshake_timeout;
+                let mut client: Option<Arc<str>> = None;
                 let io: Box<dyn connection::Io> = match acceptor {
                     Some(acceptor) => {
                         let handshake = tokio::select! {
@@ -561,7 +562,16 @@ impl BoundServer {
                             }
                         };
                         match handshake {
-                            Ok(Ok(tls)) => Box::new(tls),
+                            Ok(Ok(tls)) => {
+                                client = tls
+                                    .get_ref()
+                                    .1
+                                    .peer_certificates()
+                                    .and_then(|chain| chain.first())
+                                    .and_then(|leaf| x509::subject_common_name(leaf))
+                                    .map(Arc::from);
+                                Box::new(tls)
+                            }
                             Ok(Err(e)) => {
                                 shared.metrics.handshake_failed("error");
                                 return tracing::debug!(%peer, error = %e, "TLS handshake failed");
@@ -577,7 +587,7 @@ impl BoundServer {
                 let activity = connection::Activity::new();
                 place.serving(activity.clone());
                 let evict = place.evict.clone();
-                let handler = move |req| handle(shared.clone(), req);
+                let handler = move |req| handle(shared.clone(), client.clone(), req);
                 connection::serve(
                     io, builder, handler, limits, conn_seed, closing, activity, evict,
                 )
@@ -685,8 +695,11 @@ async fn collect_body(
     Ok(bytes)
 }
 
+/// Answers one request; `client` is the common name of the caller's client certificate, when
+/// it presented one (logged with the call: CAPI's manager, `capi-ext render`, ...).
 async fn handle(
     shared: Arc<Shared>,
+    client: Option<Arc<str>>,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let started = Instant::now();
@@ -702,7 +715,10 @@ async fn handle(
     let query = req.uri().query().map(str::to_string);
     let version = req.version();
     let trace = shared.tracer.as_ref().map(|t| t.arrived(req.headers()));
-    let span = tracing::info_span!("request", hook = tracing::field::Empty, handler = tracing::field::Empty, cluster = tracing::field::Empty, %path);
+    let span = tracing::info_span!("request", hook = tracing::field::Empty, handler = tracing::field::Empty, cluster = tracing::field::Empty, client = tracing::field::Empty, %path);
+    if let Some(client) = &client {
+        span.record("client", &**client);
+    }
     // The handler's own spans are exported as children of the call's span.
     if let (Some(tracer), Some(started)) = (&shared.tracer, &trace)
         && let Some(context) = tracer.context(started)

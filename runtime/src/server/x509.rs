@@ -1,6 +1,7 @@
-//! The end of a certificate's validity, read from its DER (X.509 `tbsCertificate.validity.
-//! notAfter`), for the certificate expiry metric. A few lines of DER walking: no parser crate
-//! in the runtime for one field.
+//! Two fields of a certificate, read from its DER: the end of its validity (X.509
+//! `tbsCertificate.validity.notAfter`), for the certificate expiry metric, and its subject's
+//! common name, which names the caller of each request in the log. A few lines of DER walking:
+//! no parser crate in the runtime for two fields.
 
 /// One DER element: its tag, its contents and what follows it.
 fn element(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
@@ -25,9 +26,8 @@ const SEQUENCE: u8 = 0x30;
 const UTC_TIME: u8 = 0x17;
 const GENERALIZED_TIME: u8 = 0x18;
 
-/// `notAfter` of a DER certificate as Unix seconds; `None` when the bytes are not a
-/// certificate this reader understands.
-pub(crate) fn not_after(der: &[u8]) -> Option<i64> {
+/// The fields of `tbsCertificate` from `validity` on (validity, subject, ...).
+fn from_validity(der: &[u8]) -> Option<&[u8]> {
     let (SEQUENCE, certificate, _) = element(der)? else {
         return None;
     };
@@ -42,12 +42,47 @@ pub(crate) fn not_after(der: &[u8]) -> Option<i64> {
     for _ in 0..3 {
         rest = element(rest)?.2;
     }
-    let (SEQUENCE, validity, _) = element(rest)? else {
+    Some(rest)
+}
+
+/// `notAfter` of a DER certificate as Unix seconds; `None` when the bytes are not a
+/// certificate this reader understands.
+pub(crate) fn not_after(der: &[u8]) -> Option<i64> {
+    let (SEQUENCE, validity, _) = element(from_validity(der)?)? else {
         return None;
     };
     let (_, _, after) = element(validity)?;
     let (tag, time, _) = element(after)?;
     parse_time(tag, std::str::from_utf8(time).ok()?)
+}
+
+/// The DER of the attribute type `commonName` (OID 2.5.4.3).
+const COMMON_NAME: &[u8] = &[0x06, 0x03, 0x55, 0x04, 0x03];
+
+/// The subject's common name (`CN`) of a DER certificate, when it has one in a string type;
+/// `None` when the bytes are not a certificate this reader understands.
+pub(crate) fn subject_common_name(der: &[u8]) -> Option<String> {
+    let (_, _, rest) = element(from_validity(der)?)?;
+    let (SEQUENCE, mut names, _) = element(rest)? else {
+        return None;
+    };
+    // Name: SEQUENCE OF SET OF SEQUENCE { type OID, value }.
+    while !names.is_empty() {
+        let (_, set, next) = element(names)?;
+        names = next;
+        let mut attributes = set;
+        while !attributes.is_empty() {
+            let (_, attribute, next) = element(attributes)?;
+            attributes = next;
+            if let Some(value) = attribute.strip_prefix(COMMON_NAME) {
+                let (tag, text, _) = element(value)?;
+                // UTF8String, PrintableString, IA5String, T61String (read as Latin-1 by none).
+                return matches!(tag, 0x0c | 0x13 | 0x16 | 0x14)
+                    .then(|| String::from_utf8_lossy(text).into_owned());
+            }
+        }
+    }
+    None
 }
 
 /// `YYMMDDHHMMSSZ` (UTCTime: 50–99 are 19xx) or `YYYYMMDDHHMMSSZ` (GeneralizedTime), as DER
@@ -113,6 +148,29 @@ mod tests {
         assert_eq!(not_after(&[0x30, 0x82, 0xff]), None);
         assert_eq!(not_after(b"-----BEGIN CERTIFICATE-----"), None);
         assert_eq!(not_after(&[0x30, 0x03, 0x30, 0x01, 0x02]), None);
+    }
+
+    #[cfg(feature = "dev-certs")]
+    #[test]
+    fn subject_common_names_of_certificates_rcgen_signs() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(vec!["ext".to_string()]).unwrap();
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::OrganizationName, "system:masters");
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "capi-manager");
+        let cert = params.self_signed(&key).unwrap();
+        assert_eq!(
+            subject_common_name(cert.der()).as_deref(),
+            Some("capi-manager")
+        );
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        let cert = params.self_signed(&key).unwrap();
+        assert_eq!(subject_common_name(cert.der()), None);
+        assert_eq!(subject_common_name(&cert.der()[..40]), None);
     }
 
     #[cfg(feature = "dev-certs")]
