@@ -453,11 +453,13 @@ def main():
             continue
         raw[phase] = run()
         (OUT / "raw.json").write_text(json.dumps(raw, indent=2) + "\n")
-    text = report(raw["serving"], raw["codec"], raw["tooling"], raw["builds"], raw.get("profile"))
+    full = all(raw.get(k) for k in ("serving", "codec", "tooling", "builds"))
+    text = report(raw["serving"], raw["codec"], raw["tooling"], raw["builds"], raw.get("profile")) if full else f"# Benchmarks {STAMP} (phases: {', '.join(phases)})\n"
     if raw.get("testext"):
         text += testext_report(raw["testext"])
     (OUT / "report.md").write_text(text)
-    latency_plots(raw["serving"], OUT)
+    if full:
+        latency_plots(raw["serving"], OUT)
     shutil.rmtree(OUT / "bin", ignore_errors=True)
     shutil.rmtree(certs, ignore_errors=True)
     latest = ROOT / "results" / "latest"

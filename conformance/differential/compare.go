@@ -30,6 +30,13 @@ func render(opts options, dir string) (map[string]map[string]any, error) {
 	_ = os.WriteFile(filepath.Join(dir, "render.stderr"), stderr.Bytes(), 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "render.json"), stdout.Bytes(), 0o644)
 	if err != nil {
+		// render --json reports the step it stopped at on stdout.
+		var failure struct {
+			Kind, Step, Message string
+		}
+		if json.Unmarshal(stdout.Bytes(), &failure) == nil && failure.Kind == "RenderError" {
+			return nil, refused(failure.Step, fmt.Errorf("%s", failure.Message))
+		}
 		return nil, fmt.Errorf("%v: %s", err, lastLines(stderr.String(), 6))
 	}
 	var list struct {
@@ -73,11 +80,16 @@ func compareObjects(want, got map[string]map[string]any) []string {
 	return sides{"CAPI", "render"}.compareObjects(want, got)
 }
 
-// sides names what is compared in the differences: the reference, then the one checked.
-type sides struct{ want, got string }
+// sides names what is compared in the differences: the reference, then the one checked; and
+// the random parts of the generated names of one and the other (names).
+type sides struct {
+	want, got string
+	names     map[string]string
+}
 
 func (s sides) compareObjects(want, got map[string]map[string]any) []string {
 	var diffs []string
+	s.names = randomParts(want, got)
 	for _, k := range unionKeys(want, got) {
 		w, inWant := want[k]
 		g, inGot := got[k]
@@ -156,7 +168,7 @@ func (s sides) compareValues(object, path string, want, got any) []string {
 		}
 		return diffs
 	case string:
-		if g, ok := got.(string); ok && sameModuloRandom(w, g) {
+		if g, ok := got.(string); ok && s.sameModuloNames(w, g) {
 			return nil
 		}
 	default:
@@ -180,30 +192,56 @@ func show(v any) string {
 // names (k8s.io/apimachinery/pkg/util/rand.String); render derives its own from the name.
 const randomAlphabet = "bcdfghjklmnpqrstvwxz2456789"
 
-// sameModuloRandom: the strings are equal, or differ only inside five-character runs of the
-// random alphabet in both (a generated name's random part, wherever a naming template or a
-// patch that copied it put it).
-func sameModuloRandom(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if len(a) != len(b) {
-		return false
-	}
-	covered := make([]bool, len(a))
-	for j := 0; j+5 <= len(a); j++ {
-		if strings.Trim(a[j:j+5], randomAlphabet) == "" && strings.Trim(b[j:j+5], randomAlphabet) == "" {
-			for k := j; k < j+5; k++ {
-				covered[k] = true
+// randomParts pairs the random parts of the names both sides generated for the same object:
+// where the two names of an object (metadata.name, matched by objectKey) differ, inside
+// five-character runs of the random alphabet, the reference's run maps to the other's.
+func randomParts(want, got map[string]map[string]any) map[string]string {
+	parts := map[string]string{}
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok {
+			continue
+		}
+		a, _, _ := unstructured.NestedString(w, "metadata", "name")
+		b, _, _ := unstructured.NestedString(g, "metadata", "name")
+		if a == b || len(a) != len(b) {
+			continue
+		}
+		random := func(st int) bool {
+			return st >= 0 && st+5 <= len(a) && strings.Trim(a[st:st+5], randomAlphabet) == "" && strings.Trim(b[st:st+5], randomAlphabet) == ""
+		}
+		for i := 0; i < len(a); i++ {
+			if a[i] == b[i] {
+				continue
+			}
+			// The run of five that holds this first differing character (its first characters
+			// may be equal by chance).
+			for st := i; st >= i-4; st-- {
+				if random(st) {
+					parts[a[st:st+5]] = b[st : st+5]
+					i = st + 4
+					break
+				}
 			}
 		}
 	}
-	for i := range a {
-		if a[i] != b[i] && !covered[i] {
-			return false
-		}
+	return parts
+}
+
+// sameModuloNames: the strings are equal, or equal once each random part of the reference's
+// generated names is replaced by the other side's for the same object: the tolerance covers
+// names and the copies of names a patch or a template made, not any string.
+func (s sides) sameModuloNames(a, b string) bool {
+	if a == b {
+		return true
 	}
-	return true
+	if len(a) != len(b) || len(s.names) == 0 {
+		return false
+	}
+	for from, to := range s.names {
+		a = strings.ReplaceAll(a, from, to)
+	}
+	return a == b
 }
 
 func unstructuredOf(o map[string]any) *unstructured.Unstructured {

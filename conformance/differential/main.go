@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand"
@@ -137,6 +138,8 @@ type result struct {
 	name        string
 	dir         string
 	outcome     string // "equal", "both-failed", "mismatch"
+	step        string // the step both refused at
+	expect      string // the case's expectation (testCase.expect)
 	differences []string
 	objects     int
 	// Why each side refused, when both did.
@@ -173,6 +176,7 @@ func runSeed(opts options, seed int64, n, parallel int) []result {
 		// Each case has a generator of its own, so the cases do not depend on the order the
 		// workers take them in.
 		cases[i] = generate(rand.New(rand.NewSource(seed*1_000_003+int64(i))), fmt.Sprintf("s%d-%03d", seed, i))
+		cases[i].expect = expectBounded
 	}
 	return runCases(opts, cases, parallel)
 }
@@ -250,7 +254,7 @@ func capiState(ctx context.Context, rc runtimeClientWithConfig, tc *testCase) (*
 	reconciled := &clusterv1.ClusterClass{}
 	for i := 0; ; i++ {
 		if _, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(clusterClass)}); err != nil {
-			return nil, fmt.Errorf("ClusterClass reconcile: %w", err)
+			return nil, refused(stepDefinitions, fmt.Errorf("ClusterClass reconcile: %w", err))
 		}
 		must(c.Get(ctx, client.ObjectKeyFromObject(clusterClass), reconciled))
 		if conditions.Has(reconciled, clusterv1.ClusterClassVariablesReadyCondition) || i == 2 {
@@ -258,14 +262,14 @@ func capiState(ctx context.Context, rc runtimeClientWithConfig, tc *testCase) (*
 		}
 	}
 	if condition := conditions.Get(reconciled, clusterv1.ClusterClassVariablesReadyCondition); condition != nil && condition.Status != metav1.ConditionTrue {
-		return nil, fmt.Errorf("ClusterClass reconcile: %s %s: %s", condition.Type, condition.Reason, condition.Message)
+		return nil, refused(stepDefinitions, fmt.Errorf("ClusterClass reconcile: %s %s: %s", condition.Type, condition.Reason, condition.Message))
 	}
 
 	// The Cluster as the API server stores it: through the defaulting webhook.
 	cluster := &clusterv1.Cluster{}
 	must(convert(tc.cluster, cluster))
 	if err := (&coreadmission.Cluster{Client: c}).Default(ctx, cluster); err != nil {
-		return nil, fmt.Errorf("Cluster webhook: %w", err)
+		return nil, refused(stepValues, fmt.Errorf("Cluster webhook: %w", err))
 	}
 	if err := c.Create(ctx, cluster); err != nil {
 		return nil, err
@@ -277,7 +281,17 @@ func capiState(ctx context.Context, rc runtimeClientWithConfig, tc *testCase) (*
 		cache.New[cache.HookEntry](ctx, cache.HookCacheDefaultTTL),
 		cache.New[desiredstate.GenerateUpgradePlanCacheEntry](ctx, 10*time.Minute))
 	must(err)
-	return topologycluster.CapiExtDesiredState(ctx, c, generator, cluster)
+	state, err := topologycluster.CapiExtDesiredState(ctx, c, generator, cluster)
+	if err != nil {
+		// The generator runs ValidateTopology, then the patches; its error says which
+		// (CAPI wraps a ValidateTopology failure as "validation of patch ...").
+		step := stepPatches
+		if strings.Contains(err.Error(), "validation of patch") {
+			step = stepValidate
+		}
+		return nil, refused(step, err)
+	}
+	return state, nil
 }
 
 // capiObjects lists the desired objects render also computes, keyed alike.
@@ -325,9 +339,11 @@ func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *
 	case capiErr != nil && renderErr != nil:
 		r.outcome = "both-failed"
 		r.capiErr, r.renderErr = capiErr, renderErr
-		if c, g := capiRefusal(capiErr), renderRefusal(renderErr); c != g {
+		if c, g := capiRefusal(capiErr), renderRefusal(renderErr); c != g || c == "other" {
 			r.outcome = "mismatch"
-			r.differences = []string{fmt.Sprintf("both refused, for different reasons: CAPI (%s): %v; render (%s): %v", c, capiErr, g, renderErr)}
+			r.differences = []string{fmt.Sprintf("both refused, at different steps: CAPI (%s): %v; render (%s): %v", c, capiErr, g, renderErr)}
+		} else {
+			r.step = c
 		}
 	case capiErr != nil:
 		r.outcome = "mismatch"
@@ -344,6 +360,7 @@ func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *
 			r.outcome = "mismatch"
 		}
 	}
+	judge(&r, tc.expect)
 	if r.outcome == "mismatch" {
 		writeFailure(dir, r, capiErr, renderErr, state)
 	} else {
@@ -352,45 +369,94 @@ func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *
 	return r
 }
 
-// refusalSteps says at which step each side refused a case: the step, then what CAPI's error
-// and render's error say at that step.
-var refusalSteps = []struct{ step, capi, render string }{
-	{"variable definitions", "ClusterClass reconcile", "is defined by both"},
-	{"variable values", "Cluster webhook", "variables are invalid"},
-	{"ValidateTopology", "validation of patch", "ValidateTopology"},
-	{"patches", "failed to generate patches", "spec.patches["},
-	{"patches", "failed to apply patches for patch", "cannot apply the patch"},
-}
+// What a case expects of both sides (testCase.expect): computed, refused at one step, or,
+// for a generated topology, either (refusals then counted against refusalBounds).
+const (
+	expectComputed = ""
+	expectBounded  = "bounded"
+)
 
-func refusal(err error, side func(step struct{ step, capi, render string }) string) string {
-	for _, s := range refusalSteps {
-		if strings.Contains(err.Error(), side(s)) {
-			return s.step
-		}
+// judge holds an agreeing outcome to the case's expectation: a case meant to be computed that
+// both refused, or one meant to be refused at a step that both computed or refused elsewhere,
+// is a mismatch too.
+func judge(r *result, expect string) {
+	r.expect = expect
+	switch {
+	case r.outcome == "mismatch" || expect == expectBounded:
+	case expect == expectComputed && r.outcome == "both-failed":
+		r.outcome = "mismatch"
+		r.differences = []string{fmt.Sprintf("both refused a topology meant to be computed, at %s: %v", r.step, r.capiErr)}
+	case expect != expectComputed && r.outcome == "equal":
+		r.outcome = "mismatch"
+		r.differences = []string{fmt.Sprintf("both computed a topology meant to be refused at %s", expect)}
+	case expect != expectComputed && r.step != expect:
+		r.outcome = "mismatch"
+		r.differences = []string{fmt.Sprintf("both refused at %s a topology meant to be refused at %s: %v", r.step, expect, r.capiErr)}
 	}
-	return "other: " + err.Error()
 }
 
-func capiRefusal(err error) string {
-	return refusal(err, func(s struct{ step, capi, render string }) string { return s.capi })
+// The steps of CAPI's reconcile at which a topology can be refused, named as
+// `capi-ext render --json` names them (render_error.step).
+const (
+	stepInput       = "input"
+	stepDefinitions = "variable definitions"
+	stepValues      = "variable values"
+	stepValidate    = "ValidateTopology"
+	stepPatches     = "patches"
+	stepAPIServer   = "API server"
+)
+
+// stepError is a refusal and the step it happened at: CAPI's side knows it from the call that
+// failed (ClusterClass reconcile, Cluster webhook, desired-state generator), render's from the
+// error it reports (`capi-ext render --json`).
+type stepError struct {
+	step string
+	err  error
 }
 
-func renderRefusal(err error) string {
-	return refusal(err, func(s struct{ step, capi, render string }) string { return s.render })
+func (e *stepError) Error() string { return e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+func refused(step string, err error) error { return &stepError{step: step, err: err} }
+
+// stepOf is the step of a refusal; "other" for an error that is not one (a crash, a
+// transport error of the harness itself).
+func stepOf(err error) string {
+	var se *stepError
+	if errors.As(err, &se) {
+		return se.step
+	}
+	return "other"
 }
+
+func capiRefusal(err error) string   { return stepOf(err) }
+func renderRefusal(err error) string { return stepOf(err) }
 
 func report(results []result, took time.Duration, verbose bool) {
 	counts := map[string]int{}
 	objects := 0
 	var failed []result
+	// Refusals per step, of the generated topologies (bounded) and of the others (expected).
+	bounded, expected := map[string]int{}, map[string]int{}
+	generated := 0
 	for _, r := range results {
 		counts[r.outcome]++
 		objects += r.objects
 		if r.outcome == "mismatch" {
 			failed = append(failed, r)
 		}
-		if verbose && r.outcome == "both-failed" {
-			fmt.Printf("refused %s:\n  CAPI:   %v\n  render: %v\n", r.name, r.capiErr, r.renderErr)
+		if r.expect == expectBounded {
+			generated++
+		}
+		if r.outcome == "both-failed" {
+			if r.expect == expectBounded {
+				bounded[r.step]++
+			} else {
+				expected[r.step]++
+			}
+			if verbose {
+				fmt.Printf("refused %s at %s:\n  CAPI:   %v\n  render: %v\n", r.name, r.step, r.capiErr, r.renderErr)
+			}
 		}
 	}
 	sort.Slice(failed, func(i, j int) bool { return failed[i].name < failed[j].name })
@@ -401,15 +467,47 @@ func report(results []result, took time.Duration, verbose bool) {
 		}
 		fmt.Printf("MISMATCH %s (inputs and both outputs in %s):\n  %s\n", r.name, r.dir, strings.Join(limit(r.differences, 8), "\n  "))
 	}
-	fmt.Printf("%d topologies in %.1fs: %d computed identically (%d objects), %d refused by both, %d mismatches\n",
-		len(results), took.Seconds(), counts["equal"], objects, counts["both-failed"], counts["mismatch"])
+	fmt.Printf("%d topologies in %.1fs: %d computed identically (%d objects), %d refused by both at the same step (%s), %d mismatches\n",
+		len(results), took.Seconds(), counts["equal"], objects, counts["both-failed"], bySteps(bounded, expected), counts["mismatch"])
 	if len(failed) > 0 {
 		os.Exit(1)
 	}
-	if counts["equal"] < len(results)*3/4 {
-		fmt.Printf("too few topologies rendered (%d of %d): the generator makes too many invalid cases to prove anything\n", counts["equal"], len(results))
+	// The generated topologies' refusals, step by step, within the generator's bounds: a side
+	// that refuses more than the generator's invalid draws explain fails here.
+	over := false
+	for step, n := range bounded {
+		bound := refusalBounds[step]
+		if share := float64(n) / float64(generated); share > bound {
+			fmt.Printf("too many generated topologies refused at %s: %d of %d (%.1f%%), the generator's bound is %.1f%%\n", step, n, generated, 100*share, 100*bound)
+			over = true
+		}
+	}
+	if over {
 		os.Exit(1)
 	}
+}
+
+// bySteps prints refusal counts per step: the generated topologies' (with their bound) and the
+// cases expected to be refused.
+func bySteps(bounded, expected map[string]int) string {
+	var parts []string
+	for _, counts := range []struct {
+		what string
+		n    map[string]int
+	}{{"generated", bounded}, {"expected", expected}} {
+		steps := make([]string, 0, len(counts.n))
+		for step := range counts.n {
+			steps = append(steps, step)
+		}
+		sort.Strings(steps)
+		for _, step := range steps {
+			parts = append(parts, fmt.Sprintf("%s at %s: %d", counts.what, step, counts.n[step]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func limit(lines []string, n int) []string {

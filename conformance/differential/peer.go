@@ -103,9 +103,13 @@ func peerCases(testModule string, crds []*apiextensionsv1.CustomResourceDefiniti
 						variables = setVariable(variables, v.(obj))
 					}
 					topology["variables"] = variables
+					expect := expectComputed
+					if variant == 3 {
+						expect = stepValues
+					}
 					cases = append(cases, &testCase{
 						name: name, cluster: cluster, clusterClass: deepCopyObj(class),
-						templates: deepCopyList(templates), crds: crds,
+						templates: deepCopyList(templates), crds: crds, expect: expect,
 						origin: pc.class + " + " + filepath.Base(filepath.Dir(pc.cluster)),
 					})
 					n++
@@ -187,9 +191,11 @@ func runPeerCase(ctx context.Context, work string, port, goes runtimeClientWithC
 	case portErr != nil && goErr != nil:
 		r.outcome = "both-failed"
 		r.capiErr, r.renderErr = goErr, portErr
-		if p, g := capiRefusal(portErr), capiRefusal(goErr); p != g {
+		if p, g := capiRefusal(portErr), capiRefusal(goErr); p != g || p == "other" {
 			r.outcome = "mismatch"
 			r.differences = []string{fmt.Sprintf("both refused, at different steps: Go (%s): %v; port (%s): %v", g, goErr, p, portErr)}
+		} else {
+			r.step = p
 		}
 	case goErr != nil:
 		r.outcome = "mismatch"
@@ -206,6 +212,7 @@ func runPeerCase(ctx context.Context, work string, port, goes runtimeClientWithC
 			r.outcome = "mismatch"
 		}
 	}
+	judge(&r, tc.expect)
 	if r.outcome == "mismatch" {
 		var b strings.Builder
 		fmt.Fprintf(&b, "case %s\n%s\n", r.name, strings.Join(r.differences, "\n"))

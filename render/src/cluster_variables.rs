@@ -10,7 +10,7 @@ use serde_json::Value;
 pub(super) fn check_definitions(definitions: &[Definition]) -> Result<(), RenderError> {
     for (i, a) in definitions.iter().enumerate() {
         if a.variable.name == "builtin" {
-            return Err(RenderError::Input(format!(
+            return Err(RenderError::Definitions(format!(
                 "variable `builtin` (from {}) is reserved for CAPI's builtin variables",
                 a.from
             )));
@@ -19,7 +19,7 @@ pub(super) fn check_definitions(definitions: &[Definition]) -> Result<(), Render
             .iter()
             .find(|b| b.variable.name == a.variable.name)
         {
-            return Err(RenderError::Input(format!(
+            return Err(RenderError::Definitions(format!(
                 "variable `{}` is defined by both {} and {}; CAPI marks the ClusterClass VariablesReady=False for conflicting definitions",
                 a.variable.name, b.from, a.from
             )));

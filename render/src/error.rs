@@ -9,6 +9,10 @@ pub enum RenderError {
     /// The Cluster, ClusterClass or templates are not what render needs.
     #[error("{0}")]
     Input(String),
+    /// The ClusterClass's variable definitions conflict (what CAPI's ClusterClass controller
+    /// reports as `VariablesReady=False`).
+    #[error("{0}")]
+    Definitions(String),
     /// The Cluster's variable values break their definitions (what the Cluster webhook rejects).
     #[error("the Cluster's variables are invalid (CAPI's webhook would reject the Cluster):\n  {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
     Variables(Vec<values::FieldError>),
@@ -105,6 +109,70 @@ pub enum RenderError {
         /// The API server's causes.
         errors: Vec<crate::apiserver::FieldError>,
     },
+}
+
+/// The step of CAPI's reconcile a [`RenderError`] stands for: where CAPI would stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// Reading the inputs (nothing of CAPI's: the Cluster, ClusterClass or templates given).
+    Input,
+    /// The ClusterClass's variable definitions (ClusterClass controller, DiscoverVariables).
+    VariableDefinitions,
+    /// The Cluster's variable values (the Cluster webhook).
+    VariableValues,
+    /// The extensions' ValidateTopology.
+    ValidateTopology,
+    /// Generating and applying the patches (inline and GeneratePatches).
+    Patches,
+    /// Writing the objects (the API server's rules).
+    ApiServer,
+}
+
+impl Step {
+    /// The step's name, as `capi-ext render --json` reports it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Input => "input",
+            Step::VariableDefinitions => "variable definitions",
+            Step::VariableValues => "variable values",
+            Step::ValidateTopology => "ValidateTopology",
+            Step::Patches => "patches",
+            Step::ApiServer => "API server",
+        }
+    }
+}
+
+impl RenderError {
+    /// The step of CAPI's reconcile at which CAPI would stop, as this error stops render.
+    ///
+    /// ```
+    /// use capi_ext_render::{RenderError, Step};
+    /// let err = RenderError::Failure {
+    ///     hook: "ValidateTopology",
+    ///     handler: "validate".into(),
+    ///     patch: "p".into(),
+    ///     message: "no".into(),
+    /// };
+    /// assert_eq!(err.step(), Step::ValidateTopology);
+    /// assert_eq!(RenderError::Input("x".into()).step().as_str(), "input");
+    /// ```
+    pub fn step(&self) -> Step {
+        let of_hook = |hook: &str| match hook {
+            "DiscoverVariables" => Step::VariableDefinitions,
+            "ValidateTopology" => Step::ValidateTopology,
+            _ => Step::Patches,
+        };
+        match self {
+            RenderError::Input(_) => Step::Input,
+            RenderError::Definitions(_) => Step::VariableDefinitions,
+            RenderError::Variables(_) => Step::VariableValues,
+            RenderError::Call { hook, .. } | RenderError::Failure { hook, .. } => of_hook(hook),
+            RenderError::VolatileMessage { hook, .. } => of_hook(hook),
+            RenderError::Nondeterministic(n) => of_hook(n.hook),
+            RenderError::Inline { .. } | RenderError::Patch { .. } => Step::Patches,
+            RenderError::Pruned { .. } | RenderError::Rejected { .. } => Step::ApiServer,
+        }
+    }
 }
 
 /// Where an extension answered the same question twice differently.

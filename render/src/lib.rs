@@ -74,7 +74,7 @@ pub mod values;
 pub mod yaml11;
 
 pub use caller::{CallError, Caller, NoExtension};
-pub use error::{Nondeterminism, RenderError};
+pub use error::{Nondeterminism, RenderError, Step};
 pub use input::{Input, documents};
 pub use output::{Definition, Exchange, Rendered};
 pub use pipeline::{definitions, render};

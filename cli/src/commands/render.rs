@@ -60,7 +60,10 @@ pub struct Args {
     /// Print a diff of what the patches changed instead of the objects.
     #[arg(long)]
     diff: bool,
-    /// Print JSON (a `v1` List) instead of YAML.
+    /// Print JSON (a `v1` List) instead of YAML; when render fails, a JSON error on stdout
+    /// (`{"kind": "RenderError", "step": ..., "message": ...}`: the step of CAPI's reconcile
+    /// that would stop, `variable definitions`, `variable values`, `ValidateTopology`,
+    /// `patches`, `API server` or `input`).
     #[arg(long, conflicts_with = "diff")]
     json: bool,
     /// Write the output to FILE (atomically) instead of stdout: the expected render kept in the
@@ -214,16 +217,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(rendered) => rendered,
         Err(e) => {
             eprintln!("error: {e}");
+            if args.json {
+                // For programs: where CAPI would stop, and why.
+                let error = serde_json::json!({"kind": "RenderError", "step": e.step().as_str(), "message": e.to_string()});
+                println!("{error}");
+            }
             // The extension's log helps when it answered; an input error is the input's.
             let from_extension = !matches!(
                 e,
-                RenderError::Input(_) | RenderError::Variables(_) | RenderError::Inline { .. }
+                RenderError::Input(_)
+                    | RenderError::Definitions(_)
+                    | RenderError::Variables(_)
+                    | RenderError::Inline { .. }
             );
             if let (Some(local), true) = (&local, from_extension) {
                 eprintln!("extension log:\n{}", local.log());
             }
             let code = match e {
-                RenderError::Variables(_)
+                RenderError::Definitions(_)
+                | RenderError::Variables(_)
                 | RenderError::Pruned { .. }
                 | RenderError::Rejected { .. }
                 | RenderError::Failure { .. }
