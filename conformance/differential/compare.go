@@ -77,7 +77,7 @@ func objectKey(o map[string]any) string {
 // compareObjects lists every difference between CAPI's objects and render's, by object and
 // field path. Both go through JSON first so numbers compare alike.
 func compareObjects(want, got map[string]map[string]any) []string {
-	return sides{"CAPI", "render"}.compareObjects(want, got)
+	return sides{want: "CAPI", got: "render"}.compareObjects(want, got)
 }
 
 // sides names what is compared in the differences: the reference, then the one checked; and
@@ -192,40 +192,64 @@ func show(v any) string {
 // names (k8s.io/apimachinery/pkg/util/rand.String); render derives its own from the name.
 const randomAlphabet = "bcdfghjklmnpqrstvwxz2456789"
 
-// randomParts pairs the random parts of the names both sides generated for the same object:
-// where the two names of an object (metadata.name, matched by objectKey) differ, inside
+// randomParts pairs the random parts of the names both sides generated: wherever the two
+// sides hold a name at the same place (a `name` field: an object's metadata.name, a holder
+// reference, a builtin variable's machineDeployment.name...) and the two names differ inside
 // five-character runs of the random alphabet, the reference's run maps to the other's.
 func randomParts(want, got map[string]map[string]any) map[string]string {
 	parts := map[string]string{}
-	for k, w := range want {
-		g, ok := got[k]
-		if !ok {
-			continue
-		}
-		a, _, _ := unstructured.NestedString(w, "metadata", "name")
-		b, _, _ := unstructured.NestedString(g, "metadata", "name")
-		if a == b || len(a) != len(b) {
-			continue
-		}
-		random := func(st int) bool {
-			return st >= 0 && st+5 <= len(a) && strings.Trim(a[st:st+5], randomAlphabet) == "" && strings.Trim(b[st:st+5], randomAlphabet) == ""
-		}
-		for i := 0; i < len(a); i++ {
-			if a[i] == b[i] {
-				continue
-			}
-			// The run of five that holds this first differing character (its first characters
-			// may be equal by chance).
-			for st := i; st >= i-4; st-- {
-				if random(st) {
-					parts[a[st:st+5]] = b[st : st+5]
-					i = st + 4
-					break
+	var walk func(w, g any, key string)
+	walk = func(w, g any, key string) {
+		switch w := w.(type) {
+		case map[string]any:
+			if g, ok := g.(map[string]any); ok {
+				for k, v := range w {
+					if gv, ok := g[k]; ok {
+						walk(v, gv, k)
+					}
 				}
+			}
+		case []any:
+			if g, ok := g.([]any); ok && len(g) == len(w) {
+				for i := range w {
+					walk(w[i], g[i], key)
+				}
+			}
+		case string:
+			if b, ok := g.(string); ok && key == "name" {
+				learnRandomParts(w, b, parts)
 			}
 		}
 	}
+	for k, w := range want {
+		if g, ok := got[k]; ok {
+			walk(normalize(w), normalize(g), "")
+		}
+	}
 	return parts
+}
+
+func learnRandomParts(a, b string, parts map[string]string) {
+	if a == b || len(a) != len(b) {
+		return
+	}
+	random := func(st int) bool {
+		return st >= 0 && st+5 <= len(a) && strings.Trim(a[st:st+5], randomAlphabet) == "" && strings.Trim(b[st:st+5], randomAlphabet) == ""
+	}
+	for i := 0; i < len(a); i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		// The run of five that holds this first differing character (its first characters
+		// may be equal by chance).
+		for st := i; st >= i-4; st-- {
+			if random(st) {
+				parts[a[st:st+5]] = b[st : st+5]
+				i = st + 4
+				break
+			}
+		}
+	}
 }
 
 // sameModuloNames: the strings are equal, or equal once each random part of the reference's

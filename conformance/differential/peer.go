@@ -206,7 +206,7 @@ func runPeerCase(ctx context.Context, work string, port, goes runtimeClientWithC
 	default:
 		want, got := peerObjects(goState), peerObjects(portState)
 		r.objects = len(want)
-		r.differences = sides{"Go", "port"}.compareObjects(want, got)
+		r.differences = sides{want: "Go", got: "port"}.compareObjects(want, got)
 		r.outcome = "equal"
 		if len(r.differences) > 0 {
 			r.outcome = "mismatch"
