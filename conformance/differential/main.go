@@ -335,31 +335,11 @@ func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *
 	r := result{name: tc.name, dir: dir}
 	state, capiErr := capiState(ctx, rc, tc)
 	rendered, renderErr := render(opts, dir)
-	switch {
-	case capiErr != nil && renderErr != nil:
-		r.outcome = "both-failed"
-		r.capiErr, r.renderErr = capiErr, renderErr
-		if c, g := capiRefusal(capiErr), renderRefusal(renderErr); c != g || c == "other" {
-			r.outcome = "mismatch"
-			r.differences = []string{fmt.Sprintf("both refused, at different steps: CAPI (%s): %v; render (%s): %v", c, capiErr, g, renderErr)}
-		} else {
-			r.step = c
-		}
-	case capiErr != nil:
-		r.outcome = "mismatch"
-		r.differences = []string{fmt.Sprintf("CAPI failed but render succeeded: %v", capiErr)}
-	case renderErr != nil:
-		r.outcome = "mismatch"
-		r.differences = []string{fmt.Sprintf("render failed but CAPI succeeded: %v", renderErr)}
-	default:
+	agree(&r, sides{want: "CAPI", got: "render"}, capiErr, renderErr, func() []string {
 		want := capiObjects(state)
 		r.objects = len(want)
-		r.differences = compareObjects(want, rendered)
-		r.outcome = "equal"
-		if len(r.differences) > 0 {
-			r.outcome = "mismatch"
-		}
-	}
+		return compareObjects(want, rendered)
+	})
 	judge(&r, tc.expect)
 	if r.outcome == "mismatch" {
 		writeFailure(dir, r, capiErr, renderErr, state)
@@ -367,6 +347,35 @@ func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *
 		_ = os.RemoveAll(dir)
 	}
 	return r
+}
+
+// agree sets the outcome of a case from both sides' errors (refErr: the reference's, s.want;
+// gotErr: the checked side's, s.got): both refused at the same step, one refused alone, or,
+// when both computed, what compare finds.
+func agree(r *result, s sides, refErr, gotErr error, compare func() []string) {
+	switch {
+	case refErr != nil && gotErr != nil:
+		r.outcome = "both-failed"
+		r.capiErr, r.renderErr = refErr, gotErr
+		if a, b := stepOf(refErr), stepOf(gotErr); a != b || a == "other" {
+			r.outcome = "mismatch"
+			r.differences = []string{fmt.Sprintf("both refused, at different steps: %s (%s): %v; %s (%s): %v", s.want, a, refErr, s.got, b, gotErr)}
+		} else {
+			r.step = a
+		}
+	case refErr != nil:
+		r.outcome = "mismatch"
+		r.differences = []string{fmt.Sprintf("%s failed but %s succeeded: %v", s.want, s.got, refErr)}
+	case gotErr != nil:
+		r.outcome = "mismatch"
+		r.differences = []string{fmt.Sprintf("%s failed but %s succeeded: %v", s.got, s.want, gotErr)}
+	default:
+		r.differences = compare()
+		r.outcome = "equal"
+		if len(r.differences) > 0 {
+			r.outcome = "mismatch"
+		}
+	}
 }
 
 // What a case expects of both sides (testCase.expect): computed, refused at one step, or,
@@ -428,9 +437,6 @@ func stepOf(err error) string {
 	}
 	return "other"
 }
-
-func capiRefusal(err error) string   { return stepOf(err) }
-func renderRefusal(err error) string { return stepOf(err) }
 
 func report(results []result, took time.Duration, verbose bool) {
 	counts := map[string]int{}

@@ -63,16 +63,7 @@ func peerCases(testModule string, crds []*apiextensionsv1.CustomResourceDefiniti
 	var cases []*testCase
 	for i, pc := range peerClasses {
 		values := map[string]string{"EXTENSION_CONFIG_NAME": extensionName, "NAMESPACE": namespace}
-		var class obj
-		var templates []obj
-		for _, o := range documentsOf(envsubst(read(filepath.Join(testModule, pc.class)), values)) {
-			setNamespace(o)
-			if o["kind"] == "ClusterClass" {
-				class = o
-			} else {
-				templates = append(templates, o)
-			}
-		}
+		class, templates := classAndTemplates(documentsOf(envsubst(read(filepath.Join(testModule, pc.class)), values)))
 		n := 0
 		for _, version := range []string{"v1.33.4", "v1.34.1", "v1.35.0", "v1.99.0"} {
 			for _, cp := range []string{"1", "3"} {
@@ -187,31 +178,11 @@ func runPeerCase(ctx context.Context, work string, port, goes runtimeClientWithC
 	r := result{name: tc.name, dir: dir}
 	portState, portErr := capiState(ctx, port, tc)
 	goState, goErr := capiState(ctx, goes, tc)
-	switch {
-	case portErr != nil && goErr != nil:
-		r.outcome = "both-failed"
-		r.capiErr, r.renderErr = goErr, portErr
-		if p, g := capiRefusal(portErr), capiRefusal(goErr); p != g || p == "other" {
-			r.outcome = "mismatch"
-			r.differences = []string{fmt.Sprintf("both refused, at different steps: Go (%s): %v; port (%s): %v", g, goErr, p, portErr)}
-		} else {
-			r.step = p
-		}
-	case goErr != nil:
-		r.outcome = "mismatch"
-		r.differences = []string{fmt.Sprintf("with Go's extension CAPI failed, with the port it did not: %v", goErr)}
-	case portErr != nil:
-		r.outcome = "mismatch"
-		r.differences = []string{fmt.Sprintf("with the port CAPI failed, with Go's extension it did not: %v", portErr)}
-	default:
-		want, got := peerObjects(goState), peerObjects(portState)
+	agree(&r, sides{want: "Go", got: "port"}, goErr, portErr, func() []string {
+		want := peerObjects(goState)
 		r.objects = len(want)
-		r.differences = sides{want: "Go", got: "port"}.compareObjects(want, got)
-		r.outcome = "equal"
-		if len(r.differences) > 0 {
-			r.outcome = "mismatch"
-		}
-	}
+		return sides{want: "Go", got: "port"}.compareObjects(want, peerObjects(portState))
+	})
 	judge(&r, tc.expect)
 	if r.outcome == "mismatch" {
 		var b strings.Builder

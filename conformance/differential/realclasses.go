@@ -117,16 +117,7 @@ func loadCRDs(rootModule, testModule string) []*apiextensionsv1.CustomResourceDe
 func realCases(testModule string, crds []*apiextensionsv1.CustomResourceDefinition) []*testCase {
 	var cases []*testCase
 	for i, rc := range realClasses {
-		var class obj
-		var templates []obj
-		for _, o := range documents(filepath.Join(testModule, rc.class)) {
-			setNamespace(o)
-			if o["kind"] == "ClusterClass" {
-				class = o
-			} else {
-				templates = append(templates, o)
-			}
-		}
+		class, templates := classAndTemplates(documents(filepath.Join(testModule, rc.class)))
 		n := 0
 		for _, version := range []string{"v1.33.4", "v1.34.1"} {
 			for _, cp := range []string{"1", "3"} {
@@ -168,6 +159,19 @@ func realCases(testModule string, crds []*apiextensionsv1.CustomResourceDefiniti
 		}
 	}
 	return cases
+}
+
+// classAndTemplates splits a ClusterClass file's documents, each put in the namespace.
+func classAndTemplates(docs []obj) (class obj, templates []obj) {
+	for _, o := range docs {
+		setNamespace(o)
+		if o["kind"] == "ClusterClass" {
+			class = o
+		} else {
+			templates = append(templates, o)
+		}
+	}
+	return class, templates
 }
 
 // varyVariables gives the variables the Cluster sets other values of their type.
