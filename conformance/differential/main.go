@@ -148,21 +148,30 @@ type result struct {
 
 // runCases computes the given cases, `parallel` at a time.
 func runCases(opts options, cases []*testCase, parallel int) []result {
-	results := make([]result, len(cases))
+	return inParallel(len(cases), parallel, func(ctx context.Context) func(int) result {
+		rc := newRuntimeClient(ctx, opts)
+		return func(i int) result { return runCase(ctx, opts, rc, cases[i]) }
+	})
+}
+
+// inParallel computes n results, `parallel` at a time: each worker makes its own state once
+// (newWorker: CAPI's runtime client and scheme are not shared between workers) and computes
+// the results it takes, by index.
+func inParallel(n, parallel int, newWorker func(context.Context) func(int) result) []result {
+	results := make([]result, n)
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < parallel; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx := context.Background()
-			rc := newRuntimeClient(ctx, opts)
+			compute := newWorker(context.Background())
 			for i := range jobs {
-				results[i] = runCase(ctx, opts, rc, cases[i])
+				results[i] = compute(i)
 			}
 		}()
 	}
-	for i := range cases {
+	for i := 0; i < n; i++ {
 		jobs <- i
 	}
 	close(jobs)
@@ -481,6 +490,10 @@ func report(results []result, took time.Duration, verbose bool) {
 	// The generated topologies' refusals, step by step, within the generator's bounds: a side
 	// that refuses more than the generator's invalid draws explain fails here.
 	over := false
+	if generated > 0 && generated < 100 {
+		fmt.Printf("(refusal bounds not checked: %d generated topologies, the bounds hold for runs of 100 and more)\n", generated)
+		bounded = nil
+	}
 	for step, n := range bounded {
 		bound := refusalBounds[step]
 		if share := float64(n) / float64(generated); share > bound {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -150,26 +149,10 @@ func peerObjects(state *scope.ClusterState) map[string]map[string]any {
 // runPeerCases computes each case with CAPI's code twice, calling the port (opts.url) and the
 // Go extension (peer), and compares the desired objects or the step of the refusals.
 func runPeerCases(opts, peer options, cases []*testCase, parallel int) []result {
-	results := make([]result, len(cases))
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < parallel; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx := context.Background()
-			port, goes := newRuntimeClient(ctx, opts), newRuntimeClient(ctx, peer)
-			for i := range jobs {
-				results[i] = runPeerCase(ctx, opts.work, port, goes, cases[i])
-			}
-		}()
-	}
-	for i := range cases {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	return results
+	return inParallel(len(cases), parallel, func(ctx context.Context) func(int) result {
+		port, goes := newRuntimeClient(ctx, opts), newRuntimeClient(ctx, peer)
+		return func(i int) result { return runPeerCase(ctx, opts.work, port, goes, cases[i]) }
+	})
 }
 
 func runPeerCase(ctx context.Context, work string, port, goes runtimeClientWithConfig, tc *testCase) result {
