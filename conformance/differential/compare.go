@@ -75,21 +75,25 @@ func objectKey(o map[string]any) string {
 }
 
 // compareObjects lists every difference between CAPI's objects and render's, by object and
-// field path. Both go through JSON first so numbers compare alike.
-func compareObjects(want, got map[string]map[string]any) []string {
-	return sides{want: "CAPI", got: "render"}.compareObjects(want, got)
+// field path. Both go through JSON first so numbers compare alike. generated lists the names
+// CAPI generated for objects render does not print (MachineDeployments, MachinePools): a
+// patch may copy them (builtin.machineDeployment.name) into a template.
+func compareObjects(want, got map[string]map[string]any, generated []string) []string {
+	return sides{want: "CAPI", got: "render", generated: generated}.compareObjects(want, got)
 }
 
-// sides names what is compared in the differences: the reference, then the one checked; and
-// the random parts of the generated names of one and the other (names).
+// sides names what is compared in the differences: the reference, then the one checked; the
+// reference's generated names of objects not compared (generated); and the random parts of
+// the generated names of one and the other (names).
 type sides struct {
 	want, got string
+	generated []string
 	names     map[string]string
 }
 
 func (s sides) compareObjects(want, got map[string]map[string]any) []string {
 	var diffs []string
-	s.names = randomParts(want, got)
+	s.names, diffs = randomParts(want, got, s.generated)
 	for _, k := range unionKeys(want, got) {
 		w, inWant := want[k]
 		g, inGot := got[k]
@@ -194,10 +198,17 @@ const randomAlphabet = "bcdfghjklmnpqrstvwxz2456789"
 
 // randomParts pairs the random parts of the names both sides generated: wherever the two
 // sides hold a name at the same place (a `name` field: an object's metadata.name, a holder
-// reference, a builtin variable's machineDeployment.name...) and the two names differ inside
-// five-character runs of the random alphabet, the reference's run maps to the other's.
-func randomParts(want, got map[string]map[string]any) map[string]string {
-	parts := map[string]string{}
+// reference, a builtin variable's machineDeployment.name...; or any field where the
+// reference holds one of its generated names) and the two names differ inside five-character
+// runs of the random alphabet, the reference's run maps to the other's. The pairing must be
+// one to one: a run paired with two different runs (a name copied where another belongs) is
+// a difference.
+func randomParts(want, got map[string]map[string]any, generated []string) (map[string]string, []string) {
+	parts := pairing{to: map[string]string{}, from: map[string]string{}}
+	isGenerated := map[string]bool{}
+	for _, n := range generated {
+		isGenerated[n] = true
+	}
 	var walk func(w, g any, key string)
 	walk = func(w, g any, key string) {
 		switch w := w.(type) {
@@ -216,20 +227,39 @@ func randomParts(want, got map[string]map[string]any) map[string]string {
 				}
 			}
 		case string:
-			if b, ok := g.(string); ok && key == "name" {
-				learnRandomParts(w, b, parts)
+			if b, ok := g.(string); ok && (key == "name" || isGenerated[w]) {
+				learnRandomParts(w, b, &parts)
 			}
 		}
 	}
-	for k, w := range want {
-		if g, ok := got[k]; ok {
+	for _, k := range unionKeys(want, got) {
+		w, inWant := want[k]
+		if g, ok := got[k]; ok && inWant {
 			walk(normalize(w), normalize(g), "")
 		}
 	}
-	return parts
+	return parts.to, parts.conflicts
 }
 
-func learnRandomParts(a, b string, parts map[string]string) {
+// pairing is a one-to-one map of random parts, and the pairs that broke it.
+type pairing struct {
+	to, from  map[string]string
+	conflicts []string
+}
+
+func (p *pairing) pair(a, b string) {
+	if old, ok := p.to[a]; ok && old != b {
+		p.conflicts = append(p.conflicts, fmt.Sprintf("the random part %q of a generated name stands for both %q and %q", a, old, b))
+		return
+	}
+	if old, ok := p.from[b]; ok && old != a {
+		p.conflicts = append(p.conflicts, fmt.Sprintf("the random part %q of a generated name stands for both %q and %q", b, old, a))
+		return
+	}
+	p.to[a], p.from[b] = b, a
+}
+
+func learnRandomParts(a, b string, parts *pairing) {
 	if a == b || len(a) != len(b) {
 		return
 	}
@@ -244,7 +274,7 @@ func learnRandomParts(a, b string, parts map[string]string) {
 		// may be equal by chance).
 		for st := i; st >= i-4; st-- {
 			if random(st) {
-				parts[a[st:st+5]] = b[st : st+5]
+				parts.pair(a[st:st+5], b[st:st+5])
 				i = st + 4
 				break
 			}

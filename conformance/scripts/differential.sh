@@ -47,6 +47,7 @@ rm -f "$module"/capiextdifferential/*.go
 cp conformance/differential/*.go "$module/capiextdifferential/"
 program="$cache/differential-$CAPI_VERSION"
 (cd "$module" && go build -trimpath -o "$program" ./capiextdifferential)
+(cd "$module" && go test -trimpath -vet=off -count=1 ./capiextdifferential >&2) || { echo "[differential] the comparison's own tests failed (see above)" >&2; exit 1; }
 
 work=$(mktemp -d)
 pids=()
