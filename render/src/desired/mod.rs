@@ -161,6 +161,7 @@ impl Desired {
                     template,
                     &[(".cluster.name", cluster_name.as_str())],
                     &format!("spec.{class_field}.naming.template"),
+                    "",
                 )
             }
             current => Ok(current.to_string()),
@@ -308,6 +309,7 @@ mod tests {
             "{{ .cluster.name }}-{{ .random }}",
             &[(".cluster.name", "c1")],
             "f",
+            "",
         )
         .unwrap();
         assert_eq!(name.len(), "c1-".len() + 5);
@@ -317,12 +319,18 @@ mod tests {
             template_name(
                 "{{.cluster.name}}-{{.random}}",
                 &[(".cluster.name", "c1")],
-                "f"
+                "f",
+                ""
             )
             .unwrap()
         );
-        let err =
-            template_name("{{ .cluster.uid }}", &[(".cluster.name", "c1")], "spec.x").unwrap_err();
+        let err = template_name(
+            "{{ .cluster.uid }}",
+            &[(".cluster.name", "c1")],
+            "spec.x",
+            "",
+        )
+        .unwrap_err();
         assert!(
             err.to_string().contains("map has no entry for key \"uid\""),
             "{err}"
@@ -332,12 +340,43 @@ mod tests {
             "{{ printf \"%.3s\" .cluster.name }}-{{ if eq .cluster.name \"c1\" }}one{{ end }}",
             &[(".cluster.name", "c1")],
             "f",
+            "",
         )
         .unwrap();
         assert_eq!(name, "c1-one");
         assert!(
-            template_name("{{ upper .cluster.name }}", &[(".cluster.name", "c1")], "f").is_err()
+            template_name(
+                "{{ upper .cluster.name }}",
+                &[(".cluster.name", "c1")],
+                "f",
+                ""
+            )
+            .is_err()
         );
-        assert_eq!(template_name(&"a".repeat(70), &[], "f").unwrap().len(), 63);
+        assert_eq!(
+            template_name(&"a".repeat(70), &[], "f", "").unwrap().len(),
+            63
+        );
+    }
+
+    #[test]
+    fn objects_that_share_a_name_prefix_get_different_names() {
+        // CAPI's suffixes are random, so two objects almost surely get different names; render's
+        // must be different too, even where the cut at 58 bytes or a naming template without
+        // the topology name leaves the same prefix.
+        let long = "a-cluster-with-a-rather-long-name-for-testing-s3333-012";
+        let md1 = simple_name(&format!("{long}-md-1-"), "bootstrap");
+        let md2 = simple_name(&format!("{long}-md-2-"), "bootstrap");
+        assert_eq!(md1.len(), 63);
+        assert_eq!(md1[..58], md2[..58]);
+        assert_ne!(md1, md2);
+        let template = "{{ .cluster.name }}-{{ .random }}";
+        let values = [(".cluster.name", "c1")];
+        let (a, b) = (
+            template_name(template, &values, "f", "md-1").unwrap(),
+            template_name(template, &values, "f", "md-2").unwrap(),
+        );
+        assert!(a.starts_with("c1-") && b.starts_with("c1-"));
+        assert_ne!(a, b);
     }
 }

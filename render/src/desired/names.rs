@@ -17,15 +17,16 @@ pub(super) fn suffix(seed: &str) -> String {
         .collect()
 }
 
-/// `names.SimpleNameGenerator`: prefix plus five random characters (`role` tells apart objects
-/// that share a prefix).
+/// `names.SimpleNameGenerator`: prefix (cut to 58 bytes) plus five random characters. The
+/// suffix derives from the whole prefix and `role` (which tells apart objects that share a
+/// prefix): two prefixes that differ only past the cut still get different names, as CAPI's
+/// random suffixes almost surely are.
 pub(super) fn simple_name(prefix: &str, role: &str) -> String {
-    let prefix = if prefix.len() > 58 {
-        &prefix[..58]
-    } else {
-        prefix
-    };
-    format!("{prefix}{}", suffix(&format!("{prefix}{role}")))
+    let cut = (0..=prefix.len().min(58))
+        .rev()
+        .find(|i| prefix.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}{}", &prefix[..cut], suffix(&format!("{prefix}{role}")))
 }
 
 /// Stands for `.random` while the template runs (five private-use characters).
@@ -33,11 +34,14 @@ const RANDOM: &str = "\u{10fd01}\u{10fd02}\u{10fd03}\u{10fd04}\u{10fd05}";
 
 /// A `naming.template`, executed as CAPI's `names.templateGenerator` executes it (text/template
 /// without sprig, `missingkey=error`), with the values CAPI gives it (`.cluster.name`, ...) and
-/// `.random` made repeatable.
+/// `.random` made repeatable. `object` tells apart the objects one template names (the
+/// MachineDeployments of one class: a template without their topology name must still give
+/// each its own name).
 pub(super) fn template_name(
     template: &str,
     values: &[(&str, &str)],
     field: &str,
+    object: &str,
 ) -> Result<String, RenderError> {
     let mut data = serde_json::json!({ "random": RANDOM });
     for (path, value) in values {
@@ -55,7 +59,7 @@ pub(super) fn template_name(
     let out = go_template::render_with(template, &data, Options::NAMING)
         .map_err(|e| input(format!("{field}: naming template `{template}`: {e}")))?;
     let seed = match out.find(RANDOM) {
-        Some(at) => format!("{}{field}", &out[..at]),
+        Some(at) => format!("{}{field}{object}", &out[..at]),
         None => String::new(),
     };
     let mut name = out.replace(RANDOM, &suffix(&seed));

@@ -74,6 +74,7 @@ pub(super) fn compute(
                     (topology_name_key, &topology_name),
                 ],
                 &format!("ClusterClass spec.workers.{list}[class={class_name}].naming.template"),
+                &topology_name,
             )?,
         };
         let prefix = format!("{cluster_name}-{topology_name}-");
