@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens first-run tutorial conformance roundtrip differential gotemplate apirules otel e2e fuzz bench bench-compare bench-profile bench-musl soak fmt
+.PHONY: demo test lint unit goldens first-run tutorial package conformance roundtrip differential gotemplate apirules otel e2e fuzz bench bench-compare bench-profile bench-musl soak fmt
 
 # The projects the tests generate and build get the workspace's debug setting (see Cargo.toml).
 export CARGO_PROFILE_DEV_DEBUG := line-tables-only
@@ -9,8 +9,8 @@ demo:
 	./scripts/demo.sh
 
 ## The whole test suite: formatting, lints, unit, integration and doc tests, golden projects,
-## a new user's first run and the tutorial, outside the repository.
-test: lint unit goldens first-run tutorial
+## a new user's first run and the tutorial, outside the repository, and the crates as packaged.
+test: lint unit goldens first-run tutorial package
 
 lint:
 	cargo fmt --all -- --check
@@ -31,6 +31,11 @@ first-run:
 ## docs/tutorial.md run as written, in a temporary HOME outside the repo.
 tutorial:
 	./scripts/tutorial.sh
+
+## The publishable crates packed as crates.io would serve them; a project scaffolded for crates.io
+## built and tested against the packed crates.
+package:
+	./scripts/package.sh
 
 ## Cluster API judges the wire format: its Go types round-trip our JSON, its desired-state
 ## generator computes what render computes, its real manager calls us.

@@ -44,8 +44,8 @@ call() { # path body
 echo "== Discovery" >&2
 call discovery '{"apiVersion":"hooks.runtime.cluster.x-k8s.io/v1alpha1","kind":"DiscoveryRequest"}' | python3 -m json.tool
 echo "== BeforeClusterCreate (before-cluster-create)" >&2
-call 'beforeclustercreate/before-cluster-create?timeout=10s' @testdata/hooks/beforeclustercreate/request.json | python3 -m json.tool
+call 'beforeclustercreate/before-cluster-create?timeout=10s' @cli/fixtures/hooks/beforeclustercreate/request.json | python3 -m json.tool
 echo "== GeneratePatches (generate-patches): the patch is base64 on the wire" >&2
-call 'generatepatches/generate-patches?timeout=10s' @testdata/hooks/generatepatches/request.json | python3 -m json.tool
+call 'generatepatches/generate-patches?timeout=10s' @cli/fixtures/hooks/generatepatches/request.json | python3 -m json.tool
 echo "== Extension log" >&2
 cat "$work/extension.log" >&2

@@ -36,11 +36,11 @@ order = ["discovery", "beforeclustercreate", "aftercontrolplaneinitialized", "be
          "afterclusterupgrade", "beforeclusterdelete", "generatepatches", "validatetopology", "discovervariables",
          "generateupgradeplan", "canupdatemachine", "canupdatemachineset", "updatemachine"]
 for i, hook in enumerate(order):
-    path = f"{root}/testdata/hooks/{hook}/request.json"
+    path = f"{root}/cli/fixtures/hooks/{hook}/request.json"
     if os.path.exists(path):
         write("hook_request", hook, bytes([i]) + open(path, "rb").read())
 # patch_template: a pointer, then a template object.
-request = json.load(open(f"{root}/testdata/hooks/generatepatches/request.json"))
+request = json.load(open(f"{root}/cli/fixtures/hooks/generatepatches/request.json"))
 for i, item in enumerate(request.get("items", [])):
     for j, pointer in enumerate(["/spec/template/spec/x", "/metadata/labels/a~1b", "/spec/template/spec/list/-", "/"]):
         write("patch_template", f"item{i}-{j}", pointer + "\n" + json.dumps(item.get("object", {})))

@@ -24,7 +24,7 @@ STAMP = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
 OUT = ROOT / "results" / STAMP
 TICK = os.sysconf("SC_CLK_TCK")
 PAYLOAD = ROOT / "testdata/bench/generatepatches-request.json"
-SMALL = ROOT / "testdata/hooks/beforeclustercreate/request.json"
+SMALL = ROOT / "cli/fixtures/hooks/beforeclustercreate/request.json"
 raw = {"stamp": STAMP, "duration": DURATION, "rounds": ROUNDS, "machine": {"cpus": os.cpu_count()}}
 
 

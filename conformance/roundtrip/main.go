@@ -6,7 +6,7 @@
 // the result back into CAPI's types and compares. Any field lost, renamed or re-typed fails
 // with the hook and the field path.
 //
-// It also checks the fixtures in testdata/hooks against CAPI's types (no unknown fields, same
+// It also checks the fixtures in cli/fixtures/hooks against CAPI's types (no unknown fields, same
 // JSON after CAPI's decode and encode) and validates the example extension's Discovery and
 // DiscoverVariables responses with the rules CAPI applies to them.
 package main
@@ -492,7 +492,7 @@ func main() {
 	seed := flag.Int64("seed", 1, "the fixed seed: every run checks the same cases with it")
 	randomSeed := flag.Int64("random-seed", 0, "a second seed, new each run (0: from the clock); a failure prints it, to replay")
 	rustBin := flag.String("rust", "", "path to the capi-ext-conformance binary")
-	fixtures := flag.String("fixtures", "", "testdata/hooks directory (empty: not checked)")
+	fixtures := flag.String("fixtures", "", "cli/fixtures/hooks directory (empty: not checked)")
 	dump := flag.String("dump", os.TempDir(), "where failing inputs are saved")
 	flag.Parse()
 

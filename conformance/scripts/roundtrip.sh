@@ -41,7 +41,7 @@ for entry in $CAPI_MATRIX; do
   args=(-rust "$rust" -n "${ROUNDTRIP_CASES:-1000}" -seed "${ROUNDTRIP_SEED:-1}" -random-seed "$random_seed" -dump "$dump")
   # The fixtures are shaped as the newest release sends them: not checked against older types.
   fixtures=""
-  [ "$capi" = "$CAPI_VERSION" ] && fixtures="$root/testdata/hooks"
+  [ "$capi" = "$CAPI_VERSION" ] && fixtures="$root/cli/fixtures/hooks"
   if [ "$capi" = "$pinned" ]; then
     (cd conformance/roundtrip && go run . "${args[@]}" -fixtures "$fixtures")
     continue

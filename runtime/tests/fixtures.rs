@@ -1,4 +1,4 @@
-//! Every hook's fixture pair (testdata/hooks/<hook>/request.json, response.json), shaped as
+//! Every hook's fixture pair (cli/fixtures/hooks/<hook>/request.json, response.json), shaped as
 //! CAPI sends and accepts them, decodes into the typed request/response and re-encodes to
 //! the same JSON.
 
@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 fn fixture(hook: &str, file: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../testdata/hooks")
+        .join("../cli/fixtures/hooks")
         .join(hook.to_lowercase())
         .join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));

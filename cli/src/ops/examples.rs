@@ -1,11 +1,11 @@
-//! Realistic requests for every hook: the fixtures of `testdata/hooks`, which the conformance
+//! Realistic requests for every hook: the fixtures of `cli/fixtures/hooks`, which the conformance
 //! suite checks against Cluster API's own types.
 
 use capi_ext_codegen::catalog::HookInfo;
 
 macro_rules! fixtures {
     ($($segment:literal),* $(,)?) => {
-        const REQUESTS: &[(&str, &str)] = &[$(($segment, include_str!(concat!("../../../testdata/hooks/", $segment, "/request.json")))),*];
+        const REQUESTS: &[(&str, &str)] = &[$(($segment, include_str!(concat!("../../fixtures/hooks/", $segment, "/request.json")))),*];
     };
 }
 

@@ -254,7 +254,7 @@ mod tests {
 
     fn fixture<T: serde::de::DeserializeOwned>(hook: &str) -> T {
         let path = format!(
-            "{}/../../testdata/hooks/{hook}/request.json",
+            "{}/../../cli/fixtures/hooks/{hook}/request.json",
             env!("CARGO_MANIFEST_DIR")
         );
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
