@@ -38,17 +38,14 @@ import (
 	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
-	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/core/reconcilers/clusterclass"
 	topologycluster "sigs.k8s.io/cluster-api/core/reconcilers/topology/cluster"
 	coreadmission "sigs.k8s.io/cluster-api/core/webhooks/admission"
 	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
-	"sigs.k8s.io/cluster-api/exp/topology/desiredstate"
 	"sigs.k8s.io/cluster-api/exp/topology/scope"
 	"sigs.k8s.io/cluster-api/feature"
 	internalruntimeclient "sigs.k8s.io/cluster-api/internal/runtime/client"
 	runtimeregistry "sigs.k8s.io/cluster-api/internal/runtime/registry"
-	"sigs.k8s.io/cluster-api/util/cache"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/test/builder"
 )
@@ -206,7 +203,7 @@ func newRuntimeClient(ctx context.Context, opts options) runtimeClientWithConfig
 	must(registry.WarmUp(&runtimev1.ExtensionConfigList{}))
 	namespaces := fake.NewClientBuilder().WithScheme(scheme).
 		WithObjects(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}).Build()
-	rc, _, err := internalruntimeclient.New(ctx, internalruntimeclient.Options{Catalog: catalog, Registry: registry, Client: namespaces})
+	rc, err := internalruntimeclient.CapiExtNew(ctx, internalruntimeclient.Options{Catalog: catalog, Registry: registry, Client: namespaces})
 	must(err)
 	config := &runtimev1.ExtensionConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: extensionName},
@@ -214,7 +211,7 @@ func newRuntimeClient(ctx context.Context, opts options) runtimeClientWithConfig
 			ClientConfig: runtimev1.ClientConfig{URL: opts.url, CABundle: opts.ca},
 		},
 	}
-	must((&coreadmission.ExtensionConfig{}).Default(ctx, config))
+	must(coreadmission.CapiExtDefaultExtensionConfig(ctx, config))
 	discovered, err := rc.Discover(ctx, config)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "CAPI's runtime client could not discover the extension at %s: %v\n", opts.url, err)
@@ -277,18 +274,14 @@ func capiState(ctx context.Context, rc runtimeClientWithConfig, tc *testCase) (*
 	// The Cluster as the API server stores it: through the defaulting webhook.
 	cluster := &clusterv1.Cluster{}
 	must(convert(tc.cluster, cluster))
-	if err := (&coreadmission.Cluster{Client: c}).Default(ctx, cluster); err != nil {
+	if err := coreadmission.CapiExtDefaultCluster(ctx, c, cluster); err != nil {
 		return nil, refused(stepValues, fmt.Errorf("Cluster webhook: %w", err))
 	}
 	if err := c.Create(ctx, cluster); err != nil {
 		return nil, err
 	}
 
-	generator, err := desiredstate.NewGenerator(c,
-		clustercache.NewFakeClusterCache(c, client.ObjectKeyFromObject(cluster)),
-		rc.client,
-		cache.New[cache.HookEntry](ctx, cache.HookCacheDefaultTTL),
-		cache.New[desiredstate.GenerateUpgradePlanCacheEntry](ctx, 10*time.Minute))
+	generator, err := topologycluster.CapiExtGenerator(ctx, c, cluster, rc.client)
 	must(err)
 	state, err := topologycluster.CapiExtDesiredState(ctx, c, generator, cluster)
 	if err != nil {

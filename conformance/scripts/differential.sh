@@ -27,27 +27,53 @@ cache=${CAPI_EXT_CACHE:-$HOME/.cache/capi-ext}/differential
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 module_dir() { go mod download -json "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])'; }
 
+# build_program VERSION: the program, built inside a copy of that release's Cluster API module
+# with the files of conformance/differential/capi (v1.14 on) or capi-v1.12 (v1.12 and v1.13,
+# where the reconcilers and webhooks are internal and the hook catalog is under exp/) added, the
+# program's imports moved to match; prints its path.
+build_program() {
+  local version=$1 module="$cache/capi-$1" shims=conformance/differential/capi
+  if [ ! -f "$module/.capi-ext-ready" ]; then
+    echo "[differential] copying the Cluster API $version module" >&2
+    local src
+    src=$(module_dir "sigs.k8s.io/cluster-api@$version") || return 1
+    rm -rf "$module" "$module.tmp"
+    mkdir -p "$cache"
+    cp -r "$src" "$module.tmp"
+    chmod -R u+w "$module.tmp"
+    # From v1.14 the api module sits next to the root module in the repository, not in the
+    # root's zip (before, api/ is a folder of the root module).
+    if grep -q "sigs.k8s.io/cluster-api/api " "$module.tmp/go.mod"; then
+      local api
+      api=$(module_dir "sigs.k8s.io/cluster-api/api@$version") || return 1
+      (cd "$module.tmp" && go mod edit -replace="sigs.k8s.io/cluster-api/api=$api")
+    fi
+    touch "$module.tmp/.capi-ext-ready"
+    mv "$module.tmp" "$module"
+  fi
+  [ -d "$module/core/reconcilers" ] || shims=conformance/differential/capi-v1.12
+  cp -r "$shims/." "$module/"
+  mkdir -p "$module/capiextdifferential"
+  rm -f "$module"/capiextdifferential/*.go
+  cp conformance/differential/*.go "$module/capiextdifferential/"
+  if [ "$shims" = conformance/differential/capi-v1.12 ]; then
+    sed -i -e 's#sigs.k8s.io/cluster-api/core/reconcilers/#sigs.k8s.io/cluster-api/internal/controllers/#' \
+      -e 's#sigs.k8s.io/cluster-api/core/webhooks/admission"#sigs.k8s.io/cluster-api/internal/webhooks"#' \
+      -e 's#sigs.k8s.io/cluster-api/api/runtime/catalog"#sigs.k8s.io/cluster-api/exp/runtime/catalog"#' \
+      "$module"/capiextdifferential/*.go
+  fi
+  local program="$cache/differential-$version"
+  (cd "$module" && go build -trimpath -o "$program" ./capiextdifferential) || return 1
+  echo "$program"
+}
+program=$(build_program "$CAPI_VERSION") || exit 1
 module="$cache/capi-$CAPI_VERSION"
-if [ ! -f "$module/.capi-ext-ready" ]; then
-  echo "[differential] copying the Cluster API $CAPI_VERSION module" >&2
-  src=$(module_dir "sigs.k8s.io/cluster-api@$CAPI_VERSION")
-  api=$(module_dir "sigs.k8s.io/cluster-api/api@$CAPI_VERSION")
-  rm -rf "$module" "$module.tmp"
-  mkdir -p "$cache"
-  cp -r "$src" "$module.tmp"
-  chmod -R u+w "$module.tmp"
-  # The api module sits next to the root module in the repository, not in the root's zip.
-  (cd "$module.tmp" && go mod edit -replace="sigs.k8s.io/cluster-api/api=$api")
-  touch "$module.tmp/.capi-ext-ready"
-  mv "$module.tmp" "$module"
-fi
-cp -r conformance/differential/capi/. "$module/"
-mkdir -p "$module/capiextdifferential"
-rm -f "$module"/capiextdifferential/*.go
-cp conformance/differential/*.go "$module/capiextdifferential/"
-program="$cache/differential-$CAPI_VERSION"
-(cd "$module" && go build -trimpath -o "$program" ./capiextdifferential)
 (cd "$module" && go test -trimpath -vet=off -count=1 ./capiextdifferential >&2) || { echo "[differential] the comparison's own tests failed (see above)" >&2; exit 1; }
+# The older releases of CAPI_MATRIX: generated topologies (DIFFERENTIAL_OLDER_CASES per seed,
+# default 100), render playing that release's engine. Not CAPI's own ClusterClasses: the module
+# proxy serves no test module of those exact releases.
+older=()
+for entry in ${CAPI_MATRIX#* }; do [ "$entry" = "$CAPI_MATRIX" ] || older+=("${entry%%:*}"); done
 
 work=$(mktemp -d)
 pids=()
@@ -84,6 +110,13 @@ echo "======== capi-ext render against Cluster API $CAPI_VERSION's desired-state
   -seed "${DIFFERENTIAL_SEED:-1}" -random-seed "$random_seed" \
   -capi-module "$(module_dir "sigs.k8s.io/cluster-api@$CAPI_VERSION")" \
   -test-module "$(module_dir "sigs.k8s.io/cluster-api/test@$CAPI_VERSION")" "$@"
+for version in "${older[@]}"; do
+  older_program=$(build_program "$version") || exit 1
+  echo "======== capi-ext render --capi-version ${version%.*} against Cluster API $version's desired-state generator (seeds ${DIFFERENTIAL_SEED:-1} and $random_seed)" >&2
+  "$older_program" -capi-ext "$target_dir/debug/capi-ext" -url "https://127.0.0.1:$port" -ca "$work/certs/ca.crt" \
+    -work "$work/cases-$version" -capi-version "$version" -n "${DIFFERENTIAL_OLDER_CASES:-100}" \
+    -seed "${DIFFERENTIAL_SEED:-1}" -random-seed "$random_seed" "$@"
+done
 
 # The port of CAPI's test extension and the Go original, both with no management cluster (their
 # topology handlers do not use it; Go's manager needs a kubeconfig to start, never reached).

@@ -300,7 +300,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
 
     let capi_version = input.capi_version.unwrap_or(capi_ext::CapiVersion::DEFAULT);
     let blueprint = Blueprint::resolve(&input.cluster_class, &input.templates, capi_version)?;
-    let mut desired = Desired::compute(&blueprint, &input.cluster, &input.templates)?;
+    let mut desired = Desired::compute(&blueprint, &input.cluster, &input.templates, capi_version)?;
     rendered.unpatched = desired.objects();
     rendered.roles = desired.roles();
 

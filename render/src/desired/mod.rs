@@ -19,6 +19,7 @@ pub(crate) use templates::{builtin_annotations, clean_template};
 use crate::change::Role;
 use crate::error::RenderError;
 use crate::object::{get, map_value, merge_maps, set, string, string_map};
+use capi_ext::CapiVersion;
 use names::{simple_name, template_name};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -129,6 +130,7 @@ impl Desired {
         blueprint: &Blueprint,
         cluster: &Value,
         current: &[Value],
+        capi_version: CapiVersion,
     ) -> Result<Self, RenderError> {
         let cluster_name = string(cluster, &["metadata", "name"]).to_string();
         let class = &blueprint.class;
@@ -266,6 +268,7 @@ impl Desired {
             set(&mut control_plane, &["spec", "replicas"], replicas.clone());
         }
         set(&mut control_plane, &["spec", "version"], json!(version));
+        set_upgrade_step(&mut desired_cluster, &version, capi_version);
 
         let machine_deployments = workers::compute(
             current,
@@ -298,6 +301,34 @@ impl Desired {
         })
     }
 }
+
+/// The Cluster's upgrade-step annotation as `computeCluster` sets it: the control plane's version
+/// while an upgrade is under way (AfterClusterUpgrade pending), else removed, or before Cluster
+/// API 1.14 set to "" (it could not always be removed with server-side apply). The patches see
+/// it in `builtin.cluster.metadata.annotations`.
+fn set_upgrade_step(cluster: &mut Value, control_plane_version: &str, capi_version: CapiVersion) {
+    let mut annotations = string_map(cluster, &["metadata", "annotations"]);
+    let upgrading = annotations
+        .get(PENDING_HOOKS)
+        .is_some_and(|hooks| hooks.split(',').any(|hook| hook == "AfterClusterUpgrade"));
+    if upgrading {
+        annotations.insert(UPGRADE_STEP.into(), control_plane_version.into());
+    } else if capi_version < CapiVersion::new(1, 14) {
+        annotations.insert(UPGRADE_STEP.into(), String::new());
+    } else if annotations.remove(UPGRADE_STEP).is_none() {
+        return;
+    }
+    set(
+        cluster,
+        &["metadata", "annotations"],
+        map_value(&annotations),
+    );
+}
+
+/// The annotation CAPI records the hooks to call later in (`runtime.cluster.x-k8s.io/pending-hooks`).
+const PENDING_HOOKS: &str = "runtime.cluster.x-k8s.io/pending-hooks";
+/// `clusterv1.ClusterTopologyUpgradeStepAnnotation`.
+const UPGRADE_STEP: &str = "topology.internal.cluster.x-k8s.io/upgrade-step";
 
 #[cfg(test)]
 mod tests {
@@ -357,6 +388,24 @@ mod tests {
             template_name(&"a".repeat(70), &[], "f", "").unwrap().len(),
             63
         );
+    }
+
+    #[test]
+    fn the_upgrade_step_annotation_is_set_as_each_release_sets_it() {
+        let step = |annotations: Value, capi: CapiVersion| {
+            let mut cluster = json!({"metadata": {"annotations": annotations}});
+            set_upgrade_step(&mut cluster, "v1.33.0", capi);
+            cluster["metadata"]["annotations"].get(UPGRADE_STEP).cloned()
+        };
+        let (v1_13, v1_14) = (CapiVersion::new(1, 13), CapiVersion::new(1, 14));
+        // Not upgrading: removed from 1.14, "" before.
+        assert_eq!(step(json!({}), v1_14), None);
+        assert_eq!(step(json!({UPGRADE_STEP: "v1.32.0"}), v1_14), None);
+        assert_eq!(step(json!({}), v1_13), Some(json!("")));
+        // Upgrading (AfterClusterUpgrade pending): the control plane's version.
+        let pending = json!({PENDING_HOOKS: "AfterControlPlaneUpgrade,AfterClusterUpgrade"});
+        assert_eq!(step(pending.clone(), v1_14), Some(json!("v1.33.0")));
+        assert_eq!(step(pending, v1_13), Some(json!("v1.33.0")));
     }
 
     #[test]

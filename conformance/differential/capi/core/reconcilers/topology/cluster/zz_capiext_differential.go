@@ -5,15 +5,19 @@ package cluster
 
 import (
 	"context"
+	"time"
 
 	pkgerrors "github.com/pkg/errors"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	coreadmission "sigs.k8s.io/cluster-api/core/webhooks/admission"
+	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
 	"sigs.k8s.io/cluster-api/exp/topology/desiredstate"
 	"sigs.k8s.io/cluster-api/exp/topology/scope"
+	"sigs.k8s.io/cluster-api/util/cache"
 	"sigs.k8s.io/cluster-api/util/conditions"
 )
 
@@ -49,4 +53,14 @@ func CapiExtDesiredState(ctx context.Context, c client.Client, generator desired
 		return nil, pkgerrors.Wrap(err, "error computing the desired state of the Cluster topology")
 	}
 	return desired, nil
+}
+
+// CapiExtGenerator is the desired-state generator SetupWithManager builds, with a fake cluster
+// cache (no workload cluster).
+func CapiExtGenerator(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, runtimeClient runtimeclient.Client) (desiredstate.Generator, error) {
+	return desiredstate.NewGenerator(c,
+		clustercache.NewFakeClusterCache(c, client.ObjectKeyFromObject(cluster)),
+		runtimeClient,
+		cache.New[cache.HookEntry](ctx, cache.HookCacheDefaultTTL),
+		cache.New[desiredstate.GenerateUpgradePlanCacheEntry](ctx, 10*time.Minute))
 }
