@@ -395,7 +395,9 @@ mod tests {
         let step = |annotations: Value, capi: CapiVersion| {
             let mut cluster = json!({"metadata": {"annotations": annotations}});
             set_upgrade_step(&mut cluster, "v1.33.0", capi);
-            cluster["metadata"]["annotations"].get(UPGRADE_STEP).cloned()
+            cluster["metadata"]["annotations"]
+                .get(UPGRADE_STEP)
+                .cloned()
         };
         let (v1_13, v1_14) = (CapiVersion::new(1, 13), CapiVersion::new(1, 14));
         // Not upgrading: removed from 1.14, "" before.
