@@ -57,6 +57,9 @@ build_program() {
   rm -f "$module"/capiextdifferential/*.go
   cp conformance/differential/*.go "$module/capiextdifferential/"
   if [ "$shims" = conformance/differential/capi-v1.12 ]; then
+    # The webhooks' shim is the same code in the package the webhooks have there.
+    sed 's/^package admission$/package webhooks/' conformance/differential/capi/core/webhooks/admission/zz_capiext_differential.go \
+      >"$module/internal/webhooks/zz_capiext_differential.go"
     sed -i -e 's#sigs.k8s.io/cluster-api/core/reconcilers/#sigs.k8s.io/cluster-api/internal/controllers/#' \
       -e 's#sigs.k8s.io/cluster-api/core/webhooks/admission"#sigs.k8s.io/cluster-api/internal/webhooks"#' \
       -e 's#sigs.k8s.io/cluster-api/api/runtime/catalog"#sigs.k8s.io/cluster-api/exp/runtime/catalog"#' \
