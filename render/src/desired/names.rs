@@ -22,11 +22,17 @@ pub(super) fn suffix(seed: &str) -> String {
 /// prefix): two prefixes that differ only past the cut still get different names, as CAPI's
 /// random suffixes almost surely are.
 pub(super) fn simple_name(prefix: &str, role: &str) -> String {
-    let cut = (0..=prefix.len().min(58))
+    format!("{}{}", cut(prefix), suffix(&format!("{prefix}{role}")))
+}
+
+/// The first 58 bytes of `name` (at most), at a character boundary: where CAPI's generators cut
+/// a name before its five random characters.
+fn cut(name: &str) -> &str {
+    let at = (0..=name.len().min(58))
         .rev()
-        .find(|i| prefix.is_char_boundary(*i))
+        .find(|i| name.is_char_boundary(*i))
         .unwrap_or(0);
-    format!("{}{}", &prefix[..cut], suffix(&format!("{prefix}{role}")))
+    &name[..at]
 }
 
 /// Stands for `.random` while the template runs (five private-use characters).
@@ -64,11 +70,7 @@ pub(super) fn template_name(
     };
     let mut name = out.replace(RANDOM, &suffix(&seed));
     if name.len() > 63 {
-        let cut = (0..=58)
-            .rev()
-            .find(|i| name.is_char_boundary(*i))
-            .unwrap_or(0);
-        name = format!("{}{}", &name[..cut], suffix(&name));
+        name = format!("{}{}", cut(&name), suffix(&name));
     }
     Ok(name)
 }
