@@ -31,7 +31,9 @@ pub(super) fn apply_response(
         if returned.patch.is_noop() {
             continue;
         }
-        item.object = patch_object(&item.object, &returned.patch).map_err(fail)?;
+        item.object = patch_object(&item.object, &returned.patch)
+            .map_err(fail)?
+            .into();
     }
     Ok(())
 }

@@ -76,7 +76,7 @@ pub(super) fn build_request(
             request.items.push(GeneratePatchesRequestItem {
                 uid: uid(index),
                 holder_reference: holder,
-                object,
+                object: object.into(),
                 variables: Vec::new(),
             });
         };

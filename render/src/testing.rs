@@ -247,7 +247,7 @@ impl TemplateCase {
         request.items.push(GeneratePatchesRequestItem {
             uid: UID.into(),
             holder_reference: self.holder.clone(),
-            object: self.object.clone(),
+            object: self.object.clone().into(),
             variables: own
                 .map(|o| {
                     vec![Variable {

@@ -633,7 +633,7 @@ mod tests {
     fn a_template_of_a_kind_without_a_type_fails_the_answer() {
         let mut request = request();
         request.items[0].object =
-            json!({"kind": "FooTemplate", "apiVersion": "example.com/v1", "metadata": {}});
+            json!({"kind": "FooTemplate", "apiVersion": "example.com/v1", "metadata": {}}).into();
         let response = patch_set().generate(&request);
         assert_eq!(response.status, ResponseStatus::Failure);
         assert!(

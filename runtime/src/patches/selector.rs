@@ -11,9 +11,8 @@
 //! a MachineDeployment or MachinePool whose class (from the item's `builtin`) matches one of
 //! the names (`*`, `prefix*`, `*suffix` or an exact name).
 
-use crate::hooks::v1alpha1::HolderReference;
+use crate::hooks::v1alpha1::{HolderReference, TemplateObject};
 use serde::Deserialize;
-use serde_json::Value;
 
 /// The part of a holder a template fills, to narrow a [`Selector`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,17 +251,16 @@ impl Selector {
     /// and `machine_pool_class` come from the item's `builtin` variable.
     pub fn matches(
         &self,
-        object: &Value,
+        object: &TemplateObject,
         holder: &HolderReference,
         machine_deployment_class: Option<&str>,
         machine_pool_class: Option<&str>,
     ) -> bool {
-        let field = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default();
         if self
             .api_version
             .as_deref()
-            .is_some_and(|v| v != field("apiVersion"))
-            || self.kind.as_deref().is_some_and(|k| k != field("kind"))
+            .is_some_and(|v| v != object.api_version())
+            || self.kind.as_deref().is_some_and(|k| k != object.kind())
         {
             return false;
         }
@@ -396,7 +394,9 @@ mod tests {
 
     #[test]
     fn holders_and_parts() {
-        let kcp = json!({"kind": "KubeadmControlPlaneTemplate", "apiVersion": "controlplane.cluster.x-k8s.io/v1beta2"});
+        let kcp = TemplateObject::from(
+            json!({"kind": "KubeadmControlPlaneTemplate", "apiVersion": "controlplane.cluster.x-k8s.io/v1beta2"}),
+        );
         let cp = holder("Cluster", "spec.controlPlaneRef");
         let cp_machines = holder(
             "KubeadmControlPlane",
@@ -408,7 +408,7 @@ mod tests {
         );
         let md_infra = holder("MachineDeployment", "spec.template.spec.infrastructureRef");
         let infra = holder("Cluster", "spec.infrastructureRef");
-        let any = json!({});
+        let any = TemplateObject::from(json!({}));
 
         let s = Selector::control_plane();
         assert!(s.matches(&any, &cp, None, None) && s.matches(&any, &cp_machines, None, None));

@@ -291,7 +291,7 @@ impl<V: DeserializeOwned> PatchSet<V> {
             settings,
             raw_variables: &raw,
         };
-        let mut template = Template::new(item.object.clone());
+        let mut template = Template::new(item.object.value().clone());
         for patch in selected {
             if patch
                 .enabled_if

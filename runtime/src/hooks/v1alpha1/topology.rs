@@ -1,7 +1,7 @@
 //! Topology mutation hooks: GeneratePatches, ValidateTopology, DiscoverVariables.
 
 use super::common::{request_type, response_type};
-use super::{ClusterClassVariable, Patch, Variable};
+use super::{ClusterClassVariable, Patch, TemplateObject, Variable};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -53,9 +53,10 @@ pub struct GeneratePatchesRequestItem {
     /// Where the template is used.
     #[serde(default)]
     pub holder_reference: HolderReference,
-    /// The template object, as raw JSON (in the apiVersion the ClusterClass references).
+    /// The template object (in the apiVersion the ClusterClass references), kept as the text
+    /// CAPI sent until it is read.
     #[serde(default)]
-    pub object: Value,
+    pub object: TemplateObject,
     /// Template-specific variables (overrides and the scoped `builtin`).
     #[serde(
         default,
@@ -165,9 +166,9 @@ pub struct ValidateTopologyRequestItem {
     /// Where the template is used.
     #[serde(default)]
     pub holder_reference: HolderReference,
-    /// The patched template object.
+    /// The patched template object, kept as the text CAPI sent until it is read.
     #[serde(default)]
-    pub object: Value,
+    pub object: TemplateObject,
     /// Template-specific variables.
     #[serde(
         default,

@@ -1,0 +1,438 @@
+//! [`TemplateObject`]: a template of a topology request, kept as the JSON text CAPI sent until a
+//! handler reads it. A GeneratePatches request carries every template of the Cluster (tens of
+//! KiB each) and a handler usually patches a few: decoding each into a tree first was most of
+//! the server's CPU. Reading `kind` and `apiVersion` (what a selector looks at) scans only the
+//! start of the text; the first read of anything else decodes the whole object once.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::OnceLock;
+
+/// A template object as CAPI sent it: the JSON text, decoded into a [`Value`] on first read
+/// (through `Deref`) and edited as one (through `DerefMut`, which drops the text).
+///
+/// It reads as a `Value` wherever one is expected:
+///
+/// ```
+/// use capi_ext::hooks::v1alpha1::GeneratePatchesRequestItem;
+///
+/// let item: GeneratePatchesRequestItem = serde_json::from_str(
+///     r#"{"uid": "1", "object": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2",
+///         "kind": "DockerMachineTemplate", "spec": {"template": {"spec": {}}}}}"#,
+/// )
+/// .unwrap();
+/// assert_eq!(item.object.kind(), "DockerMachineTemplate"); // no decoding
+/// assert!(!item.object.is_decoded());
+/// assert!(item.object["spec"]["template"].is_object()); // decodes once
+/// assert!(item.object.is_decoded());
+/// ```
+pub struct TemplateObject {
+    /// The text as received; `None` once the object was edited or when it was built from a
+    /// `Value`.
+    raw: Option<Box<RawValue>>,
+    /// The decoded object; always set when `raw` is `None`.
+    value: OnceLock<Value>,
+}
+
+impl TemplateObject {
+    /// An object built from a value (as a test or a request builder has it).
+    pub fn new(value: Value) -> Self {
+        TemplateObject {
+            raw: None,
+            value: OnceLock::from(value),
+        }
+    }
+
+    /// The JSON text CAPI sent, when the object has not been edited since.
+    pub fn raw(&self) -> Option<&str> {
+        self.raw.as_deref().map(RawValue::get)
+    }
+
+    /// Whether the object has been decoded into a `Value` (read or edited).
+    pub fn is_decoded(&self) -> bool {
+        self.value.get().is_some()
+    }
+
+    /// The object's `kind`, read without decoding the object (`""` when absent).
+    pub fn kind(&self) -> Cow<'_, str> {
+        self.top_level_string("kind")
+    }
+
+    /// The object's `apiVersion`, read without decoding the object (`""` when absent).
+    pub fn api_version(&self) -> Cow<'_, str> {
+        self.top_level_string("apiVersion")
+    }
+
+    /// Decodes the object into `T`: straight from the text when it has not been decoded yet
+    /// (no intermediate `Value`), else from the value.
+    pub fn decode<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
+        match (self.value.get(), &self.raw) {
+            (None, Some(raw)) => serde_json::from_str(raw.get()),
+            _ => T::deserialize(self.value()),
+        }
+    }
+
+    /// The decoded object.
+    pub fn value(&self) -> &Value {
+        self.value.get_or_init(|| {
+            let raw = self
+                .raw
+                .as_ref()
+                .expect("a TemplateObject holds text or a value");
+            serde_json::from_str(raw.get()).expect("RawValue holds valid JSON")
+        })
+    }
+
+    /// The decoded object, owned.
+    pub fn into_value(mut self) -> Value {
+        self.value();
+        self.value.take().expect("decoded above")
+    }
+
+    fn top_level_string(&self, key: &str) -> Cow<'_, str> {
+        match (self.value.get(), &self.raw) {
+            (None, Some(raw)) => scan::top_level_string(raw.get(), key).unwrap_or_default(),
+            _ => Cow::Borrowed(
+                self.value()
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            ),
+        }
+    }
+}
+
+impl Deref for TemplateObject {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        self.value()
+    }
+}
+
+impl DerefMut for TemplateObject {
+    fn deref_mut(&mut self) -> &mut Value {
+        self.value();
+        self.raw = None;
+        self.value.get_mut().expect("decoded above")
+    }
+}
+
+/// `null`, as an absent `object` decodes.
+impl Default for TemplateObject {
+    fn default() -> Self {
+        TemplateObject::new(Value::Null)
+    }
+}
+
+impl From<Value> for TemplateObject {
+    fn from(value: Value) -> Self {
+        TemplateObject::new(value)
+    }
+}
+
+impl From<TemplateObject> for Value {
+    fn from(object: TemplateObject) -> Self {
+        object.into_value()
+    }
+}
+
+impl Clone for TemplateObject {
+    fn clone(&self) -> Self {
+        TemplateObject {
+            raw: self.raw.clone(),
+            value: self.value.clone(),
+        }
+    }
+}
+
+impl PartialEq for TemplateObject {
+    fn eq(&self, other: &Self) -> bool {
+        match (self.raw(), other.raw()) {
+            (Some(a), Some(b)) if a == b => true,
+            _ => self.value() == other.value(),
+        }
+    }
+}
+
+impl PartialEq<Value> for TemplateObject {
+    fn eq(&self, other: &Value) -> bool {
+        self.value() == other
+    }
+}
+
+impl fmt::Debug for TemplateObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.value(), f)
+    }
+}
+
+/// Encodes the value (keys in the order a `Value` keeps them), so a request read and written
+/// again prints as one built from values does.
+impl Serialize for TemplateObject {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for TemplateObject {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(TemplateObject {
+            raw: Some(Box::<RawValue>::deserialize(deserializer)?),
+            value: OnceLock::new(),
+        })
+    }
+}
+
+/// Reading one top-level string member of a JSON object's text without decoding the rest.
+mod scan {
+    use std::borrow::Cow;
+
+    /// The string value of the top-level member `key` of the object `text` (valid JSON, as a
+    /// `RawValue` holds), `None` when `text` is not an object, has no such member or its
+    /// value is not a string. Stops at the member: Kubernetes' encoders write `apiVersion`
+    /// and `kind` first.
+    pub(super) fn top_level_string<'a>(text: &'a str, key: &str) -> Option<Cow<'a, str>> {
+        let bytes = text.as_bytes();
+        let mut at = skip_ws(bytes, 0);
+        if bytes.get(at) != Some(&b'{') {
+            return None;
+        }
+        at += 1;
+        loop {
+            at = skip_ws(bytes, at);
+            if bytes.get(at) != Some(&b'"') {
+                return None; // `}`: no such member
+            }
+            let key_end = string_end(bytes, at)?;
+            let name = &text[at..key_end];
+            at = skip_ws(bytes, key_end);
+            debug_assert_eq!(bytes.get(at), Some(&b':'));
+            at = skip_ws(bytes, at + 1);
+            let value_end = value_end(bytes, at)?;
+            if decode_string(name).as_deref() == Some(key) {
+                return (bytes[at] == b'"')
+                    .then(|| decode_string(&text[at..value_end]))
+                    .flatten();
+            }
+            at = skip_ws(bytes, value_end);
+            match bytes.get(at) {
+                Some(b',') => at += 1,
+                _ => return None,
+            }
+        }
+    }
+
+    /// A JSON string literal's value, borrowed when it has no escapes.
+    fn decode_string(literal: &str) -> Option<Cow<'_, str>> {
+        let inner = &literal[1..literal.len() - 1];
+        if inner.contains('\\') {
+            serde_json::from_str::<String>(literal).ok().map(Cow::Owned)
+        } else {
+            Some(Cow::Borrowed(inner))
+        }
+    }
+
+    fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+        while matches!(bytes.get(at), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+            at += 1;
+        }
+        at
+    }
+
+    /// Just past the string literal starting at `at` (a `"`).
+    fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+        at += 1;
+        loop {
+            match bytes.get(at)? {
+                b'"' => return Some(at + 1),
+                b'\\' => at += 2,
+                _ => at += 1,
+            }
+        }
+    }
+
+    /// Just past the value starting at `at`.
+    fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+        match bytes.get(at)? {
+            b'"' => string_end(bytes, at),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let mut i = at;
+                loop {
+                    match bytes.get(i)? {
+                        b'"' => {
+                            i = string_end(bytes, i)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Some(i + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            _ => {
+                let mut i = at;
+                while !matches!(
+                    bytes.get(i),
+                    None | Some(b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+                ) {
+                    i += 1;
+                }
+                Some(i)
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::top_level_string;
+
+        #[test]
+        fn finds_a_top_level_string_member_wherever_it_is_and_only_there() {
+            let text = r#" { "metadata": {"kind": "no", "x": [1, {"kind": "no"}, "]}"]},
+                "n": -1.5e3, "t": true, "z": null, "s": "a\"kind\"",
+                "kind" : "Dock\u0065rMachineTemplate", "apiVersion": "v1" } "#;
+            assert_eq!(
+                top_level_string(text, "kind").as_deref(),
+                Some("DockerMachineTemplate")
+            );
+            assert_eq!(top_level_string(text, "apiVersion").as_deref(), Some("v1"));
+            assert_eq!(top_level_string(text, "x"), None);
+            assert_eq!(top_level_string(text, "n"), None, "not a string");
+            assert_eq!(top_level_string("[1]", "kind"), None);
+            assert_eq!(top_level_string("{}", "kind"), None);
+            assert_eq!(top_level_string("null", "kind"), None);
+        }
+
+        /// Random objects (nested `kind`s, escapes, every value type, pretty and compact)
+        /// read by the scanner and by `serde_json` agree.
+        #[test]
+        fn agrees_with_serde_json_on_random_objects() {
+            let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+            let mut next = move |n: u64| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed % n
+            };
+            fn value(next: &mut dyn FnMut(u64) -> u64, depth: u32) -> serde_json::Value {
+                let strings = [
+                    "kind",
+                    "K",
+                    "a\"b",
+                    "\\",
+                    "é\u{1F600}",
+                    "}]",
+                    "",
+                    "apiVersion",
+                ];
+                match next(if depth > 3 { 4 } else { 6 }) {
+                    0 => serde_json::Value::Null,
+                    1 => (next(2) == 0).into(),
+                    2 => (next(2000) as f64 / 7.0 - 100.0).into(),
+                    3 => strings[next(strings.len() as u64) as usize].into(),
+                    4 => (0..next(4)).map(|_| value(next, depth + 1)).collect(),
+                    _ => (0..next(5))
+                        .map(|_| {
+                            let key = strings[next(strings.len() as u64) as usize].to_string();
+                            (key, value(next, depth + 1))
+                        })
+                        .collect::<serde_json::Map<_, _>>()
+                        .into(),
+                }
+            }
+            for case in 0..5000 {
+                let object = value(&mut next, 0);
+                let text = if case % 2 == 0 {
+                    serde_json::to_string(&object).unwrap()
+                } else {
+                    serde_json::to_string_pretty(&object).unwrap()
+                };
+                for key in ["kind", "apiVersion", "a\"b"] {
+                    let expected = object.get(key).and_then(serde_json::Value::as_str);
+                    assert_eq!(
+                        top_level_string(&text, key).as_deref(),
+                        expected,
+                        "{key} in {text}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn received(text: &str) -> TemplateObject {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn reads_kind_without_decoding_and_decodes_once_on_first_read() {
+        let object = received(r#"{"apiVersion": "a/v1", "kind": "K", "spec": {"x": 1}}"#);
+        assert_eq!((&*object.api_version(), &*object.kind()), ("a/v1", "K"));
+        assert!(!object.is_decoded());
+        assert_eq!(object["spec"]["x"], 1);
+        assert!(object.is_decoded());
+        assert!(object.raw().is_some(), "text kept until edited");
+    }
+
+    #[test]
+    fn an_edit_drops_the_text_and_is_what_is_encoded() {
+        let mut object = received(r#"{"kind": "K", "spec": {}}"#);
+        object["spec"]["x"] = json!(2);
+        assert_eq!(object.raw(), None);
+        assert_eq!(
+            serde_json::to_value(&object).unwrap(),
+            json!({"kind": "K", "spec": {"x": 2}})
+        );
+        object["kind"] = json!("L");
+        assert_eq!(object.kind(), "L");
+    }
+
+    #[test]
+    fn decodes_into_a_type_from_the_text_or_the_value_alike() {
+        #[derive(Deserialize, PartialEq, Debug)]
+        struct Spec {
+            x: i64,
+        }
+        #[derive(Deserialize, PartialEq, Debug)]
+        struct Object {
+            spec: Spec,
+        }
+        let object = received(r#"{"spec": {"x": 3}}"#);
+        let from_text: Object = object.decode().unwrap();
+        let _ = object.value();
+        assert_eq!(from_text, object.decode().unwrap());
+        assert_eq!(from_text.spec.x, 3);
+    }
+
+    #[test]
+    fn equal_by_content_and_encoded_as_values_are() {
+        let spaced = received(r#"{ "b": 1, "a": [1, 2] }"#);
+        let built = TemplateObject::new(json!({"a": [1, 2], "b": 1}));
+        assert_eq!(spaced, built);
+        assert_eq!(spaced, json!({"a": [1, 2], "b": 1}));
+        assert_eq!(
+            serde_json::to_string(&spaced).unwrap(),
+            serde_json::to_string(&built).unwrap()
+        );
+        assert_eq!(TemplateObject::default(), TemplateObject::new(Value::Null));
+        assert_eq!(received("null"), TemplateObject::default());
+    }
+}
