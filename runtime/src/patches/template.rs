@@ -307,10 +307,9 @@ pub fn diff(before: &Value, after: &Value) -> Vec<JsonPatchOp> {
     ops
 }
 
+/// Objects are walked member by member (comparing a whole object first, at every level,
+/// compared the deepest members once per level above them); anything else is compared whole.
 fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<JsonPatchOp>) {
-    if before == after {
-        return;
-    }
     match (before, after) {
         (Value::Object(b), Value::Object(a)) => {
             for (key, old) in b {
@@ -332,6 +331,7 @@ fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<Jso
                 }
             }
         }
+        _ if before == after => {}
         _ => ops.push(JsonPatchOp::Replace {
             path: path.clone(),
             value: after.clone(),

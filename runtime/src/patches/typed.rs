@@ -111,7 +111,12 @@ impl<V: 'static> NamedPatch<V> {
         let selector = selector.kind(T::KIND).api_version(T::API_VERSION);
         let patch_name = name.clone();
         let mut patch = NamedPatch::new(name, selector, move |template: &mut Template, ctx| {
+            // Decoded once, without tracking the path; only a template that does not decode is
+            // decoded again, with `serde_path_to_error`, to say where.
             let decode = || -> Result<T, PatchError> {
+                if let Ok(typed) = T::deserialize(template.object()) {
+                    return Ok(typed);
+                }
                 serde_path_to_error::deserialize(template.object()).map_err(|e| {
                     PatchError::from(format!(
                         "typed patch `{patch_name}`: the {} {} does not decode as {} at `{}`: {}",
@@ -127,8 +132,8 @@ impl<V: 'static> NamedPatch<V> {
                     ))
                 })
             };
-            let before = serde_json::to_value(decode()?).map_err(PatchError::from)?;
             let mut typed = decode()?;
+            let before = serde_json::to_value(&typed).map_err(PatchError::from)?;
             apply(&mut typed, ctx)?;
             let after = serde_json::to_value(&typed).map_err(PatchError::from)?;
             for op in diff(&before, &after) {
