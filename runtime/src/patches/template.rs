@@ -307,8 +307,8 @@ pub fn diff(before: &Value, after: &Value) -> Vec<JsonPatchOp> {
     ops
 }
 
-/// Objects are walked member by member (comparing a whole object first, at every level,
-/// compared the deepest members once per level above them); anything else is compared whole.
+/// Objects are walked member by member, without first comparing them whole (which compared the
+/// deepest members once for every level above them); anything else is compared whole.
 fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<JsonPatchOp>) {
     match (before, after) {
         (Value::Object(b), Value::Object(a)) => {
