@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/Masterminds/sprig/v3"
 )
@@ -79,7 +81,9 @@ var argsOfType = map[reflect.Kind][]string{
 	reflect.Int:     {"0", "1", "2", "3", "-1", "5", "10", "(int .i)", "(len .s)", "(atoi \"4\")", "(len .l)"},
 	reflect.Float64: {"2.5", "0.5", "-1.5", "1e3", ".n", ".i", "(float64 \"1.5\")"},
 	reflect.Bool:    {"true", "false", ".b", "(empty .e)", "(eq .s \"a\")"},
-	reflect.Map:     {".m", ".m.c", `(dict "k" "v" "n" 1)`, `(dict)`, `(dict "k" "" "c" (dict "d" 1 "e" "x"))`, `(dict "a" (dict "b" 1 "c" "") "n" 0)`},
+	// time.Time (sprig's unixEpoch, mustDateModify).
+	reflect.Struct: {`(toDate "2006-01-02" "2017-12-31")`, `(toDate "2006-01-02T15:04:05Z07:00" "2017-12-31T23:59:58.5+01:30")`, `(mustToDate "Jan _2 15:04:05 MST 2006" "Feb  3 04:05:06 PST 2021")`, `(toDate "x" "y")`, `(toDate "-0700" "+0100")`, `(mustDateModify "-1h30m" (toDate "2006" "2000"))`, `(toDate "2006-002 15 Z07" "0001-001 00 Z")`},
+	reflect.Map:    {".m", ".m.c", `(dict "k" "v" "n" 1)`, `(dict)`, `(dict "k" "" "c" (dict "d" 1 "e" "x"))`, `(dict "a" (dict "b" 1 "c" "") "n" 0)`},
 }
 
 // typedArg: an argument of the type of parameter i of a sprig function ("" for builtins and
@@ -151,6 +155,12 @@ func (g *gen) call(name string) string {
 	}
 	if name == "printf" && n > 0 && g.r.Intn(2) == 0 {
 		args[0] = g.format()
+	}
+	if (name == "toDate" || name == "mustToDate") && n == 2 && g.r.Intn(4) != 0 {
+		args[0], args[1] = g.layoutAndValue()
+	}
+	if (name == "mustDateModify" || name == "must_date_modify") && n > 0 && g.r.Intn(4) != 0 {
+		args[0] = g.pick(durations)
 	}
 	expr := strings.TrimSpace(name + " " + strings.Join(args, " "))
 	if name == "keys" || name == "values" {
@@ -308,6 +318,8 @@ func (g *gen) cond() string {
 func (g *gen) next(i int) testCase {
 	var tpl, origin string
 	switch {
+	case i%9 == 4:
+		tpl, origin = g.timeCase(), "dates"
 	case i%3 != 2:
 		f := g.funcs[(i/3)%len(g.funcs)]
 		if g.r.Intn(2) == 0 {
@@ -328,4 +340,77 @@ func (g *gen) next(i int) testCase {
 		origin = "composition"
 	}
 	return testCase{Template: tpl, Data: g.data(), origin: origin}
+}
+
+// Go's layouts, its constants and others of every element (year days, 12-hour clocks, fractions
+// of both kinds, every zone form).
+var layouts = []string{time.Layout, time.ANSIC, time.UnixDate, time.RubyDate, time.RFC822, time.RFC822Z, time.RFC850, time.RFC1123, time.RFC1123Z, time.RFC3339, time.RFC3339Nano, time.Kitchen, time.Stamp, time.StampMilli, time.StampMicro, time.StampNano, time.DateTime, time.DateOnly, time.TimeOnly,
+	"2006-002", "2006 __2 15:04", "06-1-2 3:4:5.999 pm -07", "January 2, 2006 at 3:04:05,000 PM Z07:00:00", "Monday 02/01/2006 15h04 -070000", "2006-01-02T15:04:05.00Z0700", "_2 Jan 2006 Z070000", "15:04:05 -07:00:00 MST", "2006-01-02 15:04 GMT", "Mon Jan 2 2006 15:04:05.9"}
+
+// Zones the values are written in: UTC, whole and half hours, seconds, the two extremes.
+var zones = []*time.Location{time.UTC, time.FixedZone("", 3600), time.FixedZone("", -5*3600), time.FixedZone("", 5*3600+1800), time.FixedZone("PST", -8*3600), time.FixedZone("CEST", 2*3600), time.FixedZone("", -(3*3600 + 25*60 + 30)), time.FixedZone("", 14*3600), time.FixedZone("GMT+3", 3*3600)}
+
+var durations = []string{"1h30m", "-2.5h", "1.5µs", "3d", "300ms", "0", "720h0.5s", "9223372036854775807ns", "-876000h", "87600h", "", "1h1h", ".5s", "-0"}
+
+// layoutAndValue: a layout and a time written with it (so that most parse), sometimes spoiled.
+func (g *gen) layoutAndValue() (string, string) {
+	layout := g.pick(layouts)
+	at := time.Date(g.r.Intn(10000), time.Month(1+g.r.Intn(12)), 1+g.r.Intn(31), g.r.Intn(24), g.r.Intn(60), g.r.Intn(60), g.r.Intn(1e9), zones[g.r.Intn(len(zones))])
+	if g.r.Intn(4) == 0 {
+		at = at.Truncate(time.Second)
+	}
+	value := at.Format(layout)
+	switch g.r.Intn(8) {
+	case 0:
+		// One byte changed, dropped or added.
+		i := g.r.Intn(len(value) + 1)
+		c := g.pick([]string{"0", "9", " ", ".", ":", "x", "Z", "+", "-", "é", "61", "24"})
+		switch g.r.Intn(3) {
+		case 0:
+			if i < len(value) {
+				value = value[:i] + c + value[i+1:]
+			}
+		case 1:
+			if i < len(value) {
+				value = value[:i] + value[i+1:]
+			}
+		default:
+			value = value[:i] + c + value[i:]
+		}
+	case 1:
+		// Another layout's value.
+		value = at.Format(g.pick(layouts))
+	case 2:
+		value = strings.ToLower(value)
+	}
+	return strconv.Quote(layout), strconv.Quote(value)
+}
+
+// timeCase: a time parsed from a layout and a value, and what a template does with it: print it
+// (String, GoString, quoted, hex), encode it, take its Unix time, move it, compare two.
+func (g *gen) timeCase() string {
+	fn := g.pick([]string{"toDate", "toDate", "mustToDate"})
+	l, v := g.layoutAndValue()
+	parsed := "(" + fn + " " + l + " " + v + ")"
+	switch g.r.Intn(8) {
+	case 0:
+		return "{{ " + parsed + " | toJson }}"
+	case 1:
+		return "{{ printf " + g.pick([]string{`"%v|%T"`, `"%#v"`, `"%q"`, `"%x"`, `"%s|%10.4v"`, `"%-40v|"`}) + " " + parsed + " " + parsed + " }}"
+	case 2:
+		return "{{ unixEpoch " + parsed + " }}"
+	case 3:
+		return "{{ mustDateModify " + g.pick(durations) + " " + parsed + " }}"
+	case 4:
+		// Go's == on the results: the same location pointer or not.
+		l2, v2 := l, v
+		if g.r.Intn(2) == 0 {
+			l2, v2 = g.layoutAndValue()
+		}
+		return "{{ eq " + parsed + " (" + fn + " " + l2 + " " + v2 + ") }}"
+	case 5:
+		return "{{ $t := " + parsed + " }}{{ $t }} {{ list $t $t | toJson }} {{ deepEqual $t " + parsed + " }}"
+	default:
+		return "{{ " + parsed + " }}"
+	}
 }

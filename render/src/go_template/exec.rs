@@ -509,6 +509,7 @@ impl State<'_> {
             (Ty::Bool, Value::Bool(_)) => true,
             (Ty::Map, Value::Map(m)) => m.elem == MapElem::Any,
             (Ty::VersionPtr, Value::Version(_, true)) => true,
+            (Ty::Time, Value::Time(_)) => true,
             _ => false,
         };
         if ok { Ok(value) } else { Err(wrong(&value)) }

@@ -661,6 +661,20 @@ impl Printer {
                     true
                 }
             }
+            Value::Time(time) => {
+                if self.f.sharp_v {
+                    // time.Time is a GoStringer.
+                    self.out.push_str(&time.go_syntax());
+                } else if matches!(verb, 'v' | 's' | 'x' | 'X' | 'q') {
+                    // ... and a Stringer.
+                    let s = time.go_string();
+                    self.fmt_string(&s, if verb == 'v' { 's' } else { verb });
+                } else {
+                    // fmt prints the struct's fields: its location is a pointer.
+                    self.out.push(ADDRESS);
+                }
+                true
+            }
             Value::Slice(s) => {
                 if self.f.sharp_v {
                     self.out.push_str(&v.type_name());
@@ -719,6 +733,9 @@ pub(super) const MAX_DEPTH: usize = 200;
 
 /// The mark of a value printed past [`MAX_DEPTH`] (one of the last private-use code points).
 pub(super) const CYCLE: char = '\u{10fefe}';
+
+/// The mark of a `time.Time` printed field by field (Go prints its location's address).
+pub(super) const ADDRESS: char = '\u{10fefd}';
 
 fn rune_of(v: i128) -> char {
     if (0..=0x10ffff).contains(&v) {

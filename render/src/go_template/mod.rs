@@ -16,6 +16,7 @@ pub mod functions;
 mod lex;
 mod parse;
 mod semver;
+mod time;
 mod unicode;
 mod value;
 
@@ -117,6 +118,9 @@ pub fn render_with(template: &str, data: &Json, options: Options) -> Result<Stri
     match state.walk(&dot, root) {
         Ok(()) if state.out.contains(format::CYCLE) => Err(format!(
             "template: {name}: the output prints a map or list that contains itself (Go's fmt never ends there)"
+        )),
+        Ok(()) if state.out.contains(format::ADDRESS) => Err(format!(
+            "template: {name}: the output prints the fields of a time.Time (a verb other than %v, %s, %q, %x, %X, %T): Go prints its internal representation and a memory address, which change between reconciles; print the time with %v or toJson"
         )),
         Ok(()) if value::has_raw_bytes(&state.out) => Err(format!(
             "template: {name}: the output holds bytes that are not UTF-8 (decoded by b64dec or b32dec): CAPI cannot read it as YAML either"

@@ -6,6 +6,7 @@
 //! `printf` prints and how `eq` compares, so it is kept.
 
 use super::semver::Version;
+use super::time::Time;
 use serde_json::Value as Json;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -36,6 +37,8 @@ pub enum Value {
     Map(Rc<Map>),
     /// `*semver.Version` (`pointer`) or `semver.Version`.
     Version(Rc<Version>, bool),
+    /// `time.Time` (sprig's `toDate`, `mustDateModify`).
+    Time(Rc<Time>),
 }
 
 /// Which unsigned type.
@@ -272,6 +275,7 @@ impl Value {
             .into(),
             Value::Version(_, true) => "*semver.Version".into(),
             Value::Version(_, false) => "semver.Version".into(),
+            Value::Time(_) => "time.Time".into(),
         }
     }
 
@@ -289,7 +293,7 @@ impl Value {
             Value::Slice(_) => "slice",
             Value::Map(_) => "map",
             Value::Version(_, true) => "ptr",
-            Value::Version(_, false) => "struct",
+            Value::Version(_, false) | Value::Time(_) => "struct",
         }
     }
 
@@ -309,14 +313,14 @@ impl Value {
             Value::Str(s) => !s.is_empty(),
             Value::Slice(s) => !s.items.is_empty(),
             Value::Map(m) => !m.entries.borrow().is_empty(),
-            Value::Version(..) => true,
+            Value::Version(..) | Value::Time(_) => true,
         }
     }
 
     /// sprig's `empty`.
     pub fn is_empty(&self) -> bool {
         match self {
-            Value::Version(_, false) => false,
+            Value::Version(_, false) | Value::Time(_) => false,
             other => !other.truth(),
         }
     }
@@ -435,6 +439,7 @@ fn deep_equal_at(a: &Value, b: &Value, depth: usize) -> bool {
                     .all(|(k, v)| ye.get(k).is_some_and(|w| deep_equal(v, w)))
         }
         (Value::Version(x, p), Value::Version(y, q)) => p == q && (Rc::ptr_eq(x, y) || **x == **y),
+        (Value::Time(x), Value::Time(y)) => x.deep_same(y),
         _ => false,
     }
 }

@@ -308,6 +308,7 @@ fn eq(a: &Value, others: &[Value]) -> Result<bool, String> {
                                 std::rc::Rc::ptr_eq(x, y)
                             }
                             (Value::Version(x, false), Value::Version(y, false)) => x == y,
+                            (Value::Time(x), Value::Time(y)) => x.same(y),
                             _ => {
                                 return Err(format!(
                                     "non-comparable type {}: {}",

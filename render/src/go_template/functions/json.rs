@@ -108,6 +108,12 @@ fn encode(
         Value::Float(f) => out.push_str(&encode_float(*f)?),
         Value::Str(s) => encode_string(s, html, out),
         Value::Version(version, _) => encode_string(&version.to_string(), html, out),
+        Value::Time(time) => {
+            let text = time
+                .rfc3339()
+                .map_err(|e| format!("json: error calling MarshalJSON for type time.Time: {e}"))?;
+            encode_string(&text, html, out)
+        }
         Value::Slice(s) if s.nil => out.push_str("null"),
         Value::Slice(s) => {
             out.push('[');

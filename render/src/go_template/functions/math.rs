@@ -409,6 +409,8 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         }
         "durationRound" => {
             let d = match &args[0] {
+                // time.Since: the reconcile's clock.
+                Value::Time(_) => return Err("durationRound of a time.Time reads the clock (time.Since): not supported by render, CAPI would compute a new value at every reconcile".into()),
                 Value::Str(s) => parse_duration(s).unwrap_or(0),
                 Value::Int64(i) => *i,
                 _ => 0,

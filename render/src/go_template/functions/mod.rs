@@ -7,6 +7,7 @@
 //! template that calls one fails with that reason instead of a guess.
 
 mod builtins;
+mod dates;
 mod defaults;
 mod dicts;
 mod encoding;
@@ -45,6 +46,8 @@ pub(super) enum Ty {
     VersionPtr,
     /// `reflect.Value` (the comparison builtins)
     Reflect,
+    /// `time.Time`
+    Time,
 }
 
 impl Ty {
@@ -59,6 +62,7 @@ impl Ty {
             Ty::Map => "map[string]interface {}",
             Ty::VersionPtr => "*semver.Version",
             Ty::Reflect => "reflect.Value",
+            Ty::Time => "time.Time",
         }
     }
 }
@@ -111,6 +115,7 @@ const FAMILIES: &[(Table, Family)] = &[
     (encoding::TABLE, encoding::call),
     (regex::TABLE, regex::call),
     (versions::TABLE, versions::call),
+    (dates::TABLE, dates::call),
     (reflection::TABLE, reflection::call),
     (paths::TABLE, paths::call),
     (words::TABLE, words::call),
@@ -170,23 +175,6 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
         "scrypt password derivation is not implemented by render",
     ),
     ("ago", "its result depends on the time of the reconcile"),
-    ("toDate", "Go's time layouts are not implemented by render"),
-    (
-        "mustToDate",
-        "Go's time layouts are not implemented by render",
-    ),
-    (
-        "unixEpoch",
-        "Go's time values are not implemented by render",
-    ),
-    (
-        "mustDateModify",
-        "Go's time values are not implemented by render",
-    ),
-    (
-        "must_date_modify",
-        "Go's time values are not implemented by render",
-    ),
     ("urlParse", "Go's URL parser is not implemented by render"),
     ("urlJoin", "Go's URL parser is not implemented by render"),
 ];
