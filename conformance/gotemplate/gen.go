@@ -153,6 +153,15 @@ func (g *gen) call(name string) string {
 			args[i] = g.pick(append(append([]string{}, literals...), subs...))
 		}
 	}
+	if name == "until" || name == "untilStep" || name == "seq" {
+		// .n may be 1e21: int(.n) is then the minimum int64, and counting down to it makes
+		// Go allocate until it is killed (render refuses past a million numbers).
+		for i := range args {
+			if strings.Contains(args[i], ".n") {
+				args[i] = "(int .i)"
+			}
+		}
+	}
 	if name == "printf" && n > 0 && g.r.Intn(2) == 0 {
 		args[0] = g.format()
 	}
@@ -392,7 +401,7 @@ func (g *gen) timeCase() string {
 	fn := g.pick([]string{"toDate", "toDate", "mustToDate"})
 	l, v := g.layoutAndValue()
 	parsed := "(" + fn + " " + l + " " + v + ")"
-	switch g.r.Intn(8) {
+	switch g.r.Intn(9) {
 	case 0:
 		return "{{ " + parsed + " | toJson }}"
 	case 1:
@@ -408,6 +417,31 @@ func (g *gen) timeCase() string {
 			l2, v2 = g.layoutAndValue()
 		}
 		return "{{ eq " + parsed + " (" + fn + " " + l2 + " " + v2 + ") }}"
+	case 6:
+		// Any other function given the time: fmt's Stringer, cast, copystructure, reflect.
+		// Not printf (its verbs other than %v %s %q %x %X print the struct's fields, a pointer
+		// among them: render refuses) nor durationRound (time.Since: render refuses).
+		f := g.pick(g.funcs)
+		for f == "printf" || f == "durationRound" {
+			f = g.pick(g.funcs)
+		}
+		lo, hi := arity(f)
+		n := lo
+		if hi < 0 {
+			n = lo + g.r.Intn(3)
+		}
+		if n == 0 {
+			n = 1
+		}
+		args := make([]string, n)
+		for i := range args {
+			args[i] = g.arg()
+			if typed := g.typedArg(f, i); typed != "" && g.r.Intn(2) == 0 {
+				args[i] = typed
+			}
+		}
+		args[g.r.Intn(n)] = parsed
+		return "{{ " + f + " " + strings.Join(args, " ") + " }}"
 	case 5:
 		return "{{ $t := " + parsed + " }}{{ $t }} {{ list $t $t | toJson }} {{ deepEqual $t " + parsed + " }}"
 	default:

@@ -417,3 +417,62 @@ fn go_strings_are_bytes() {
         Ok(r#""\ufffd\ufffd\ufffd" 3 gICA "\x80\x80\x80" 808080 1mo 1h"#)
     );
 }
+
+#[test]
+fn counting_past_a_million_is_an_error_not_an_allocation_without_end() {
+    let data = json!({"n": 1e21});
+    for template in ["{{ until (int .n) }}", "{{ untilStep 0 (int .n) -1 }}"] {
+        let err = render(template, &data).unwrap_err();
+        assert!(
+            err.contains("more than 1048576 numbers"),
+            "{template}: {err}"
+        );
+    }
+    assert_eq!(
+        render("{{ len (until 1048576) }}", &data).as_deref(),
+        Ok("1048576")
+    );
+    // Go's seq overflows its bound to the maximum and counts nothing.
+    assert_eq!(render("{{ seq (int .n) }}", &data).as_deref(), Ok(""));
+}
+
+#[test]
+fn dates_as_sprig_makes_them() {
+    // Expected outputs as Go 1.26 and sprig 3.3 print them (TZ unset, no /etc/localtime).
+    let data = json!({});
+    for (template, go) in [
+        (
+            r#"{{ toDate "2006-01-02" "2017-12-31" }}"#,
+            "2017-12-31 00:00:00 +0000 UTC",
+        ),
+        (
+            r#"{{ toDate "2006-01-02" "2017-13-31" }}"#,
+            "0001-01-01 00:00:00 +0000 UTC",
+        ),
+        (
+            r#"{{ toDate "2006-01-02 15:04 -0700" "2017-12-31 10:00 +0530" | toJson }}"#,
+            "\"2017-12-31T10:00:00+05:30\"",
+        ),
+        (
+            r#"{{ toDate "2006-01-02" "2017-12-31" | mustDateModify "-1h30m" | unixEpoch }}"#,
+            "1514673000",
+        ),
+        (
+            r#"{{ printf "%#v|%T" (toDate "Jan 2 2006 MST" "Feb 3 2021 PST") (toDate "" "") }}"#,
+            "time.Date(2021, time.February, 3, 0, 0, 0, 0, time.Location(\"PST\"))|time.Time",
+        ),
+        (
+            r#"{{ eq (toDate "-0700" "+0100") (toDate "-0700" "+0100") }} {{ eq (toDate "MST" "PST") (toDate "MST" "PST") }}"#,
+            "true false",
+        ),
+    ] {
+        assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
+    }
+    let err = render(r#"{{ mustToDate "2006-01-02" "2017-1-31" }}"#, &data).unwrap_err();
+    assert!(
+        err.contains(r#"parsing time "2017-1-31" as "2006-01-02": cannot parse "1-31" as "01""#),
+        "{err}"
+    );
+    let err = render(r#"{{ printf "%d" (toDate "2006" "2017") }}"#, &data).unwrap_err();
+    assert!(err.contains("memory address"), "{err}");
+}

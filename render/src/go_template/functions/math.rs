@@ -107,34 +107,28 @@ fn parse_float(s: &str) -> Option<f64> {
     Some(f)
 }
 
-fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
+/// How many numbers `until`, `untilStep` and `seq` may count before render refuses the template.
+const MAX_COUNT: usize = 1 << 20;
+
+/// sprig's `untilStep`; past [`MAX_COUNT`] numbers an error (Go keeps allocating: a template
+/// counting to `int .n` with `.n` = 1e21 runs Cluster API's manager out of memory).
+fn until_step(start: i64, stop: i64, step: i64) -> Result<Vec<i64>, String> {
     let mut v = Vec::new();
-    if stop < start {
-        if step >= 0 {
-            return v;
-        }
-        let mut i = start;
-        while i > stop {
-            v.push(i);
-            i = i.wrapping_add(step);
-            if v.len() > 1 << 20 {
-                break;
-            }
-        }
-        return v;
-    }
-    if step <= 0 {
-        return v;
+    let more = |i: i64| if step < 0 { i > stop } else { i < stop };
+    if (stop < start && step >= 0) || (stop >= start && step <= 0) {
+        return Ok(v);
     }
     let mut i = start;
-    while i < stop {
+    while more(i) {
+        if v.len() == MAX_COUNT {
+            return Err(format!(
+                "counting from {start} to {stop} by {step} makes more than {MAX_COUNT} numbers: not supported by render (Cluster API's manager runs out of memory on it)"
+            ));
+        }
         v.push(i);
         i = i.wrapping_add(step);
-        if v.len() > 1 << 20 {
-            break;
-        }
     }
-    v
+    Ok(v)
 }
 
 /// `[]int{}` appended to one by one.
@@ -142,9 +136,9 @@ fn ints(v: Vec<i64>) -> Value {
     Value::appended(Elem::Int, v.into_iter().map(Value::Int).collect())
 }
 
-fn seq(params: &[i64]) -> String {
+fn seq(params: &[i64]) -> Result<String, String> {
     let list = match *params {
-        [] => return String::new(),
+        [] => return Ok(String::new()),
         [end] => {
             let inc = if end < 1 { -1 } else { 1 };
             until_step(1, end.wrapping_add(inc), inc)
@@ -158,17 +152,18 @@ fn seq(params: &[i64]) -> String {
             if end < start {
                 inc = -1;
                 if step > 0 {
-                    return String::new();
+                    return Ok(String::new());
                 }
             }
             until_step(start, end.wrapping_add(inc), step)
         }
-        _ => return String::new(),
-    };
-    list.iter()
+        _ => return Ok(String::new()),
+    }?;
+    Ok(list
+        .iter()
         .map(i64::to_string)
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" "))
 }
 
 /// A decimal `m × 10^e` (shopspring's `Decimal`, within 128 bits).
@@ -338,17 +333,17 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
         "int64" => Ok(Value::Int64(to_int64(&args[0]))),
         "int" => Ok(Value::Int(to_int(&args[0]))),
         "float64" => Ok(Value::Float(to_float64(&args[0]))),
-        "seq" => string(seq(&args.iter().map(int).collect::<Vec<_>>())),
+        "seq" => string(seq(&args.iter().map(int).collect::<Vec<_>>())?),
         "toDecimal" => Ok(Value::Int64(to_decimal(&print(&args[0])))),
         "until" => {
             let n = int(&args[0]);
-            Ok(ints(until_step(0, n, if n < 0 { -1 } else { 1 })))
+            Ok(ints(until_step(0, n, if n < 0 { -1 } else { 1 })?))
         }
         "untilStep" => Ok(ints(until_step(
             int(&args[0]),
             int(&args[1]),
             int(&args[2]),
-        ))),
+        )?)),
         "add1" => Ok(Value::Int64(to_int64(&args[0]).wrapping_add(1))),
         "add" => Ok(Value::Int64(i64s().fold(0i64, i64::wrapping_add))),
         "sub" => Ok(Value::Int64(

@@ -3,7 +3,7 @@
 //! family, each with Go's parameter types (they decide which arguments Go accepts).
 //!
 //! Every name of the hermetic map parses; the few render does not evaluate (random output,
-//! key and certificate generation, Go's time layouts, URL parsing) are listed in [`UNSUPPORTED`] with the reason, and a
+//! key and certificate generation, AES, password derivation, URL parsing) are listed in [`UNSUPPORTED`] with the reason, and a
 //! template that calls one fails with that reason instead of a guess.
 
 mod builtins;
