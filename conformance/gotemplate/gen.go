@@ -168,6 +168,12 @@ func (g *gen) call(name string) string {
 	if (name == "toDate" || name == "mustToDate") && n == 2 && g.r.Intn(4) != 0 {
 		args[0], args[1] = g.layoutAndValue()
 	}
+	if name == "urlParse" && n > 0 && g.r.Intn(4) != 0 {
+		args[0] = strconv.Quote(g.url())
+	}
+	if name == "urlJoin" && n > 0 && g.r.Intn(4) != 0 {
+		args[0] = g.urlDict()
+	}
 	if (name == "mustDateModify" || name == "must_date_modify") && n > 0 && g.r.Intn(4) != 0 {
 		args[0] = g.pick(durations)
 	}
@@ -327,8 +333,10 @@ func (g *gen) cond() string {
 func (g *gen) next(i int) testCase {
 	var tpl, origin string
 	switch {
-	case i%9 == 4:
+	case i%18 == 4:
 		tpl, origin = g.timeCase(), "dates"
+	case i%18 == 13:
+		tpl, origin = g.urlCase(), "urls"
 	case i%3 != 2:
 		f := g.funcs[(i/3)%len(g.funcs)]
 		if g.r.Intn(2) == 0 {
@@ -446,5 +454,70 @@ func (g *gen) timeCase() string {
 		return "{{ $t := " + parsed + " }}{{ $t }} {{ list $t $t | toJson }} {{ deepEqual $t " + parsed + " }}"
 	default:
 		return "{{ " + parsed + " }}"
+	}
+}
+
+// URLs as configurations write them, and the edge cases of Go's net/url: IPv6 literals and
+// zones, ports, userinfo, escapes (valid, invalid, in hosts), opaque and relative forms,
+// control and non-ASCII bytes.
+var urls = []string{"https://user:p%40ss@example.com:8443/a%2Fb/c?x=1&y=2#frag%20x", "http://[fe80::1%25en0]:80/", "http://[::1]:8080", "http://[::ffff:1.2.3.4]/", "http://[1.2.3.4]/",
+	"http://[fe80::1%en0]/", "http://[::1", "http://[1::2::3]/", "http://[12345::]/", "http://x[::1]/", "http://[::1]x/", "http://[::1%25]/", "http://[1:2:3:4:5:6:7:8:9]/", "http://[::1.2.3]/",
+	"mailto:a@b.c", "urn:isbn:0451450523", "file:///etc/hosts", "//host/path", "///triple", "/abs/path?q", "rel/path#f", "a:b/c", "1http:x", ":nope", "*", "", "?", "http://h?", "http://h/?a?b",
+	"http://a:1:2/", "postgres://a:1,b:2/db", "http://h:port/", "http://h:/", "http://user@h", "http://us er@h", "http://u:p:q@h", "http://u@v@h", "http://h/%zz", "http://h/%2", "http://%41/",
+	"http://h%c3%a9/", "http://hé/", "http://h/é?é#é", "http://h/a b", "HTTP://H/", "s3://bucket/key", "ftp://h/a;b,c", "http://h/#%20", "http://h/#a%2fb", "http://h/path%2Fx", "http://h\t/",
+	"registry.example.com:5000/img:tag", "oci://ghcr.io/org/chart", "tcp://10.0.0.1:6443", "https://h/a/../b/./c", "http://h/#", "http://h/#!(x)*'", "http://[::1]:80:90/", "unix:///var/run/x.sock"}
+
+var (
+	urlSchemes  = []string{"", "http://", "https://", "HTTPS://", "s3://", "git+ssh://", "mailto:", "x:", "//"}
+	urlUsers    = []string{"", "", "u@", "u:p@", "u%40x:p%3A@", "u:@", "@", "a b@", "é@", "u:p@q@"}
+	urlHosts    = []string{"example.com", "h", "10.0.0.1", "[::1]", "[fe80::1%25eth0]", "h%41", "hé", "", "a_b", "h!$&'()*+,;=", "[::1"}
+	urlPorts    = []string{"", "", ":443", ":", ":0", ":65536", ":x", ":1:2"}
+	urlPaths    = []string{"", "/", "/a/b", "/a%2Fb", "/a b", "/é", "/%zz", "/a?", "/*", "/:x", "/a;b=c", "/%41%42"}
+	urlQueries  = []string{"", "?", "?a=1&b=2", "?a b", "?%zz", "?é"}
+	urlFragment = []string{"", "#", "#f", "#a b", "#%2F", "#é", "#%zz", "#!x"}
+)
+
+func (g *gen) url() string {
+	if g.r.Intn(3) == 0 {
+		return g.pick(urls)
+	}
+	return g.pick(urlSchemes) + g.pick(urlUsers) + g.pick(urlHosts) + g.pick(urlPorts) + g.pick(urlPaths) + g.pick(urlQueries) + g.pick(urlFragment)
+}
+
+// urlDict: what urlJoin reads, some keys left out, sometimes a value that is not a string.
+func (g *gen) urlDict() string {
+	parts := map[string][]string{
+		"scheme": {"https", "http", "", "s3", "HTTP"}, "host": {"example.com", "h:443", "[::1]:80", "hé", "a b", ""}, "path": {"/a/b", "a/b", "", "/a b", "p:q", "/é"},
+		"query": {"a=1", "", "a b"}, "fragment": {"f", "", "a b", "é"}, "opaque": {"", "", "opaque:data", "x"}, "userinfo": {"", "u", "u:p", "u@x:p", "a b", "%zz", "u:p#x"},
+	}
+	keys := []string{"scheme", "host", "path", "query", "fragment", "opaque", "userinfo"}
+	var b strings.Builder
+	b.WriteString("(dict")
+	for _, k := range keys {
+		if g.r.Intn(4) == 0 {
+			continue
+		}
+		v := strconv.Quote(g.pick(parts[k]))
+		if g.r.Intn(30) == 0 {
+			v = g.pick([]string{"1", "nil", "(list)", "true"})
+		}
+		b.WriteString(" " + strconv.Quote(k) + " " + v)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// urlCase: a URL parsed, read, joined again, or a dict of parts joined.
+func (g *gen) urlCase() string {
+	u := strconv.Quote(g.url())
+	switch g.r.Intn(5) {
+	case 0:
+		return "{{ urlParse " + u + " | toJson }}"
+	case 1:
+		return "{{ with urlParse " + u + " }}{{ .scheme }}|{{ .host }}|{{ .hostname }}|{{ .path }}|{{ .userinfo }}{{ end }}"
+	case 2:
+		return "{{ urlJoin (urlParse " + u + ") }}"
+	default:
+		return "{{ urlJoin " + g.urlDict() + " }}"
 	}
 }

@@ -1,6 +1,6 @@
 module capi-ext.dev/conformance/gotemplate
 
-go 1.24
+go 1.26.0
 
 require (
 	github.com/Masterminds/sprig/v3 v3.3.0

@@ -241,7 +241,15 @@ func classCases(file string, g *gen) []testCase {
 func collect(v any, into *[]string) {
 	switch v := v.(type) {
 	case map[string]any:
-		for k, x := range v {
+		// In key order: Go's map order is random, and the data drawn for each template must
+		// be the same at every run of a seed.
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			x := v[k]
 			if s, ok := x.(string); ok && (k == "template" || k == "enabledIf") {
 				*into = append(*into, s)
 			}

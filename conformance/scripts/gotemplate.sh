@@ -21,6 +21,14 @@ for module in github.com/Masterminds/sprig/v3 github.com/Masterminds/semver/v3 g
     exit 1
   fi
 done
+# The go directive decides Go's GODEBUG defaults (net/url's strict colons from 1.26): the
+# oracle's must be the manager's.
+capi_go=$(awk '$1 == "go" {print $2}' "$capi_mod")
+ours_go=$(awk '$1 == "go" {print $2}' conformance/gotemplate/go.mod)
+if [ "$capi_go" != "$ours_go" ]; then
+  echo "conformance/gotemplate/go.mod says go $ours_go; Cluster API $CAPI_VERSION says go $capi_go (it decides GODEBUG defaults): update it" >&2
+  exit 1
+fi
 
 test_dir=$(go mod download -json "sigs.k8s.io/cluster-api/test@$CAPI_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
 classes=$(ls "$test_dir"/infrastructure/docker/templates/clusterclass-*.yaml "$test_dir"/e2e/data/infrastructure-docker/main/clusterclass-*.yaml | paste -sd, -)

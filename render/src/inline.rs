@@ -3,7 +3,7 @@
 //! values from `value`, `valueFrom.variable` or `valueFrom.template` (Go templates, see
 //! [`go_template`](super::go_template)).
 
-use crate::go_template;
+use crate::go_template::{self, Options};
 use crate::object::{get, string};
 use capi_ext::hooks::v1alpha1::{
     GeneratePatchesRequest, GeneratePatchesResponse, Patch, PatchType,
@@ -61,8 +61,12 @@ fn variable_value(variables: &Map<String, Value>, path: &str) -> Result<Value, S
 }
 
 /// A Go template rendered and read as YAML (`renderValueTemplate`).
-fn template_value(template: &str, variables: &Map<String, Value>) -> Result<Value, String> {
-    let text = go_template::render(template, &Value::Object(variables.clone()))
+fn template_value(
+    template: &str,
+    variables: &Map<String, Value>,
+    options: Options,
+) -> Result<Value, String> {
+    let text = go_template::render_with(template, &Value::Object(variables.clone()), options)
         .map_err(|e| format!("failed to render template {template:?}: {e}"))?;
     if text.trim().is_empty() {
         return Ok(Value::Null);
@@ -81,6 +85,7 @@ fn as_map(variables: &[capi_ext::hooks::v1alpha1::Variable]) -> Map<String, Valu
 fn json_patches(
     operations: &[Value],
     variables: &Map<String, Value>,
+    options: Options,
 ) -> Result<Vec<Value>, String> {
     let mut out = Vec::new();
     for operation in operations {
@@ -93,7 +98,7 @@ fn json_patches(
                 (Some(v), None) => v.clone(),
                 (None, Some(from)) => match (string(from, &["variable"]), string(from, &["template"])) {
                     (variable, "") if !variable.is_empty() => variable_value(variables, variable)?,
-                    ("", template) if !template.is_empty() => template_value(template, variables)?,
+                    ("", template) if !template.is_empty() => template_value(template, variables, options)?,
                     ("", "") => return Err("failed to calculate value: .valueFrom is set, but neither .valueFrom.variable nor .valueFrom.template are set".into()),
                     _ => return Err("failed to calculate value: .valueFrom is set, but both .valueFrom.variable and .valueFrom.template are set".into()),
                 },
@@ -112,6 +117,7 @@ fn json_patches(
 pub(crate) fn generate(
     patch: &Value,
     request: &GeneratePatchesRequest,
+    options: Options,
 ) -> Result<GeneratePatchesResponse, String> {
     let definitions = patch
         .get("definitions")
@@ -148,7 +154,7 @@ pub(crate) fn generate(
         }
         let variables = as_map(&merge_variables(&request.variables, &item.variables));
         if !enabled_if.is_empty() {
-            let enabled = template_value(enabled_if, &variables)
+            let enabled = template_value(enabled_if, &variables, options)
                 .map_err(|e| format!("failed to calculate if patch is enabled for {kind:?}: failed to calculate value for enabledIf: {e}"))?;
             if enabled != Value::Bool(true) {
                 continue;
@@ -160,7 +166,7 @@ pub(crate) fn generate(
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default();
-            let document = json_patches(&operations, &variables)
+            let document = json_patches(&operations, &variables, options)
                 .map_err(|e| format!("failed to generate JSON patches for {kind:?}: {e}"))?;
             let bytes = serde_json::to_vec(&document).expect("JSON values serialize");
             let patch = Patch::from_document(PatchType::JsonPatch, &bytes)
@@ -202,13 +208,16 @@ mod tests {
     fn templates_render_as_yaml_values() {
         let vars = json!({"n": 3, "name": "c1"});
         let vars = vars.as_object().unwrap();
-        assert_eq!(template_value("{{ .n }}", vars).unwrap(), json!(3));
         assert_eq!(
-            template_value("{{ .name }}-lb", vars).unwrap(),
+            template_value("{{ .n }}", vars, Options::INLINE_PATCH).unwrap(),
+            json!(3)
+        );
+        assert_eq!(
+            template_value("{{ .name }}-lb", vars, Options::INLINE_PATCH).unwrap(),
             json!("c1-lb")
         );
         assert_eq!(
-            template_value("- {{ .name }}\n- b", vars).unwrap(),
+            template_value("- {{ .name }}\n- b", vars, Options::INLINE_PATCH).unwrap(),
             json!(["c1", "b"])
         );
     }

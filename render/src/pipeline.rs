@@ -333,12 +333,15 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
             .get("definitions")
             .is_some_and(|d| d.as_array().is_some_and(|d| !d.is_empty()))
         {
-            inline::generate(&patch.definition, &request).map_err(|message| {
-                RenderError::Inline {
-                    patch: patch.name.clone(),
-                    index: patch.index,
-                    message,
-                }
+            inline::generate(
+                &patch.definition,
+                &request,
+                crate::go_template::Options::inline_patch(capi_version),
+            )
+            .map_err(|message| RenderError::Inline {
+                patch: patch.name.clone(),
+                index: patch.index,
+                message,
             })?
         } else if !patch.generate.is_empty() {
             request.settings = patch.settings.clone();

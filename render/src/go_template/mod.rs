@@ -18,6 +18,7 @@ mod parse;
 mod semver;
 mod time;
 mod unicode;
+mod url;
 mod value;
 
 pub use format::go_float;
@@ -39,6 +40,10 @@ pub struct Options<'a> {
     pub sprig: bool,
     /// `.Option("missingkey=error")`.
     pub missing_key_error: bool,
+    /// Go 1.26's `urlstrictcolons` (on by default for modules that say `go 1.26`): `urlParse`
+    /// refuses an http(s) host with two colons. Cluster API 1.14 is built with Go 1.26; 1.12
+    /// and 1.13 with Go 1.25, which takes the last colon as the port's.
+    pub strict_url_colons: bool,
 }
 
 impl Options<'_> {
@@ -47,13 +52,22 @@ impl Options<'_> {
         name: NAME,
         sprig: true,
         missing_key_error: false,
+        strict_url_colons: true,
     };
+    /// Inline patches as the manager of `capi` runs them (its Go release's `net/url`).
+    pub fn inline_patch(capi: capi_ext::CapiVersion) -> Options<'static> {
+        Options {
+            strict_url_colons: capi >= capi_ext::CapiVersion::new(1, 14),
+            ..Options::INLINE_PATCH
+        }
+    }
     /// Naming templates (`internal/topology/names`): `template.New("template name
     /// generator").Option("missingkey=error")`, no sprig.
     pub const NAMING: Options<'static> = Options {
         name: "template name generator",
         sprig: false,
         missing_key_error: true,
+        strict_url_colons: true,
     };
 }
 
@@ -95,6 +109,7 @@ pub fn render(template: &str, data: &Json) -> Result<String, String> {
 /// assert!(render_with("{{ upper .cluster.name }}", &data, Options::NAMING).unwrap_err().contains("not defined"));
 /// ```
 pub fn render_with(template: &str, data: &Json, options: Options) -> Result<String, String> {
+    let _colons = url::StrictColons::set(options.strict_url_colons);
     let name = options.name;
     let templates = parse::parse(name, template, options.sprig)?;
     let Some(root) = templates.trees.get(name) else {

@@ -476,3 +476,41 @@ fn dates_as_sprig_makes_them() {
     let err = render(r#"{{ printf "%d" (toDate "2006" "2017") }}"#, &data).unwrap_err();
     assert!(err.contains("memory address"), "{err}");
 }
+
+#[test]
+fn urls_as_sprig_parses_and_joins_them() {
+    // Expected outputs as Go 1.26 (a module saying go 1.26) and sprig 3.3 give them.
+    let data = json!({});
+    for (template, go) in [
+        (
+            r#"{{ urlParse "https://u:p%40x@example.com:8443/a%2Fb?x=1#f%20g" | toJson }}"#,
+            r#"{"fragment":"f g","host":"example.com:8443","hostname":"example.com","opaque":"","path":"/a/b","query":"x=1","scheme":"https","userinfo":"u:p%40x"}"#,
+        ),
+        (
+            r#"{{ urlJoin (dict "scheme" "https" "host" "hé:443" "path" "a b" "query" "x=1" "fragment" "f g" "userinfo" "u@x:p") }}"#,
+            "https://u%40x:p@h%C3%A9:443/a%20b?x=1#f%20g",
+        ),
+        (
+            r#"{{ urlJoin (dict "opaque" "x" "scheme" "mailto" "path" "/ignored") }}"#,
+            "mailto:x",
+        ),
+        (r#"{{ urlJoin (dict "path" "p:q") }}"#, "./p:q"),
+    ] {
+        assert_eq!(render(template, &data).as_deref(), Ok(go), "{template}");
+    }
+    let err = render(r#"{{ urlJoin (dict "host" 1) }}"#, &data).unwrap_err();
+    assert!(
+        err.contains("must be of type string, but int found"),
+        "{err}"
+    );
+    // Two colons in an http host: Go 1.26 refuses (Cluster API 1.14), Go 1.25 reads the last
+    // as the port's (1.12, 1.13).
+    let two_colons = r#"{{ (urlParse "http://a:1:2/").hostname }}"#;
+    let err = render(two_colons, &data).unwrap_err();
+    assert!(err.contains(r#"invalid port ":1:2" after host"#), "{err}");
+    let older = super::Options::inline_patch(capi_ext::CapiVersion::new(1, 13));
+    assert_eq!(
+        super::render_with(two_colons, &data, older).as_deref(),
+        Ok("a:1")
+    );
+}

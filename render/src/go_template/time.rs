@@ -669,9 +669,10 @@ fn quote(s: &[u8]) -> String {
     out
 }
 
-/// `time.ParseInLocation(layout, value, time.Local)` (sprig's `toDate`), with Go's error text.
-pub fn parse_in_local(layout: &str, value: &str) -> Result<Time, String> {
-    parse(layout.as_bytes(), value.as_bytes())
+/// `time.ParseInLocation(layout, value, time.Local)` (sprig's `toDate`) of Go strings (bytes),
+/// with Go's error text.
+pub fn parse_in_local(layout: &[u8], value: &[u8]) -> Result<Time, String> {
+    parse(layout, value)
 }
 
 fn parse(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
@@ -1083,7 +1084,7 @@ mod tests {
     use super::*;
 
     fn show(layout: &str, value: &str) -> String {
-        match parse_in_local(layout, value) {
+        match parse_in_local(layout.as_bytes(), value.as_bytes()) {
             Ok(t) => t.go_string(),
             Err(e) => format!("error: {e}"),
         }
@@ -1133,8 +1134,8 @@ mod tests {
     #[test]
     fn json_and_go_syntax_follow_go() {
         let t = parse_in_local(
-            "2006-01-02 15:04:05.000 -0700",
-            "2017-12-31 10:00:00.120 -0700",
+            b"2006-01-02 15:04:05.000 -0700",
+            b"2017-12-31 10:00:00.120 -0700",
         )
         .unwrap();
         assert_eq!(t.rfc3339().unwrap(), "2017-12-31T10:00:00.12-07:00");
@@ -1144,18 +1145,18 @@ mod tests {
         );
         assert_eq!(Time::zero().go_string(), "0001-01-01 00:00:00 +0000 UTC");
         assert_eq!(
-            parse_in_local("2006", "2017").unwrap().unix(),
+            parse_in_local(b"2006", b"2017").unwrap().unix(),
             1_483_228_800
         );
     }
 
     #[test]
     fn locations_compare_as_go_pointers_do() {
-        let a = parse_in_local("-0700", "+0100").unwrap();
-        let b = parse_in_local("-0700", "+0100").unwrap();
+        let a = parse_in_local(b"-0700", b"+0100").unwrap();
+        let b = parse_in_local(b"-0700", b"+0100").unwrap();
         assert!(a.same(&b), "unnamed whole hours share a location");
-        let c = parse_in_local("-0700", "+0130").unwrap();
-        let d = parse_in_local("-0700", "+0130").unwrap();
+        let c = parse_in_local(b"-0700", b"+0130").unwrap();
+        let d = parse_in_local(b"-0700", b"+0130").unwrap();
         assert!(!c.same(&d) && c.deep_same(&d));
     }
 }

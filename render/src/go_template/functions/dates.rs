@@ -3,7 +3,7 @@
 //! read the clock and are refused (see [`super::UNSUPPORTED`] and `durationRound`).
 
 use super::super::time::{Time, parse_in_local};
-use super::super::value::Value;
+use super::super::value::{Value, go_bytes};
 use super::{Out, Table, Ty, parse_duration, sig, string, text};
 use std::rc::Rc;
 
@@ -22,14 +22,16 @@ fn time(v: &Value) -> &Time {
     }
 }
 
+fn parse(args: &[Value]) -> Result<Time, String> {
+    parse_in_local(&go_bytes(text(&args[0])), &go_bytes(text(&args[1])))
+}
+
 pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
     let date = |t: Time| Ok(Value::Time(Rc::new(t)));
     match name {
         // Go's ParseInLocation returns the zero Time with its error; toDate drops the error.
-        "toDate" => {
-            date(parse_in_local(text(&args[0]), text(&args[1])).unwrap_or_else(|_| Time::zero()))
-        }
-        "mustToDate" => date(parse_in_local(text(&args[0]), text(&args[1]))?),
+        "toDate" => date(parse(&args).unwrap_or_else(|_| Time::zero())),
+        "mustToDate" => date(parse(&args)?),
         "unixEpoch" => string(time(&args[0]).unix().to_string()),
         "mustDateModify" | "must_date_modify" => {
             let d = parse_duration(text(&args[0]))

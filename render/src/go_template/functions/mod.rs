@@ -3,7 +3,7 @@
 //! family, each with Go's parameter types (they decide which arguments Go accepts).
 //!
 //! Every name of the hermetic map parses; the few render does not evaluate (random output,
-//! key and certificate generation, AES, password derivation, URL parsing) are listed in [`UNSUPPORTED`] with the reason, and a
+//! key and certificate generation, AES, password derivation) are listed in [`UNSUPPORTED`] with the reason, and a
 //! template that calls one fails with that reason instead of a guess.
 
 mod builtins;
@@ -18,6 +18,7 @@ mod paths;
 mod reflection;
 mod regex;
 mod strings;
+mod urls;
 mod versions;
 mod words;
 
@@ -116,6 +117,7 @@ const FAMILIES: &[(Table, Family)] = &[
     (regex::TABLE, regex::call),
     (versions::TABLE, versions::call),
     (dates::TABLE, dates::call),
+    (urls::TABLE, urls::call),
     (reflection::TABLE, reflection::call),
     (paths::TABLE, paths::call),
     (words::TABLE, words::call),
@@ -175,8 +177,6 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
         "scrypt password derivation is not implemented by render",
     ),
     ("ago", "its result depends on the time of the reconcile"),
-    ("urlParse", "Go's URL parser is not implemented by render"),
-    ("urlJoin", "Go's URL parser is not implemented by render"),
 ];
 
 fn unsupported(_: &str, _: Vec<Value>) -> Out {
