@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ func must(err error) {
 type options struct {
 	etcd, apiserver, capi, kcp, assets, extension, capiExt, conformanceBin, testExtension, goTestExtension, capiVersion, kustomize, helm, clusterctl, certManagerCRDs, promOperatorCRDs, promcheck string
 	keep                                                                                                                                                                                           bool
+	keepRequests                                                                                                                                                                                   string
 	apiRules                                                                                                                                                                                       apiRulesOptions
 	only                                                                                                                                                                                           string
 }
@@ -58,6 +60,7 @@ func main() {
 	flag.StringVar(&o.promOperatorCRDs, "prometheus-operator-crds", "", "directory with prometheus-operator's PodMonitor and PrometheusRule CRDs")
 	flag.StringVar(&o.promcheck, "promcheck", "", "the promcheck binary (conformance/promcheck: reads a metrics endpoint as Prometheus does)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	flag.StringVar(&o.keepRequests, "keep-requests", "", "copy the requests the managers sent to each extension here (one folder per extension), for the round trip's -recorded replay")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text, and the first (Discovery: it creates the namespace); for working on one scenario")
 	flag.StringVar(&o.apiRules.crds, "api-rules-crds", "", "run only the API-server rules differential, over the CRDs of these comma-separated files or directories")
 	flag.IntVar(&o.apiRules.cases, "api-rules-cases", 6000, "objects per seed of the API-server rules differential")
@@ -192,9 +195,11 @@ func run(o options, work string, ps *processes) error {
 
 	step("start the in-place extension (CanUpdateMachineSet, CanUpdateMachine, UpdateMachine)")
 	inplacePort, inplaceProbes := freePort(), freePort()
+	inplaceRecord := filepath.Join(work, "recorded-inplace")
+	must(os.MkdirAll(inplaceRecord, 0o755))
 	inplace := ps.start("inplace-extension", o.conformanceBin, "inplace-extension", "--target="+targetOf(o.capiVersion), "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", inplacePort),
 		"--webhook-cert-dir="+extDir, "--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", inplaceProbes), "--log-format=json")
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", inplaceProbes), "--log-format=json", "--record-requests-dir="+inplaceRecord)
 	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", inplaceProbes), 60*time.Second, inplace); err != nil {
 		return err
 	}
@@ -232,6 +237,13 @@ func run(o options, work string, ps *processes) error {
 		// v1.14 CAPI drops the metadata patched onto templates: render --capi-version models it.)
 		skips["render"] = "render builds the v1beta2 requests of v1.13+ (before v1.13 hooks embed v1beta1 objects)"
 	}
+	// What the managers sent, kept for the round trip's replay: the example extension's before
+	// the render scenario (from there `capi-ext render` calls it too), the others at the end.
+	keep := func(from, as string, skip ...string) {
+		if o.keepRequests != "" {
+			must(copyFiles(from, filepath.Join(o.keepRequests, as), skip...))
+		}
+	}
 	for _, sc := range []struct {
 		name string
 		fn   func(context.Context) error
@@ -261,6 +273,9 @@ func run(o options, work string, ps *processes) error {
 		{"CAPI's test extension, ported: lifecycle answers preloaded in the Cluster's ConfigMap hold and release creation and deletion, every answer recorded in it, as CAPI's runtimesdk spec drives the Go one", s.capiTestExtension},
 	} {
 		step(sc.name)
+		if strings.HasPrefix(sc.name, "render:") {
+			keep(recordDir, "example")
+		}
 		if o.only != "" && !strings.Contains(sc.name, o.only) && sc.name != "Discovery: status.handlers from the extension's registrations" {
 			fmt.Printf("  skipped: not named by -only %q\n", o.only)
 			continue
@@ -275,6 +290,11 @@ func run(o options, work string, ps *processes) error {
 		}
 		fmt.Printf("  passed in %s\n", time.Since(t).Round(100*time.Millisecond))
 	}
+	// The example's hooks render does not call (BeforeClusterDelete, ...), as the manager sent them.
+	keep(recordDir, "example-after-render", "GeneratePatches-", "ValidateTopology-", "DiscoverVariables-")
+	keep(lifecycleRecord, "lifecycle")
+	keep(inplaceRecord, "inplace")
+	keep(filepath.Join(work, "recorded-test-extension"), "capi-test-extension")
 	calls := countCalls(ext.log)
 	keys := make([]string, 0, len(calls))
 	for k := range calls {
@@ -395,4 +415,33 @@ func (m managerSetup) start(ctx context.Context, name, bin, gates, webhooksFile,
 	webhooks, err := os.ReadFile(webhooksFile)
 	must(err)
 	return proc, metrics, m.kube.installWebhooks(ctx, string(webhooks), fmt.Sprintf("https://127.0.0.1:%d", webhookPort), m.ca, prefix)
+}
+
+// copyFiles copies the files of from (not its folders, nor those named with a prefix of skip)
+// into a new folder to.
+func copyFiles(from, to string, skip ...string) error {
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(from)
+	if os.IsNotExist(err) {
+		// The extension was not started on this release (its scenario was skipped).
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() || slices.ContainsFunc(skip, func(p string) bool { return strings.HasPrefix(e.Name(), p) }) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -42,7 +43,8 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 		return s.ps.startWith("capi-test-extension", []string{"KUBECONFIG=" + s.kubeconfig}, s.testExtBin,
 			"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", webhook), "--webhook-cert-dir="+s.extCertDir,
 			"--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
-			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json")
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json",
+			"--record-requests-dir="+filepath.Join(s.work, "recorded-test-extension"))
 	})
 	if err != nil {
 		return fmt.Errorf("the port: %w", err)

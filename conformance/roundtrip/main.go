@@ -6,6 +6,10 @@
 // the result back into CAPI's types and compares. Any field lost, renamed or re-typed fails
 // with the hook and the field path.
 //
+// With -recorded it replays the requests Cluster API's managers sent to the e2e's extensions
+// (each extension's --record-requests-dir, kept by the e2e): every field CAPI sent must come
+// back from the Rust types unchanged and be read by the typed view.
+//
 // It also checks the fixtures in cli/fixtures/hooks against CAPI's types (no unknown fields, same
 // JSON after CAPI's decode and encode) and validates the example extension's Discovery and
 // DiscoverVariables responses with the rules CAPI applies to them.
@@ -494,6 +498,8 @@ func main() {
 	rustBin := flag.String("rust", "", "path to the capi-ext-conformance binary")
 	fixtures := flag.String("fixtures", "", "cli/fixtures/hooks directory (empty: not checked)")
 	dump := flag.String("dump", os.TempDir(), "where failing inputs are saved")
+	recordedDir := flag.String("recorded", "", "a folder of folders of requests the managers sent (<Hook>-<handler>.json), kept by the e2e: replayed through the Rust types")
+	recordedHooks := flag.Int("recorded-hooks", 0, "with -recorded: fail unless at least this many hooks have a recorded request")
 	flag.Parse()
 
 	cat := newCatalog()
@@ -523,6 +529,18 @@ func main() {
 	counts := fuzz(cat, rust, *n, *seed, *dump, fail)
 	for k, v := range fuzz(cat, rust, *n, *randomSeed, *dump, fail) {
 		counts[k] += v
+	}
+	if *recordedDir != "" {
+		replayed, byHook := replayRecorded(cat, rust, *recordedDir, *dump, fail)
+		names := make([]string, 0, len(byHook))
+		for h := range byHook {
+			names = append(names, h)
+		}
+		sort.Strings(names)
+		fmt.Printf("recorded: %d requests the managers sent, of %d hooks (%s), unchanged through the Rust types and read by the typed view\n", replayed, len(byHook), strings.Join(names, ", "))
+		if len(byHook) < *recordedHooks {
+			fail.add("recorded: requests of %d hooks, want at least %d: a scenario no longer records its extension's requests", len(byHook), *recordedHooks)
+		}
 	}
 	_ = stdin.Close()
 	_ = cmd.Wait()
@@ -589,4 +607,87 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("ok: CAPI's Go types and capi-ext agree")
+}
+
+// replayRecorded: every <Hook>-<handler>.json below dir (one folder per extension) decoded by
+// CAPI's type of that hook's request (unknown fields refused: CAPI wrote it), sent through the
+// Rust types and compared as the random cases are.
+func replayRecorded(cat *catalog, rust *rustSide, dir, dump string, fail *failure) (int, map[string]int) {
+	byName := map[string]hook{}
+	for _, h := range allHooks {
+		gvh, err := cat.GroupVersionHook(h)
+		if err != nil {
+			panic(err)
+		}
+		byName[strings.ToLower(gvh.Hook)] = h
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if len(files) == 0 {
+		fail.add("recorded: no request files in %s/*/", dir)
+	}
+	replayed, byHook := 0, map[string]int{}
+	for _, path := range files {
+		// <Hook>-<handler>.json, or <Hook>.json for Discovery.
+		name, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(path), ".json"), "-")
+		h, ok := byName[strings.ToLower(name)]
+		if !ok {
+			fail.add("recorded %s: %q is no hook of this release's catalog", path, name)
+			continue
+		}
+		gvh, _ := cat.GroupVersionHook(h)
+		name = gvh.Hook
+		body, err := os.ReadFile(path)
+		if err != nil {
+			fail.add("recorded %s: %v", path, err)
+			continue
+		}
+		original, _ := cat.NewRequest(gvh)
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(original); err != nil {
+			fail.add("recorded %s does not decode strictly into CAPI's %T: %v", path, original, err)
+			continue
+		}
+		answer, err := rust.roundtrip(name, "request", body)
+		if err != nil {
+			fail.add("recorded %s: %v", path, err)
+			continue
+		}
+		problem := ""
+		if !answer.OK {
+			problem = "the Rust types rejected what CAPI sent: " + answer.Error
+		} else {
+			back, _ := cat.NewRequest(gvh)
+			if err := json.Unmarshal(answer.Body, back); err != nil {
+				problem = "CAPI's types cannot decode the Rust JSON: " + err.Error()
+			} else if diff := cmp.Diff(original, back, compareOptions...); diff != "" {
+				problem = "field differences (-CAPI sent +after Rust):\n" + diff
+			} else if diff := jsonDiff(body, answer.Body); diff != "" {
+				problem = "the Rust JSON differs from what CAPI sent (-CAPI sent +after Rust):\n" + diff
+			} else if p := typedViewProblems(body, answer.TypedView); len(p) > 0 {
+				problem = strings.Join(p, "; ")
+			}
+		}
+		if problem != "" {
+			saved := filepath.Join(dump, "recorded-"+filepath.Base(filepath.Dir(path))+"-"+filepath.Base(path))
+			_ = os.WriteFile(saved, body, 0o644)
+			fail.add("recorded %s (saved to %s): %s", path, saved, problem)
+			continue
+		}
+		replayed++
+		byHook[name]++
+	}
+	return replayed, byHook
+}
+
+// jsonDiff: the difference of two JSON texts as values (absent and null members alike).
+func jsonDiff(a, b []byte) string {
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		return err.Error()
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		return err.Error()
+	}
+	return cmp.Diff(dropNulls(x), dropNulls(y))
 }

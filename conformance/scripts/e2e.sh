@@ -20,6 +20,11 @@ promcheck="$target_dir/promcheck"
 # The harness's own tests (no servers): its guards, such as refusing an extension that would not
 # check CAPI's client certificate.
 (cd conformance/e2e && go test -count=1 .) || { echo "e2e: the harness's own tests failed (see above)" >&2; exit 1; }
+# The fewest hooks whose requests the scenarios must have recorded (17 are called on every
+# release; the count found is printed).
+recorded_hooks() {
+  echo 15
+}
 summary=()
 for entry in $CAPI_MATRIX; do
   capi=${entry%%:*}
@@ -30,13 +35,19 @@ for entry in $CAPI_MATRIX; do
   binaries=$(./conformance/scripts/build-binaries.sh "$entry") || { echo "e2e: building the binaries for $entry failed (see above)" >&2; exit 1; }
   eval "$binaries"
   echo "binaries ready in $(( $(date +%s) - started ))s" >&2
+  requests=$(mktemp -d)
   (
     cd conformance/e2e
-    go run . -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -kcp-manager "$KCP_MANAGER" -capi-assets "$CAPI_ASSETS" \
+    go run . -keep-requests "$requests" -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -kcp-manager "$KCP_MANAGER" -capi-assets "$CAPI_ASSETS" \
       -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
       -conformance "$target_dir/debug/capi-ext-conformance" -capi-test-extension "$target_dir/debug/capi-test-extension" -go-capi-test-extension "$GO_TEST_EXTENSION" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" \
       -prometheus-operator-crds "$PROMETHEUS_OPERATOR_CRDS" -promcheck "$promcheck" "$@"
   )
+  # Every request the managers sent to the extensions, replayed through CAPI's types of this
+  # release and the Rust types (the round trip's checks), and how many hooks that covers.
+  E2E_VERSIONS=$capi ROUNDTRIP_CASES=0 ROUNDTRIP_RECORDED=$requests ROUNDTRIP_RECORDED_HOOKS=$(recorded_hooks "$capi") \
+    ./conformance/scripts/roundtrip.sh || { echo "e2e: the managers' requests did not survive the round trip (see above)" >&2; exit 1; }
+  rm -rf "$requests"
   summary+=("$capi: passed in $(( $(date +%s) - started ))s")
 done
 [ ${#summary[@]} -gt 0 ] || { echo "e2e: no entry of CAPI_MATRIX matches E2E_VERSIONS=${E2E_VERSIONS:-}" >&2; exit 2; }

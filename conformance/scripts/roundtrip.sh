@@ -39,6 +39,8 @@ for entry in $CAPI_MATRIX; do
   if [ -n "${E2E_VERSIONS:-}" ] && [[ " $E2E_VERSIONS " != *" $capi "* ]]; then continue; fi
   echo "======== round trip through Cluster API $capi's types" >&2
   args=(-rust "$rust" -n "${ROUNDTRIP_CASES:-1000}" -seed "${ROUNDTRIP_SEED:-1}" -random-seed "$random_seed" -dump "$dump")
+  # The e2e's replay: what the managers of this release sent (ROUNDTRIP_RECORDED, one folder per extension).
+  [ -n "${ROUNDTRIP_RECORDED:-}" ] && args+=(-recorded "$ROUNDTRIP_RECORDED" -recorded-hooks "${ROUNDTRIP_RECORDED_HOOKS:-1}")
   # The fixtures are shaped as the newest release sends them: not checked against older types.
   fixtures=""
   [ "$capi" = "$CAPI_VERSION" ] && fixtures="$root/cli/fixtures/hooks"
