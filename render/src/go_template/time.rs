@@ -346,6 +346,20 @@ enum Std {
     FracSecond9,
 }
 
+/// The zone elements of a layout, in the order Go tries them.
+const ZONES: [(&str, Std); 10] = [
+    ("-070000", Std::NumSecondsTz),
+    ("-07:00:00", Std::NumColonSecondsTZ),
+    ("-0700", Std::NumTZ),
+    ("-07:00", Std::NumColonTZ),
+    ("-07", Std::NumShortTZ),
+    ("Z070000", Std::ISO8601SecondsTZ),
+    ("Z07:00:00", Std::ISO8601ColonSecondsTZ),
+    ("Z0700", Std::ISO8601TZ),
+    ("Z07:00", Std::ISO8601ColonTZ),
+    ("Z07", Std::ISO8601ShortTZ),
+];
+
 fn is_digit(s: &[u8], i: usize) -> bool {
     s.get(i).is_some_and(u8::is_ascii_digit)
 }
@@ -423,27 +437,9 @@ fn next_std_chunk(layout: &[u8]) -> (&[u8], Option<Std>, &[u8]) {
             b'5' => return found(Std::Second, 1),
             b'P' if layout.get(i + 1) == Some(&b'M') => return found(Std::PM, 2),
             b'p' if layout.get(i + 1) == Some(&b'm') => return found(Std::Pm, 2),
-            b'-' => {
-                for (text, std) in [
-                    ("-070000", Std::NumSecondsTz),
-                    ("-07:00:00", Std::NumColonSecondsTZ),
-                    ("-0700", Std::NumTZ),
-                    ("-07:00", Std::NumColonTZ),
-                    ("-07", Std::NumShortTZ),
-                ] {
-                    if has(i, text) {
-                        return found(std, text.len());
-                    }
-                }
-            }
-            b'Z' => {
-                for (text, std) in [
-                    ("Z070000", Std::ISO8601SecondsTZ),
-                    ("Z07:00:00", Std::ISO8601ColonSecondsTZ),
-                    ("Z0700", Std::ISO8601TZ),
-                    ("Z07:00", Std::ISO8601ColonTZ),
-                    ("Z07", Std::ISO8601ShortTZ),
-                ] {
+            b'-' | b'Z' => {
+                // Longest first: `-0700` before `-07`.
+                for (text, std) in ZONES {
                     if has(i, text) {
                         return found(std, text.len());
                     }
@@ -504,6 +500,23 @@ fn getnum(s: &[u8], fixed: bool) -> Option<(i64, &[u8])> {
         i64::from(s[0] - b'0') * 10 + i64::from(s[1] - b'0'),
         &s[2..],
     ))
+}
+
+/// An hour, minute or second: `getnum`, and `what` as the range error unless it is below
+/// `limit`.
+fn clock(
+    value: &mut &[u8],
+    fixed: bool,
+    limit: i64,
+    what: &'static str,
+    range_err: &mut Option<&'static str>,
+) -> Option<i64> {
+    let (n, rest) = getnum(value, fixed)?;
+    *value = rest;
+    if !(0..limit).contains(&n) {
+        *range_err = Some(what);
+    }
+    Some(n)
 }
 
 /// Go's `getnum3`: one to three digits (`fixed`: exactly three).
@@ -591,6 +604,21 @@ fn parse_nanoseconds(value: &[u8], nbytes: usize) -> Result<i64, Option<&'static
         ns *= 10;
     }
     Ok(ns)
+}
+
+/// The fraction of the first `n` bytes of `value` (its separator included), taken off it: its
+/// nanoseconds, or 0 with the range error named.
+fn fraction(value: &mut &[u8], n: usize, range_err: &mut Option<&'static str>) -> Option<i64> {
+    let parsed = parse_nanoseconds(value, n);
+    *value = &value[n..];
+    match parsed {
+        Ok(ns) => Some(ns),
+        Err(Some(what)) => {
+            *range_err = Some(what);
+            Some(0)
+        }
+        Err(None) => None,
+    }
 }
 
 /// Go's `parseTimeZone`: the length of a zone abbreviation at the start of `value`.
@@ -773,36 +801,19 @@ fn parse(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
                     yday = d;
                     value = rest;
                 }
-                Std::Hour => {
-                    let (h, rest) = getnum(value, false)?;
-                    hour = h;
-                    value = rest;
-                    if !(0..24).contains(&hour) {
-                        range_err = Some("hour");
-                    }
-                }
+                Std::Hour => hour = clock(&mut value, false, 24, "hour", &mut range_err)?,
                 Std::Hour12 | Std::ZeroHour12 => {
-                    let (h, rest) = getnum(value, std == Std::ZeroHour12)?;
-                    hour = h;
-                    value = rest;
-                    if !(0..=12).contains(&hour) {
-                        range_err = Some("hour");
-                    }
+                    let fixed = std == Std::ZeroHour12;
+                    hour = clock(&mut value, fixed, 13, "hour", &mut range_err)?;
                 }
                 Std::Minute | Std::ZeroMinute => {
-                    let (m, rest) = getnum(value, std == Std::ZeroMinute)?;
-                    min = m;
-                    value = rest;
-                    if !(0..60).contains(&min) {
-                        range_err = Some("minute");
-                    }
+                    let fixed = std == Std::ZeroMinute;
+                    min = clock(&mut value, fixed, 60, "minute", &mut range_err)?;
                 }
                 Std::Second | Std::ZeroSecond => {
-                    let (s, rest) = getnum(value, std == Std::ZeroSecond)?;
-                    sec = s;
-                    value = rest;
-                    if !(0..60).contains(&sec) {
-                        range_err = Some("second");
+                    let fixed = std == Std::ZeroSecond;
+                    sec = clock(&mut value, fixed, 60, "second", &mut range_err)?;
+                    if range_err.is_some() {
                         return Some(());
                     }
                     // A fraction in the value that the layout does not name.
@@ -817,13 +828,7 @@ fn parse(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
                         while n < value.len() && is_digit(value, n) {
                             n += 1;
                         }
-                        let parsed = parse_nanoseconds(value, n);
-                        value = &value[n..];
-                        match parsed {
-                            Ok(ns) => nsec = ns,
-                            Err(Some(what)) => range_err = Some(what),
-                            Err(None) => return None,
-                        }
+                        nsec = fraction(&mut value, n, &mut range_err)?;
                     }
                 }
                 Std::PM | Std::Pm => {
@@ -956,13 +961,7 @@ fn parse(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
                     if value.len() < n {
                         return None;
                     }
-                    let parsed = parse_nanoseconds(value, n);
-                    value = &value[n..];
-                    match parsed {
-                        Ok(ns) => nsec = ns,
-                        Err(Some(what)) => range_err = Some(what),
-                        Err(None) => return None,
-                    }
+                    nsec = fraction(&mut value, n, &mut range_err)?;
                 }
                 Std::FracSecond9 => {
                     if value.len() < 2
@@ -975,13 +974,7 @@ fn parse(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
                     while i + 1 < value.len() && value[i + 1].is_ascii_digit() {
                         i += 1;
                     }
-                    let parsed = parse_nanoseconds(value, 1 + i);
-                    value = &value[1 + i..];
-                    match parsed {
-                        Ok(ns) => nsec = ns,
-                        Err(Some(what)) => range_err = Some(what),
-                        Err(None) => return None,
-                    }
+                    nsec = fraction(&mut value, 1 + i, &mut range_err)?;
                 }
             }
             Some(())
@@ -997,6 +990,8 @@ fn parse(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
             return Err(error(std_str, hold, None));
         }
     }
+    // A failure of the whole value (no element named).
+    let message = |text: &str| error(&[], value, Some(text.into()));
     if pm && hour < 12 {
         hour += 12;
     } else if am && hour == 12 {
@@ -1013,7 +1008,7 @@ fn parse(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
             }
         }
         if !(1..=365).contains(&yday) {
-            return Err(error(&[], value, Some(": day-of-year out of range".into())));
+            return Err(message(": day-of-year out of range"));
         }
         if m == 0 {
             m = (yday - 1) / 31 + 1;
@@ -1023,19 +1018,11 @@ fn parse(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
             d = yday - days_before(m);
         }
         if month >= 0 && month != m {
-            return Err(error(
-                &[],
-                value,
-                Some(": day-of-year does not match month".into()),
-            ));
+            return Err(message(": day-of-year does not match month"));
         }
         month = m;
         if day >= 0 && day != d {
-            return Err(error(
-                &[],
-                value,
-                Some(": day-of-year does not match day".into()),
-            ));
+            return Err(message(": day-of-year does not match day"));
         }
         day = d;
     } else {
@@ -1047,7 +1034,7 @@ fn parse(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
         }
     }
     if day < 1 || day > days_in(month, year) {
-        return Err(error(&[], value, Some(": day out of range".into())));
+        return Err(message(": day out of range"));
     }
     // The wall clock read as UTC.
     let unix = days_from_civil(year, month, day) * 86_400 + hour * 3600 + min * 60 + sec;

@@ -41,27 +41,8 @@ fn should_escape(c: u8, mode: Mode) -> bool {
     if c.is_ascii_alphanumeric() {
         return false;
     }
-    if matches!(mode, Mode::Host | Mode::Zone)
-        && matches!(
-            c,
-            b'!' | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-                | b':'
-                | b'['
-                | b']'
-                | b'<'
-                | b'>'
-                | b'"'
-        )
-    {
+    // Host sub-delims, `:` of the port, `[` `]` of IPv6 literals, and `<` `>` `"`.
+    if matches!(mode, Mode::Host | Mode::Zone) && b"!$&'()*+,;=:[]<>\"".contains(&c) {
         return false;
     }
     match c {
@@ -318,29 +299,8 @@ fn scheme(raw: &[u8]) -> Result<(&[u8], &[u8]), String> {
 
 fn valid_userinfo(s: &[u8]) -> bool {
     // Go ranges over runes: a byte that is not ASCII is never allowed.
-    s.iter().all(|&c| {
-        c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'-' | b'.'
-                    | b'_'
-                    | b':'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b'%'
-                    | b'@'
-            )
-    })
+    s.iter()
+        .all(|&c| c.is_ascii_alphanumeric() || b"-._:~!$&'()*+,;=%@".contains(&c))
 }
 
 fn parse_authority(scheme: &[u8], authority: &[u8]) -> Result<(Option<Userinfo>, Vec<u8>), String> {
@@ -709,26 +669,9 @@ impl Url {
 
 /// Go's `validEncoded`.
 fn valid_encoded(s: &[u8], mode: Mode) -> bool {
-    s.iter().all(|&c| {
-        matches!(
-            c,
-            b'!' | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-                | b':'
-                | b'@'
-                | b'['
-                | b']'
-                | b'%'
-        ) || !should_escape(c, mode)
-    })
+    // Sub-delims, `:` `@` (pchar), `[` `]` (left alone by browsers) and `%` (escapes).
+    s.iter()
+        .all(|&c| b"!$&'()*+,;=:@[]%".contains(&c) || !should_escape(c, mode))
 }
 
 #[cfg(test)]
