@@ -20,10 +20,10 @@ promcheck="$target_dir/promcheck"
 # The harness's own tests (no servers): its guards, such as refusing an extension that would not
 # check CAPI's client certificate.
 (cd conformance/e2e && go test -count=1 .) || { echo "e2e: the harness's own tests failed (see above)" >&2; exit 1; }
-# The fewest hooks whose requests the scenarios must have recorded (17 are called on every
-# release; the count found is printed).
+# The hooks whose requests the scenarios must have recorded: all 17, on every release of the
+# matrix (the count found is printed).
 recorded_hooks() {
-  echo 15
+  echo 17
 }
 summary=()
 for entry in $CAPI_MATRIX; do
