@@ -79,11 +79,11 @@ impl Loc {
 #[derive(Clone, Debug)]
 pub struct Time {
     /// Seconds since 1970-01-01 UTC.
-    pub unix: i64,
+    unix: i64,
     /// Nanoseconds within the second, [0, 1e9).
-    pub nsec: u32,
+    nsec: u32,
     /// The location.
-    pub loc: Loc,
+    loc: Loc,
 }
 
 /// Seconds from 0001-01-01 to 1970-01-01 (the zero `Time` is 0001-01-01 00:00:00 UTC).
@@ -699,11 +699,7 @@ fn quote(s: &[u8]) -> String {
 
 /// `time.ParseInLocation(layout, value, time.Local)` (sprig's `toDate`) of Go strings (bytes),
 /// with Go's error text.
-pub fn parse_in_local(layout: &[u8], value: &[u8]) -> Result<Time, String> {
-    parse(layout, value)
-}
-
-fn parse(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
+pub fn parse_in_local(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
     let error = |layout_elem: &[u8], value_elem: &[u8], message: Option<String>| match message {
         None => format!(
             "parsing time {} as {}: cannot parse {} as {}",
