@@ -181,7 +181,7 @@ func runSeed(opts options, seed int64, n, parallel int) []result {
 	for i := range cases {
 		// Each case has a generator of its own, so the cases do not depend on the order the
 		// workers take them in.
-		cases[i] = generate(rand.New(rand.NewSource(seed*1_000_003+int64(i))), fmt.Sprintf("s%d-%03d", seed, i))
+		cases[i] = generate(rand.New(rand.NewSource(seed*1_000_003+int64(i))), fmt.Sprintf("s%d-%03d", seed, i), opts.capiVersion)
 		cases[i].expect = expectBounded
 	}
 	return runCases(opts, cases, parallel)

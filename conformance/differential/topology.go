@@ -100,14 +100,17 @@ type gen struct {
 	// Whether the Cluster sets the control plane's replicas, and per MD/MP topology.
 	cpReplicas bool
 	templates  []obj
+	// Whether the release's topology API has machine taints and the control plane's rollout
+	// date (v1.13 and later).
+	taints bool
 }
 
 func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
 
 func (g *gen) pick(options ...string) string { return options[g.r.Intn(len(options))] }
 
-func generate(r *rand.Rand, name string) *testCase {
-	g := &gen{r: r, inline: map[string]string{}, external: map[string]string{}}
+func generate(r *rand.Rand, name, capiVersion string) *testCase {
+	g := &gen{r: r, inline: map[string]string{}, external: map[string]string{}, taints: !strings.HasPrefix(capiVersion, "v1.12.")}
 	className := "cc-" + name
 	clusterName := "c-" + name
 	if g.chance(0.1) {
@@ -130,6 +133,7 @@ func generate(r *rand.Rand, name string) *testCase {
 	if m := g.metadata("cc-cp"); m != nil {
 		cpClass["metadata"] = m
 	}
+	g.machineFields(cpClass, "cc-cp")
 	if g.chance(0.4) {
 		cpClass["naming"] = obj{"template": g.pick("{{ .cluster.name }}-cp-{{ .random }}", "cp-{{ .random }}-{{ .cluster.name }}")}
 	}
@@ -248,6 +252,35 @@ func (g *gen) metadata(prefix string) obj {
 		m["annotations"] = obj{prefix + "-annotation": g.pick("x", "y z")}
 	}
 	return m
+}
+
+// machineFields draws the machine fields a ClusterClass's or a Cluster's control plane may
+// set, which CAPI copies into the control plane object (the Cluster's win): readiness gates,
+// taints (from v1.13) and deletion timeouts.
+func (g *gen) machineFields(into obj, prefix string) {
+	if g.chance(0.25) {
+		gate := obj{"conditionType": prefix + "-ready"}
+		if g.chance(0.5) {
+			gate["polarity"] = g.pick("Positive", "Negative")
+		}
+		into["readinessGates"] = []any{gate}
+	}
+	if g.taints && g.chance(0.25) {
+		taint := obj{"key": prefix + ".example.com/role", "effect": g.pick("NoSchedule", "PreferNoSchedule", "NoExecute"), "propagation": g.pick("Always", "OnInitialization")}
+		if g.chance(0.5) {
+			taint["value"] = g.pick("control-plane", "x")
+		}
+		into["taints"] = []any{taint}
+	}
+	if g.chance(0.3) {
+		deletion := obj{}
+		for _, field := range []string{"nodeDrainTimeoutSeconds", "nodeVolumeDetachTimeoutSeconds", "nodeDeletionTimeoutSeconds"} {
+			if g.chance(0.5) {
+				deletion[field] = float64(g.r.Intn(4000))
+			}
+		}
+		into["deletion"] = deletion
+	}
 }
 
 // inlineVariables defines some of a fixed set of variables in the ClusterClass.
@@ -582,6 +615,11 @@ func (g *gen) cluster(name, className string) obj {
 	}
 	if m := g.metadata("topo-cp"); m != nil {
 		controlPlane["metadata"] = m
+	}
+	g.machineFields(controlPlane, "topo-cp")
+	if g.taints && g.chance(0.2) {
+		// CAPI copies it in UTC to the second.
+		controlPlane["rollout"] = obj{"after": g.pick("2026-01-02T15:04:05Z", "2026-07-01T08:00:00.25+02:00")}
 	}
 	if o := g.overrides(); o != nil {
 		controlPlane["variables"] = o

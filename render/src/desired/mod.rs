@@ -5,10 +5,12 @@
 //! [`blueprint`] resolves the class (CAPI's `blueprint.go`), [`names`] names the objects
 //! (`internal/topology/names`), [`templates`] turns templates into objects
 //! (`templateToObject`, `templateToTemplate`), [`workers`] computes MachineDeployments and
-//! MachinePools (`computeMachineDeployment`, `computeMachinePool`); this module computes the
-//! rest (`computeInfrastructureCluster`, `computeControlPlane`).
+//! MachinePools (`computeMachineDeployment`, `computeMachinePool`), [`control_plane`] copies the
+//! topology's machine fields into the control plane; this module computes the rest
+//! (`computeInfrastructureCluster`, `computeControlPlane`).
 
 mod blueprint;
+mod control_plane;
 mod names;
 mod templates;
 mod workers;
@@ -267,6 +269,14 @@ impl Desired {
         if let Some(replicas) = get(&topology, &["controlPlane", "replicas"]) {
             set(&mut control_plane, &["spec", "replicas"], replicas.clone());
         }
+        let v1beta1 = v1beta1_control_plane(&control_plane);
+        control_plane::copy_machine_fields(
+            &mut control_plane,
+            get(&topology, &["controlPlane"]).unwrap_or(&Value::Null),
+            get(class, &["spec", "controlPlane"]).unwrap_or(&Value::Null),
+            v1beta1,
+            capi_version,
+        )?;
         set(&mut control_plane, &["spec", "version"], json!(version));
         set_upgrade_step(&mut desired_cluster, &version, capi_version);
 

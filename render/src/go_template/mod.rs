@@ -22,6 +22,7 @@ mod url;
 mod value;
 
 pub use format::go_float;
+pub use time::metav1_time_utc;
 
 use exec::{Flow, State};
 use serde_json::Value as Json;

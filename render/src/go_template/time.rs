@@ -697,6 +697,18 @@ fn quote(s: &[u8]) -> String {
     out
 }
 
+/// A `metav1.Time` field as Cluster API copies it: parsed as `time.RFC3339` and written back
+/// by `ToUnstructured`, in UTC to the second (`2026-01-02T15:04:05Z`); or Go's parse error.
+pub fn metav1_time_utc(value: &str) -> Result<String, String> {
+    let time = parse_in_local(b"2006-01-02T15:04:05Z07:00", value.as_bytes())?;
+    Time {
+        unix: time.unix,
+        nsec: 0,
+        loc: Loc::Utc,
+    }
+    .rfc3339()
+}
+
 /// `time.ParseInLocation(layout, value, time.Local)` (sprig's `toDate`) of Go strings (bytes),
 /// with Go's error text.
 pub fn parse_in_local(alayout: &[u8], avalue: &[u8]) -> Result<Time, String> {
