@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/base64"
 	"fmt"
 	"math/rand"
 	"reflect"
@@ -81,6 +85,8 @@ var argsOfType = map[reflect.Kind][]string{
 	reflect.Int:     {"0", "1", "2", "3", "-1", "5", "10", "(int .i)", "(len .s)", "(atoi \"4\")", "(len .l)"},
 	reflect.Float64: {"2.5", "0.5", "-1.5", "1e3", ".n", ".i", "(float64 \"1.5\")"},
 	reflect.Bool:    {"true", "false", ".b", "(empty .e)", "(eq .s \"a\")"},
+	// derivePassword's counter: only an unsigned constant converts (cut to 32 bits).
+	reflect.Uint32: {"0", "1", "2", "4294967297", "1e3", "'a'", "-1", "1.5", ".i"},
 	// time.Time (sprig's unixEpoch, mustDateModify).
 	reflect.Struct: {`(toDate "2006-01-02" "2017-12-31")`, `(toDate "2006-01-02T15:04:05Z07:00" "2017-12-31T23:59:58.5+01:30")`, `(mustToDate "Jan _2 15:04:05 MST 2006" "Feb  3 04:05:06 PST 2021")`, `(toDate "x" "y")`, `(toDate "-0700" "+0100")`, `(mustDateModify "-1h30m" (toDate "2006" "2000"))`, `(toDate "2006-002 15 Z07" "0001-001 00 Z")`},
 	reflect.Map:    {".m", ".m.c", `(dict "k" "v" "n" 1)`, `(dict)`, `(dict "k" "" "c" (dict "d" 1 "e" "x"))`, `(dict "a" (dict "b" 1 "c" "") "n" 0)`},
@@ -173,6 +179,12 @@ func (g *gen) call(name string) string {
 	}
 	if name == "urlJoin" && n > 0 && g.r.Intn(4) != 0 {
 		args[0] = g.urlDict()
+	}
+	if name == "decryptAES" && n == 2 && g.r.Intn(4) != 0 {
+		args[0], args[1] = g.aesPair()
+	}
+	if name == "derivePassword" && n == 5 && g.r.Intn(2) != 0 {
+		args[1] = strconv.Quote(g.pick([]string{"long", "maximum", "medium", "short", "basic", "pin", "nope", "Long"}))
 	}
 	if (name == "mustDateModify" || name == "must_date_modify") && n > 0 && g.r.Intn(4) != 0 {
 		args[0] = g.pick(durations)
@@ -505,6 +517,36 @@ func (g *gen) urlDict() string {
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// aesPair: a password and what sprig's encryptAES makes of a text with it (the IV drawn here),
+// or that ciphertext broken: cut, misaligned, its padding byte wrong, the password changed.
+func (g *gen) aesPair() (string, string) {
+	password := g.pick([]string{"secretkey", "", "a-password-longer-than-thirty-two-bytes!", "k"})
+	plain := []byte(g.pick(strs))
+	pad := aes.BlockSize - len(plain)%aes.BlockSize
+	plain = append(plain, bytes.Repeat([]byte{byte(pad)}, pad)...)
+	key := make([]byte, 32)
+	copy(key, password)
+	block, _ := aes.NewCipher(key)
+	crypt := make([]byte, aes.BlockSize+len(plain))
+	g.r.Read(crypt[:aes.BlockSize])
+	cipher.NewCBCEncrypter(block, crypt[:aes.BlockSize]).CryptBlocks(crypt[aes.BlockSize:], plain)
+	switch g.r.Intn(8) {
+	case 0:
+		crypt = crypt[:g.r.Intn(len(crypt))]
+	case 1:
+		crypt = append(crypt, 0)
+	case 2:
+		crypt[len(crypt)-1] ^= byte(1 + g.r.Intn(255))
+	case 3:
+		password += "x"
+	}
+	text := base64.StdEncoding.EncodeToString(crypt)
+	if g.r.Intn(20) == 0 {
+		text = text[1:]
+	}
+	return strconv.Quote(password), strconv.Quote(text)
 }
 
 // urlCase: a URL parsed, read, joined again, or a dict of parts joined.

@@ -5,7 +5,7 @@
 use super::format::print;
 use super::functions::{self, Func, Ty};
 use super::parse::{Arg, Node, Number, Pipe, Templates};
-use super::value::{MapElem, Value};
+use super::value::{MapElem, UintType, Value};
 
 /// How deep `{{template}}` calls may nest (Go allows 100,000; render stops before the stack).
 const MAX_TEMPLATE_DEPTH: usize = 200;
@@ -572,6 +572,14 @@ impl State<'_> {
             Ty::Int => match arg {
                 Arg::Number(n) if n.is_int => Ok(Value::Int(n.int)),
                 _ => Err(self.error(format!("expected integer; found {}", arg.describe()))),
+            },
+            // reflect's SetUint: the constant cut to 32 bits, as Go does.
+            Ty::Uint32 => match arg {
+                Arg::Number(n) if n.is_uint => Ok(Value::Uint(n.uint & 0xffff_ffff, UintType::U64)),
+                _ => Err(self.error(format!(
+                    "expected unsigned integer; found {}",
+                    arg.describe()
+                ))),
             },
             Ty::Str => match arg {
                 Arg::String(s) => Ok(Value::str(s.as_str())),

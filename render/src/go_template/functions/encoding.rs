@@ -17,7 +17,7 @@ pub(super) const TABLE: Table = &[
     sig("adler32sum", &[Ty::Str], None),
 ];
 
-const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+pub(super) const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const B32: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
 fn hex(bytes: &[u8]) -> String {
@@ -75,7 +75,12 @@ fn encode(input: &[u8], alphabet: &[u8], group: usize, chars: usize, bits: usize
 }
 
 /// Go's padded, non-strict decoding (`\r` and `\n` skipped); the error is the offset Go names.
-fn decode(src: &[u8], alphabet: &[u8], quantum: usize, bits: usize) -> Result<Vec<u8>, usize> {
+pub(super) fn decode(
+    src: &[u8],
+    alphabet: &[u8],
+    quantum: usize,
+    bits: usize,
+) -> Result<Vec<u8>, usize> {
     let lookup = |c: u8| alphabet.iter().position(|&a| a == c).map(|p| p as u64);
     let mut out = Vec::new();
     let mut si = 0;

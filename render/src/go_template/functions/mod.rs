@@ -3,10 +3,11 @@
 //! family, each with Go's parameter types (they decide which arguments Go accepts).
 //!
 //! Every name of the hermetic map parses; the few render does not evaluate (random output,
-//! key and certificate generation, AES, password derivation) are listed in [`UNSUPPORTED`] with the reason, and a
+//! key and certificate generation, random AES, building a certificate) are listed in [`UNSUPPORTED`] with the reason, and a
 //! template that calls one fails with that reason instead of a guess.
 
 mod builtins;
+mod crypto;
 mod dates;
 mod defaults;
 mod dicts;
@@ -49,6 +50,8 @@ pub(super) enum Ty {
     Reflect,
     /// `time.Time`
     Time,
+    /// `uint32` (`derivePassword`'s counter: only an unsigned constant converts to it)
+    Uint32,
 }
 
 impl Ty {
@@ -64,6 +67,7 @@ impl Ty {
             Ty::VersionPtr => "*semver.Version",
             Ty::Reflect => "reflect.Value",
             Ty::Time => "time.Time",
+            Ty::Uint32 => "uint32",
         }
     }
 }
@@ -118,6 +122,7 @@ const FAMILIES: &[(Table, Family)] = &[
     (versions::TABLE, versions::call),
     (dates::TABLE, dates::call),
     (urls::TABLE, urls::call),
+    (crypto::TABLE, crypto::call),
     (reflection::TABLE, reflection::call),
     (paths::TABLE, paths::call),
     (words::TABLE, words::call),
@@ -170,11 +175,6 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "encryptAES",
         "its result uses a random IV: CAPI computes a new value at every reconcile",
-    ),
-    ("decryptAES", "AES is not implemented by render"),
-    (
-        "derivePassword",
-        "scrypt password derivation is not implemented by render",
     ),
     ("ago", "its result depends on the time of the reconcile"),
 ];
