@@ -270,7 +270,7 @@ func run(o options, work string, ps *processes) error {
 		{"CAPI's runtime SDK metrics count the calls, all answered with HTTP 200", s.capiMetrics},
 		{"Metrics: the extension's own, read as Prometheus scrapes them and linted, count at least the calls CAPI counted; its certificate's expiry is the one Go reads", s.extensionMetrics},
 		{"Transport: every call of the manager reached the extension itself, over HTTP/2, with HTTP 200", s.transport},
-		{"CAPI's test extension, ported: lifecycle answers preloaded in the Cluster's ConfigMap hold and release creation and deletion, every answer recorded in it, as CAPI's runtimesdk spec drives the Go one", s.capiTestExtension},
+		{"CAPI's test extension, ported: lifecycle answers preloaded in the Cluster's ConfigMap hold and release creation, each step of an upgrade and deletion, every answer recorded in it, as CAPI's runtimesdk spec drives the Go one", s.capiTestExtension},
 	} {
 		step(sc.name)
 		if strings.HasPrefix(sc.name, "render:") {

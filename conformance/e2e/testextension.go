@@ -20,7 +20,8 @@ import (
 // ExtensionConfig of its own for the time of its run. Each run: CAPI's Discovery of the
 // extension (ExtensionConfig status.handlers), CAPI's DiscoverVariables through a ClusterClass
 // whose external patch is the extension's (ClusterClass status.variables), and the lifecycle
-// protocol (answers preloaded in the Cluster's ConfigMap, every answer recorded in it). The
+// protocol (answers preloaded in the Cluster's ConfigMap, every answer recorded in it) through
+// creation, an upgrade with each of its six hooks held and released, and deletion. The
 // two runs must agree on all three: the handlers field by field, the variables field by field
 // and the ConfigMaps' records.
 const (
@@ -200,6 +201,9 @@ spec:
 		return nil, err
 	}
 	fmt.Println("    released by the preloaded answer; AfterControlPlaneInitialized recorded \"Success\"")
+	if err := s.testExtensionUpgrade(ctx, cluster, cpName, recordedAs, preload); err != nil {
+		return nil, err
+	}
 	if err := s.kube.delete(ctx, clusterV, "Cluster", ns, cluster); err != nil {
 		return nil, err
 	}
@@ -227,6 +231,67 @@ spec:
 	}
 	run.records, _, _ = unstructured.NestedStringMap(cm.Object, "data")
 	return run, s.kube.delete(ctx, "v1", "ConfigMap", ns, configMap)
+}
+
+// testExtensionUpgrade upgrades the Cluster from v1.34.0 to v1.35.0 as CAPI's runtimesdk spec
+// does: each upgrade hook held by the extension's default answer (recorded in the ConfigMap
+// under the hook's name and versions), the versions it guards checked while it holds (control
+// plane, MachineDeployment md-0, MachinePool mp-0), then released by a preloaded answer.
+func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error) error {
+	const from, to = "v1.34.0", "v1.35.0"
+	u, err := s.kube.get(ctx, clusterV, "Cluster", ns, cluster)
+	if err != nil {
+		return err
+	}
+	infra, _, _ := unstructured.NestedString(u.Object, "spec", "infrastructureRef", "name")
+	if err := s.workloadClusterOf(ctx, cluster, infra); err != nil {
+		return err
+	}
+	fake := s.startFakeControlPlaneOf(ctx, cpName)
+	defer fake.close()
+	var last error
+	if err := eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
+		last = s.kube.mergePatch(ctx, clusterV, "Cluster", ns, cluster, fmt.Sprintf(`{"spec":{"topology":{"version":%q}}}`, to), false)
+		return last == nil || !strings.Contains(last.Error(), "workload cluster"), fmt.Sprint(last)
+	}); err != nil {
+		return err
+	}
+	if last != nil {
+		return last
+	}
+	steps := []struct {
+		hook  string
+		guard [3]string // control plane, md-0, mp-0 while it holds
+	}{
+		{"BeforeClusterUpgrade-" + from + "-" + to, [3]string{from, from, from}},
+		{"BeforeControlPlaneUpgrade-" + from + "-" + to, [3]string{from, from, from}},
+		{"AfterControlPlaneUpgrade-" + to, [3]string{to, from, from}},
+		{"BeforeWorkersUpgrade-" + from + "-" + to, [3]string{to, from, from}},
+		{"AfterWorkersUpgrade-" + to, [3]string{to, to, to}},
+		{"AfterClusterUpgrade-" + to, [3]string{to, to, to}},
+	}
+	for _, step := range steps {
+		if err := eventually(timeoutLg, step.hook+" held by the default answer, recorded",
+			recordedAs(step.hook+"-actualResponseStatus", "Status: Success, RetryAfterSeconds: 5")); err != nil {
+			return err
+		}
+		time.Sleep(time.Second) // CAPI had time to move on, if it were going to
+		if cp, md, mp := s.versionsOf(ctx, cluster, cpName); [3]string{cp, md, mp} != step.guard {
+			return fmt.Errorf("while %s held: control plane %s, MachineDeployment %s, MachinePool %s; want %v", step.hook, cp, md, mp, step.guard)
+		}
+		if err := preload(step.hook, `{"Status": "Success"}`); err != nil {
+			return err
+		}
+		if err := eventually(timeoutLg, step.hook+" released by the preloaded answer, recorded",
+			recordedAs(step.hook+"-actualResponseStatus", "Status: Success, RetryAfterSeconds: 0")); err != nil {
+			return err
+		}
+	}
+	if cpSteps := fake.close(); !reflect.DeepEqual(cpSteps, []string{to}) {
+		return fmt.Errorf("the control plane went through %v, want [%s]", cpSteps, to)
+	}
+	fmt.Printf("    upgrade %s→%s: each of the six upgrade hooks held by the default answer with the versions it guards, then released by its preloaded answer\n", from, to)
+	return nil
 }
 
 // testExtensionVariables makes a ClusterClass whose one patch is the extension's (its

@@ -103,8 +103,13 @@ type fakeControlPlane struct {
 }
 
 func (s *scenarios) startFakeControlPlane(ctx context.Context) *fakeControlPlane {
-	f := &fakeControlPlane{stop: make(chan struct{}), done: make(chan struct{})}
 	_, cpName := s.refs(ctx)
+	return s.startFakeControlPlaneOf(ctx, cpName)
+}
+
+// startFakeControlPlaneOf plays the provider of the GenericControlPlane cpName.
+func (s *scenarios) startFakeControlPlaneOf(ctx context.Context, cpName string) *fakeControlPlane {
+	f := &fakeControlPlane{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
 		for {
@@ -140,16 +145,24 @@ func (f *fakeControlPlane) close() []string {
 	return f.steps
 }
 
-// versions reads the control plane's spec.version and the workers' versions.
+// clusterNameLabel is the label CAPI puts on every object of a Cluster.
+const clusterNameLabel = "cluster.x-k8s.io/cluster-name"
+
+// versions reads c1's control plane's spec.version and its workers' versions.
 func (s *scenarios) versions(ctx context.Context) (cp, md, mp string) {
 	_, cpName := s.refs(ctx)
+	return s.versionsOf(ctx, "c1", cpName)
+}
+
+// versionsOf reads the versions of the control plane cpName and of the Cluster's md-0 and mp-0.
+func (s *scenarios) versionsOf(ctx context.Context, cluster, cpName string) (cp, md, mp string) {
 	if u, err := s.kube.get(ctx, cpV, "GenericControlPlane", ns, cpName); err == nil {
 		cp, _, _ = unstructured.NestedString(u.Object, "spec", "version")
 	}
-	if l, err := s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{"topology.cluster.x-k8s.io/deployment-name": "md-0"}); err == nil && len(l) == 1 {
+	if l, err := s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{clusterNameLabel: cluster, "topology.cluster.x-k8s.io/deployment-name": "md-0"}); err == nil && len(l) == 1 {
 		md, _, _ = unstructured.NestedString(l[0].Object, "spec", "template", "spec", "version")
 	}
-	if l, err := s.kube.list(ctx, clusterV, "MachinePool", ns, map[string]string{"topology.cluster.x-k8s.io/pool-name": "mp-0"}); err == nil && len(l) == 1 {
+	if l, err := s.kube.list(ctx, clusterV, "MachinePool", ns, map[string]string{clusterNameLabel: cluster, "topology.cluster.x-k8s.io/pool-name": "mp-0"}); err == nil && len(l) == 1 {
 		mp, _, _ = unstructured.NestedString(l[0].Object, "spec", "template", "spec", "version")
 	}
 	return
@@ -313,19 +326,24 @@ func (s *scenarios) waitUpgradeDone(ctx context.Context, version string) error {
 // Secret a control plane provider writes, the infrastructure reported provisioned): before a version change the Cluster webhook asks
 // the workload cluster about the MachinePool's nodes, and refuses while it cannot connect.
 func (s *scenarios) workloadCluster(ctx context.Context) error {
+	infra, _ := s.refs(ctx)
+	return s.workloadClusterOf(ctx, "c1", infra)
+}
+
+// workloadClusterOf does it for the Cluster whose GenericInfrastructureCluster is infra.
+func (s *scenarios) workloadClusterOf(ctx context.Context, cluster, infra string) error {
 	data, err := os.ReadFile(s.kubeconfig)
 	must(err)
 	_, err = s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
 kind: Secret
-metadata: {name: c1-kubeconfig, namespace: %s, labels: {cluster.x-k8s.io/cluster-name: c1}}
+metadata: {name: %s-kubeconfig, namespace: %s, labels: {cluster.x-k8s.io/cluster-name: %s}}
 type: cluster.x-k8s.io/secret
 data: {value: %s}
-`, ns, base64.StdEncoding.EncodeToString(data)))
+`, cluster, ns, cluster, base64.StdEncoding.EncodeToString(data)))
 	if err != nil {
 		return err
 	}
 	// CAPI's cluster cache connects only once the infrastructure is provisioned.
-	infra, _ := s.refs(ctx)
 	return s.kube.mergePatch(ctx, infraV, "GenericInfrastructureCluster", ns, infra, `{"status":{"initialization":{"provisioned":true}}}`, true)
 }
 
@@ -355,6 +373,17 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 	}
 	fake := s.startFakeControlPlane(ctx)
 	defer fake.close()
+	// md-0 gets one Machine (the harness plays its bootstrap, infrastructure and Node), which
+	// CAPI's MachineSet controller must replace for the workers to count as upgraded.
+	machines := s.startFakeMachines(ctx)
+	defer machines.close()
+	if err := s.scaleWorkers(ctx, 1); err != nil {
+		return err
+	}
+	first, err := s.waitWorkerMachines(ctx, from)
+	if err != nil {
+		return err
+	}
 	mark := len(lifecycleCalls(s.lifecycleLog))
 	if err := s.startUpgrade(ctx, upgradeHooks, to); err != nil {
 		return err
@@ -388,8 +417,25 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 		if hook == "AfterClusterUpgrade" && !strings.Contains(pendingHooks, "AfterClusterUpgrade") {
 			return fmt.Errorf("while AfterClusterUpgrade held: pending-hooks=%q", pendingHooks)
 		}
-		fmt.Printf("  %s held: request %s→%s cp steps %v workers steps %v; versions cp=%s md=%s mp=%s; TopologyReconciled=%s/%s %q\n",
-			hook, call.From, call.To, call.ControlPlaneUpgrades, call.WorkersUpgrades, cp, md, mp, st, reason, msg)
+		// The Machines while it holds: md-0's first Machine, untouched, until the workers
+		// upgrade; once AfterWorkersUpgrade is called no Machine of the old version is left
+		// (its replacement may not exist yet: CAPI counts the workers upgraded once no Machine
+		// is of an older version, and this rollout removes the old Machine first).
+		workers := s.workerMachines(ctx)
+		switch hook {
+		case "AfterWorkersUpgrade", "AfterClusterUpgrade":
+			for _, m := range workers {
+				if v, _, _ := unstructured.NestedString(m.Object, "spec", "version"); v != to || m.GetName() == first {
+					return fmt.Errorf("%s was called while Machine %s of version %s exists", hook, m.GetName(), v)
+				}
+			}
+		default:
+			if len(workers) != 1 || workers[0].GetName() != first {
+				return fmt.Errorf("while %s held: md-0's Machines are %v, want only %s", hook, names(workers), first)
+			}
+		}
+		fmt.Printf("  %s held: request %s→%s cp steps %v workers steps %v; versions cp=%s md=%s mp=%s; Machines %v; TopologyReconciled=%s/%s %q\n",
+			hook, call.From, call.To, call.ControlPlaneUpgrades, call.WorkersUpgrades, cp, md, mp, names(workers), st, reason, msg)
 		if err := s.setHolds(ctx, upgradeHooks[i+1:], ""); err != nil {
 			return err
 		}
@@ -412,6 +458,57 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 	return nil
 }
 
+// scaleWorkers sets c1's md-0 replicas (and a rollout that removes a Machine before it makes one).
+func (s *scenarios) scaleWorkers(ctx context.Context, replicas int64) error {
+	u, err := s.cluster(ctx)
+	if err != nil {
+		return err
+	}
+	mds, _, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "workers", "machineDeployments")
+	for _, md := range mds {
+		if m := md.(map[string]any); m["name"] == "md-0" {
+			m["replicas"] = replicas
+			// As the in-place scenario's MachineDeployment: the old Machine goes first. With
+			// the default surge the new Machine never counted as available in this harness
+			// and the rollout stalled.
+			m["rollout"] = map[string]any{"strategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": 0, "maxUnavailable": 1}}}
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"topology": map[string]any{"workers": map[string]any{"machineDeployments": mds}}}})
+	return s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1", string(body), false)
+}
+
+// workerMachines returns the Machines of c1's md-0.
+func (s *scenarios) workerMachines(ctx context.Context) []unstructured.Unstructured {
+	l, _ := s.kube.list(ctx, clusterV, "Machine", ns, map[string]string{clusterNameLabel: "c1", "topology.cluster.x-k8s.io/deployment-name": "md-0"})
+	return l
+}
+
+// waitWorkerMachines waits until md-0 has one Machine of version, with its Node, and none other;
+// it returns its name.
+func (s *scenarios) waitWorkerMachines(ctx context.Context, version string) (string, error) {
+	var name string
+	err := eventually(timeoutLg, "md-0 with one Machine of "+version+" and its Node", func() (bool, string) {
+		l := s.workerMachines(ctx)
+		if len(l) != 1 {
+			return false, fmt.Sprintf("Machines %v", names(l))
+		}
+		v, _, _ := unstructured.NestedString(l[0].Object, "spec", "version")
+		node, _, _ := unstructured.NestedString(l[0].Object, "status", "nodeRef", "name")
+		name = l[0].GetName()
+		return v == version && node != "" && l[0].GetDeletionTimestamp() == nil, fmt.Sprintf("Machine %s version %s node %q", name, v, node)
+	})
+	return name, err
+}
+
+func names(l []unstructured.Unstructured) []string {
+	var out []string
+	for _, u := range l {
+		out = append(out, u.GetName())
+	}
+	return out
+}
+
 // chainedUpgrade: v1.35.0 → v1.37.0 through the extension's GenerateUpgradePlan (one step per
 // minor, workers included): the control plane and the workers go through exactly the planned
 // versions, with the lifecycle hooks called per step.
@@ -420,6 +517,8 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 	plan := []string{"v1.36.0", "v1.37.0"}
 	fake := s.startFakeControlPlane(ctx)
 	defer fake.close()
+	machines := s.startFakeMachines(ctx)
+	defer machines.close()
 	mark := len(lifecycleCalls(s.lifecycleLog))
 	// Hold AfterWorkersUpgrade at each step, to read the objects at each step.
 	var holds []string
@@ -437,7 +536,13 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 		if cp != v || md != v || mp != v {
 			return fmt.Errorf("at step %s: control plane %s, MachineDeployment %s, MachinePool %s", v, cp, md, mp)
 		}
-		fmt.Printf("  step %s: control plane, MachineDeployment and MachinePool all at %s\n", v, v)
+		workers := s.workerMachines(ctx)
+		for _, m := range workers {
+			if mv, _, _ := unstructured.NestedString(m.Object, "spec", "version"); mv != v {
+				return fmt.Errorf("at step %s: AfterWorkersUpgrade was called while Machine %s of version %s exists", v, m.GetName(), mv)
+			}
+		}
+		fmt.Printf("  step %s: control plane, MachineDeployment and MachinePool all at %s; md-0's Machines %v all at %s\n", v, v, names(workers), v)
 		if err := s.setHolds(ctx, holds[i+1:], ""); err != nil {
 			return err
 		}
@@ -471,5 +576,12 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 	}
 	fmt.Printf("  GenerateUpgradePlan %s→%s planned %v (workers %v); control plane went through %v\n", from, to, planCall.ControlPlaneUpgrades, planCall.WorkersUpgrades, plan)
 	fmt.Printf("  order: %s\n", strings.Join(got, " · "))
-	return nil
+	// Back to no Machine for the scenarios that follow.
+	if err := s.scaleWorkers(ctx, 0); err != nil {
+		return err
+	}
+	return eventually(timeoutLg, "md-0 scaled back to no Machine", func() (bool, string) {
+		l := s.workerMachines(ctx)
+		return len(l) == 0, fmt.Sprintf("Machines %v", names(l))
+	})
 }
