@@ -51,24 +51,26 @@ pub(super) fn copy_machine_fields(
         path.push(field);
         path
     };
+    // A field the Cluster's topology sets wins over the class's (CAPI's precedence).
+    let cluster_or_class = |path: &[&str]| {
+        get(topology, path)
+            .filter(|v| !v.is_null())
+            .or_else(|| get(class, path).filter(|v| !v.is_null()))
+    };
     let mut lists = vec![("readinessGates", &["conditionType", "polarity"][..])];
     if since_1_13 {
         lists.push(("taints", &["key", "value", "effect", "propagation"][..]));
     }
     for (field, keys) in lists {
         // The Cluster's list if it has one, else the class's; neither: the template's stays.
-        let list = get(topology, &[field])
-            .filter(|v| !v.is_null())
-            .or_else(|| get(class, &[field]).filter(|v| !v.is_null()));
-        if let Some(list) = list {
+        if let Some(list) = cluster_or_class(&[field]) {
             set(control_plane, &at(field), typed_list(list, keys));
         }
     }
     for (seconds_field, duration_field) in DELETION_TIMEOUTS {
-        let seconds = get(topology, &["deletion", seconds_field])
-            .filter(|v| !v.is_null())
-            .or_else(|| get(class, &["deletion", seconds_field]).filter(|v| !v.is_null()));
-        let Some(seconds) = seconds else { continue };
+        let Some(seconds) = cluster_or_class(&["deletion", seconds_field]) else {
+            continue;
+        };
         let Some(seconds) = seconds.as_i64().and_then(|s| i32::try_from(s).ok()) else {
             return Err(input(format!(
                 "spec.controlPlane.deletion.{seconds_field}: {seconds} is not a 32-bit integer number of seconds"
