@@ -32,6 +32,7 @@ type inplaceCall struct {
 	Desired  string   `json:"desired"`
 	Accepted bool     `json:"accepted"`
 	Refused  []string `json:"refused"`
+	Patched  []string `json:"patched"`
 	Machine  string   `json:"machine"`
 	InPlace  any      `json:"inPlace"`
 	Held     bool     `json:"held"`
@@ -105,6 +106,24 @@ stringData: {value: "#cloud-config", format: cloud-config}
 		fmt.Sprintf(`{"status":{"dataSecretName":%q,"initialization":{"dataSecretCreated":true}}}`, c.GetName()), true)
 }
 
+// nodeConditions is the status patch of a healthy kubelet's Node: Ready, and the three pressure
+// conditions False. CAPI's Machine controller keeps NodeHealthy Unknown (so the Machine is never
+// Ready nor Available, and a surging rollout never goes on) until all four are reported
+// (summarizeNodeConditions in core/reconcilers/machine/machine_controller_status.go).
+func nodeConditions(at time.Time) string {
+	now := at.UTC().Format(time.RFC3339)
+	conditions := make([]string, 0, 4)
+	for _, c := range []struct{ kind, status, reason string }{
+		{"Ready", "True", "KubeletReady"},
+		{"MemoryPressure", "False", "KubeletHasSufficientMemory"},
+		{"DiskPressure", "False", "KubeletHasNoDiskPressure"},
+		{"PIDPressure", "False", "KubeletHasSufficientPID"},
+	} {
+		conditions = append(conditions, fmt.Sprintf(`{"type":%q,"status":%q,"reason":%q,"message":"e2e","lastHeartbeatTime":%q,"lastTransitionTime":%q}`, c.kind, c.status, c.reason, now, now))
+	}
+	return `{"status":{"conditions":[` + strings.Join(conditions, ",") + `]}}`
+}
+
 // provision gives an infrastructure machine its Ready Node and provider ID, then reports it
 // provisioned.
 func (s *scenarios) provision(ctx context.Context, m *unstructured.Unstructured) {
@@ -119,8 +138,7 @@ func (s *scenarios) provision(ctx context.Context, m *unstructured.Unstructured)
 	if _, err := s.kube.apply(ctx, node); err != nil {
 		return
 	}
-	now := time.Now().UTC().Format(time.RFC3339)
-	if s.kube.mergePatch(ctx, "v1", "Node", "", m.GetName(), fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"e2e","lastHeartbeatTime":%q,"lastTransitionTime":%q}]}}`, now, now), true) != nil {
+	if s.kube.mergePatch(ctx, "v1", "Node", "", m.GetName(), nodeConditions(time.Now()), true) != nil {
 		return
 	}
 	if controlPlane && s.kubeadmJoined(ctx, m.GetName()) != nil {

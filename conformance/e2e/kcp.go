@@ -139,10 +139,36 @@ spec:
 	return s.kube.mergePatch(ctx, infraV, "GenericInfrastructureCluster", ns, kcpCluster, `{"status":{"initialization":{"provisioned":true}}}`, true)
 }
 
-// useKCPTemplate points the KubeadmControlPlane at another infrastructure machine template.
-func (s *scenarios) useKCPTemplate(ctx context.Context, name string) error {
+// useKCPTemplate points the KubeadmControlPlane at another infrastructure machine template
+// and, with a non-empty motd, sets its kubeadmConfigSpec's files to one file of that content
+// (both in one change).
+func (s *scenarios) useKCPTemplate(ctx context.Context, name, motd string) error {
+	files := ""
+	if motd != "" {
+		files = fmt.Sprintf(`,"kubeadmConfigSpec":{"files":[{"path":%q,"content":%q}]}`, kcpMotdPath, motd)
+	}
 	return s.kube.mergePatch(ctx, cpV, "KubeadmControlPlane", ns, kcpCluster,
-		fmt.Sprintf(`{"spec":{"machineTemplate":{"spec":{"infrastructureRef":{"name":%q}}}}}`, name), false)
+		fmt.Sprintf(`{"spec":{"machineTemplate":{"spec":{"infrastructureRef":{"name":%q}}}%s}}`, name, files), false)
+}
+
+// kcpMotdPath is the file the KubeadmControlPlane's in-place change adds to its kubeadmConfigSpec.
+const kcpMotdPath = "/etc/e2e-motd"
+
+// kubeadmConfigFile is the content of the file at path in the KubeadmConfig of Machine m.
+func (s *scenarios) kubeadmConfigFile(ctx context.Context, m *unstructured.Unstructured, path string) (string, error) {
+	name, _, _ := unstructured.NestedString(m.Object, "spec", "bootstrap", "configRef", "name")
+	c, err := s.kube.get(ctx, bootstrapV, "KubeadmConfig", ns, name)
+	if err != nil {
+		return "", err
+	}
+	files, _, _ := unstructured.NestedSlice(c.Object, "spec", "files")
+	for _, f := range files {
+		if f, ok := f.(map[string]any); ok && f["path"] == path {
+			content, _ := f["content"].(string)
+			return content, nil
+		}
+	}
+	return "", nil
 }
 
 // kcpState is what the scenario prints of the control plane while it waits.
@@ -170,15 +196,16 @@ func (s *scenarios) kcpState(ctx context.Context) string {
 // accepted and refused (with what it refused), and those UpdateMachine held and finished.
 type kcpCalls struct {
 	accepted, refused, held, done map[string]bool
-	refusedPaths                  map[string]bool
+	refusedPaths, patchedPaths    map[string]bool
 }
 
 func (s *scenarios) kcpCallsSince(mark int) kcpCalls {
-	c := kcpCalls{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}}
+	c := kcpCalls{map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}, map[string]bool{}}
 	for _, call := range inplaceCalls(s.inplaceLog)[mark:] {
 		switch {
 		case call.Hook == "CanUpdateMachine" && call.Accepted:
 			c.accepted[call.Machine] = true
+			c.patchedPaths[strings.Join(call.Patched, ",")] = true
 		case call.Hook == "CanUpdateMachine":
 			c.refused[call.Machine] = true
 			c.refusedPaths[strings.Join(call.Refused, ",")] = true
@@ -255,7 +282,8 @@ func (s *scenarios) kubeadmControlPlaneInPlace(ctx context.Context) error {
 	}
 	fmt.Printf("  control plane Machines %v up, their static Pods healthy in KCP's eyes\n", firsts)
 
-	// Accepted: only the infrastructure machines' spec.inPlace changes.
+	// Accepted: the infrastructure machines' spec.inPlace and a file of the kubeadmConfigSpec
+	// change, in one change of the KubeadmControlPlane.
 	mark := len(inplaceCalls(s.inplaceLog))
 	if err := s.holdAll(ctx, firsts, `"UpdateMachine"`); err != nil {
 		return err
@@ -263,7 +291,7 @@ func (s *scenarios) kubeadmControlPlaneInPlace(ctx context.Context) error {
 	if err := s.infraTemplate(ctx, "kcp-2", "small", "two"); err != nil {
 		return err
 	}
-	if err := s.useKCPTemplate(ctx, "kcp-2"); err != nil {
+	if err := s.useKCPTemplate(ctx, "kcp-2", "two"); err != nil {
 		return err
 	}
 	var heldMachine string
@@ -301,22 +329,30 @@ func (s *scenarios) kubeadmControlPlaneInPlace(ctx context.Context) error {
 				return false, err.Error()
 			}
 			motd, _, _ := unstructured.NestedString(infra.Object, "spec", "inPlace", "motd")
-			motds = append(motds, motd)
-			updated = updated && st != "True" && !inProgress && upToDate == "True" && motd == "two"
+			file, err := s.kubeadmConfigFile(ctx, &ms[i], kcpMotdPath)
+			if err != nil {
+				return false, err.Error()
+			}
+			motds = append(motds, motd+"/"+file)
+			updated = updated && st != "True" && !inProgress && upToDate == "True" && motd == "two" && file == "two"
 		}
 		return updated && strings.Join(keys(calls.accepted), ",") == strings.Join(firsts, ",") && strings.Join(keys(calls.done), ",") == strings.Join(firsts, ","),
-			fmt.Sprintf("inPlace.motd %v, CanUpdateMachine accepted %v, UpdateMachine done %v; %s", motds, keys(calls.accepted), keys(calls.done), s.kcpState(ctx))
+			fmt.Sprintf("inPlace.motd/KubeadmConfig file %v, CanUpdateMachine accepted %v, UpdateMachine done %v; %s", motds, keys(calls.accepted), keys(calls.done), s.kcpState(ctx))
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("  Machines %v each accepted by CanUpdateMachine and updated in place (inPlace.motd=two), UpToDate, no new Machine\n", firsts)
+	// Each acceptance patched both objects, and nothing else.
+	if calls := s.kcpCallsSince(mark); strings.Join(keys(calls.patchedPaths), "|") != "infrastructureMachine/spec/inPlace/motd,bootstrapConfig/spec/files" {
+		return fmt.Errorf("CanUpdateMachine's accepted patches: %v, want the infrastructure machine's inPlace.motd and the KubeadmConfig's files", keys(calls.patchedPaths))
+	}
+	fmt.Printf("  Machines %v each accepted by CanUpdateMachine (patches of the infrastructure machine's inPlace.motd and the KubeadmConfig's files) and updated in place (inPlace.motd=two, %s in their KubeadmConfigs), UpToDate, no new Machine\n", firsts, kcpMotdPath)
 
 	// Refused: the flavor changes too, so KCP falls back to deleting each Machine.
 	mark = len(inplaceCalls(s.inplaceLog))
 	if err := s.infraTemplate(ctx, "kcp-3", "large", "two"); err != nil {
 		return err
 	}
-	if err := s.useKCPTemplate(ctx, "kcp-3"); err != nil {
+	if err := s.useKCPTemplate(ctx, "kcp-3", ""); err != nil {
 		return err
 	}
 	var seconds []string

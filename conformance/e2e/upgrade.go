@@ -418,16 +418,14 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 			return fmt.Errorf("while AfterClusterUpgrade held: pending-hooks=%q", pendingHooks)
 		}
 		// The Machines while it holds: md-0's first Machine, untouched, until the workers
-		// upgrade; once AfterWorkersUpgrade is called no Machine of the old version is left
-		// (its replacement may not exist yet: CAPI counts the workers upgraded once no Machine
-		// is of an older version, and this rollout removes the old Machine first).
+		// upgrade; once AfterWorkersUpgrade is called no Machine of the old version is left and
+		// its replacement is there (the rollout surges: the new Machine is made, and must be
+		// Available, before the old one goes).
 		workers := s.workerMachines(ctx)
 		switch hook {
 		case "AfterWorkersUpgrade", "AfterClusterUpgrade":
-			for _, m := range workers {
-				if v, _, _ := unstructured.NestedString(m.Object, "spec", "version"); v != to || m.GetName() == first {
-					return fmt.Errorf("%s was called while Machine %s of version %s exists", hook, m.GetName(), v)
-				}
+			if err := onlyReplacement(hook, workers, to, first); err != nil {
+				return err
 			}
 		default:
 			if len(workers) != 1 || workers[0].GetName() != first {
@@ -458,7 +456,7 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 	return nil
 }
 
-// scaleWorkers sets c1's md-0 replicas (and a rollout that removes a Machine before it makes one).
+// scaleWorkers sets c1's md-0 replicas.
 func (s *scenarios) scaleWorkers(ctx context.Context, replicas int64) error {
 	u, err := s.cluster(ctx)
 	if err != nil {
@@ -467,15 +465,27 @@ func (s *scenarios) scaleWorkers(ctx context.Context, replicas int64) error {
 	mds, _, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "workers", "machineDeployments")
 	for _, md := range mds {
 		if m := md.(map[string]any); m["name"] == "md-0" {
+			// The class's rollout (CAPI's default: one Machine surged, none unavailable), so
+			// the new Machine must be Available before the old one goes.
 			m["replicas"] = replicas
-			// As the in-place scenario's MachineDeployment: the old Machine goes first. With
-			// the default surge the new Machine never counted as available in this harness
-			// and the rollout stalled.
-			m["rollout"] = map[string]any{"strategy": map[string]any{"type": "RollingUpdate", "rollingUpdate": map[string]any{"maxSurge": 0, "maxUnavailable": 1}}}
 		}
 	}
 	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"topology": map[string]any{"workers": map[string]any{"machineDeployments": mds}}}})
 	return s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1", string(body), false)
+}
+
+// onlyReplacement checks md-0's Machines when hook was called: exactly one, of version, and not
+// the Machine replaced (no Machine of an older version left, and the replicas back).
+func onlyReplacement(hook string, workers []unstructured.Unstructured, version, replaced string) error {
+	for _, m := range workers {
+		if v, _, _ := unstructured.NestedString(m.Object, "spec", "version"); v != version || m.GetName() == replaced {
+			return fmt.Errorf("%s was called while Machine %s of version %s exists", hook, m.GetName(), v)
+		}
+	}
+	if len(workers) != 1 {
+		return fmt.Errorf("%s was called while md-0 has the Machines %v, want its one replacement of %s", hook, names(workers), version)
+	}
+	return nil
 }
 
 // workerMachines returns the Machines of c1's md-0.
@@ -519,6 +529,11 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 	defer fake.close()
 	machines := s.startFakeMachines(ctx)
 	defer machines.close()
+	// md-0's Machine of the upgrade before, which the first step must replace.
+	previous, err := s.waitWorkerMachines(ctx, from)
+	if err != nil {
+		return err
+	}
 	mark := len(lifecycleCalls(s.lifecycleLog))
 	// Hold AfterWorkersUpgrade at each step, to read the objects at each step.
 	var holds []string
@@ -537,12 +552,11 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 			return fmt.Errorf("at step %s: control plane %s, MachineDeployment %s, MachinePool %s", v, cp, md, mp)
 		}
 		workers := s.workerMachines(ctx)
-		for _, m := range workers {
-			if mv, _, _ := unstructured.NestedString(m.Object, "spec", "version"); mv != v {
-				return fmt.Errorf("at step %s: AfterWorkersUpgrade was called while Machine %s of version %s exists", v, m.GetName(), mv)
-			}
+		if err := onlyReplacement("AfterWorkersUpgrade at step "+v, workers, v, previous); err != nil {
+			return err
 		}
-		fmt.Printf("  step %s: control plane, MachineDeployment and MachinePool all at %s; md-0's Machines %v all at %s\n", v, v, names(workers), v)
+		previous = workers[0].GetName()
+		fmt.Printf("  step %s: control plane, MachineDeployment and MachinePool all at %s; md-0's only Machine %s (a new one) at %s\n", v, v, previous, v)
 		if err := s.setHolds(ctx, holds[i+1:], ""); err != nil {
 			return err
 		}

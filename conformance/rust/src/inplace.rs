@@ -3,13 +3,14 @@
 //! in-place updater would serve them.
 //!
 //! - CanUpdateMachineSet accepts a change in place when everything that differs between the
-//!   current and the desired templates' `spec.template.spec` lies under [`IN_PLACE_FIELD`]: it
+//!   current and the desired templates' `spec.template.spec` lies under [`IN_PLACE_FIELDS`]: it
 //!   answers with the patches that turn `current` into `desired` there, which CAPI applies and
 //!   compares. Any other difference gets no patch, so CAPI rolls the MachineSet out.
 //! - CanUpdateMachine (called by KubeadmControlPlane for its Machines) decides the same way on
 //!   the objects themselves: differences of the infrastructure machine's and the bootstrap
-//!   config's `spec` under [`IN_PLACE_FIELD`] are patched, any other refuses (KCP then deletes
-//!   the Machine and creates a new one).
+//!   config's `spec` under [`IN_PLACE_FIELDS`] are patched (a KubeadmConfig's `files`: what an
+//!   updater writes on the node), any other refuses (KCP then deletes the Machine and creates a
+//!   new one).
 //! - UpdateMachine holds (Success with retryAfterSeconds) while the desired Machine's
 //!   annotation [`HOLD`] names it, then answers done.
 //!
@@ -24,8 +25,12 @@ use serde_json::{Value, json};
 /// The Machine annotation that holds UpdateMachine while it names `UpdateMachine`.
 pub const HOLD: &str = "e2e.capi-ext.io/hold";
 
-/// The field of a template's `spec.template.spec` this extension can change in place.
+/// The field of an infrastructure machine's spec that carries what can change in place.
 pub const IN_PLACE_FIELD: &str = "inPlace";
+
+/// The fields of an object's spec (a template's `spec.template.spec`) this extension can change
+/// in place: [`IN_PLACE_FIELD`], and the files a bootstrap config writes on the node.
+pub const IN_PLACE_FIELDS: [&str; 2] = [IN_PLACE_FIELD, "files"];
 
 fn path(op: &JsonPatchOp) -> &str {
     match op {
@@ -39,8 +44,8 @@ fn path(op: &JsonPatchOp) -> &str {
 }
 
 /// The patch from `current` to `desired` when every difference of the object at `root`
-/// (`/spec/template/spec` of a template, `/spec` of a Machine's object) is under
-/// [`IN_PLACE_FIELD`] (`Ok(None)`: nothing differs); `Err` lists the other paths.
+/// (`/spec/template/spec` of a template, `/spec` of a Machine's object) is under one of
+/// [`IN_PLACE_FIELDS`] (`Ok(None)`: nothing differs); `Err` lists the other paths.
 fn in_place_patch(
     root: &str,
     current: &Value,
@@ -55,11 +60,16 @@ fn in_place_patch(
         out
     };
     let ops = diff(&at_root(current), &at_root(desired));
-    let prefix = format!("{root}/{IN_PLACE_FIELD}");
+    let in_place = |p: &str| {
+        IN_PLACE_FIELDS.iter().any(|field| {
+            let prefix = format!("{root}/{field}");
+            p == prefix || p.starts_with(&format!("{prefix}/"))
+        })
+    };
     let refused: Vec<String> = ops
         .iter()
         .map(path)
-        .filter(|p| *p != prefix && !p.starts_with(&format!("{prefix}/")))
+        .filter(|p| !in_place(p))
         .map(str::to_owned)
         .collect();
     if !refused.is_empty() {
@@ -147,12 +157,22 @@ async fn can_update_machine(r: CanUpdateMachineRequest) -> CanUpdateMachineRespo
     );
     // Refused: without patches KCP sees the objects still differ, deletes the Machine and
     // creates a new one.
+    let mut patched = Vec::new();
     if let Ok([(_, infrastructure), (_, bootstrap)]) = decided.clone() {
+        for (kind, patch) in [
+            ("infrastructureMachine", &infrastructure),
+            ("bootstrapConfig", &bootstrap),
+        ] {
+            if let Some(Patch::Json(ops)) = patch {
+                patched.extend(ops.iter().map(|op| format!("{kind}{}", path(op))));
+            }
+        }
         response.infrastructure_machine_patch = infrastructure;
         response.bootstrap_config_patch = bootstrap;
     }
     let call = json!({
         "hook": "CanUpdateMachine",
+        "patched": patched,
         "machine": r.current.machine.metadata.name,
         "current": name(&r.current.infrastructure_machine),
         "desired": name(&r.desired.infrastructure_machine),
@@ -266,6 +286,27 @@ mod tests {
             Some(Patch::json().replace("/spec/inPlace/motd", "two"))
         );
         assert_eq!(answer.bootstrap_config_patch, None);
+
+        // A KubeadmConfig's files change in place too, with the infrastructure machine's.
+        let config = |files: Value| {
+            json!({"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta2", "kind": "KubeadmConfig",
+            "metadata": {"name": "m"}, "spec": {"files": files, "format": "cloud-config"}})
+        };
+        request.current.bootstrap_config = config(json!([]));
+        request.desired.bootstrap_config = config(json!([{"path": "/etc/motd", "content": "two"}]));
+        let answer = can_update_machine(request.clone()).await;
+        assert!(answer.infrastructure_machine_patch.is_some());
+        assert_eq!(
+            answer.bootstrap_config_patch,
+            Some(Patch::json().replace(
+                "/spec/files",
+                json!([{"path": "/etc/motd", "content": "two"}])
+            ))
+        );
+        request.desired.bootstrap_config["spec"]["format"] = json!("ignition");
+        let answer = can_update_machine(request.clone()).await;
+        assert_eq!(answer.bootstrap_config_patch, None);
+        request.desired.bootstrap_config = request.current.bootstrap_config.clone();
 
         request.desired.infrastructure_machine["spec"]["flavor"] = json!("large");
         let answer = can_update_machine(request).await;

@@ -12,8 +12,10 @@
 //! | `infrastructure` | `region: us-east-1` | the infrastructure cluster patched in place |
 //! | `control-plane` | `tuning: fast` on the control plane | the control plane patched in place |
 //! | `rollout` | `arch: arm64` | the template rotated, a new MachineSet |
+//! | `control-plane-machine` | `disk: 100Gi` on the control plane's machines | their template rotated, the control plane's reference to it updated |
+//! | `bootstrap` | `preset: hardened` in the MachineDeployment's bootstrap config | its template rotated, a new MachineSet |
 //!
-//! And one that must never ship: `renamed`, the `rollout` version with its GeneratePatches
+//! And one that must never ship: `renamed`, the `bootstrap` version with its GeneratePatches
 //! handler renamed to `patches-v2`, which the deployed ClusterClass does not call: `diff` says it
 //! BREAKS the Cluster, and deployed, the manager's reconcile of the Cluster fails.
 
@@ -23,13 +25,15 @@ use capi_ext::{ExtensionBuilder, Registration};
 use serde_json::Value;
 
 /// The versions, oldest first.
-pub const VARIANTS: [&str; 6] = [
+pub const VARIANTS: [&str; 8] = [
     "v1",
     "rebuilt",
     "labels",
     "infrastructure",
     "control-plane",
     "rollout",
+    "control-plane-machine",
+    "bootstrap",
 ];
 
 /// The label `labels` puts on the MachineDeployment's infrastructure template.
@@ -92,6 +96,26 @@ pub fn patch_set(variant: usize) -> PatchSet<Value> {
             },
         ));
     }
+    if has(variant, "control-plane-machine") {
+        set = set.patch(NamedPatch::new(
+            "disk",
+            Selector::control_plane().infrastructure(),
+            |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
+                t.set("/spec/template/spec/disk", "100Gi")?;
+                Ok(())
+            },
+        ));
+    }
+    if has(variant, "bootstrap") {
+        set = set.patch(NamedPatch::new(
+            "preset",
+            Selector::machine_deployments(["*"]).bootstrap(),
+            |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
+                t.set("/spec/template/spec/preset", "hardened")?;
+                Ok(())
+            },
+        ));
+    }
     set
 }
 
@@ -131,8 +155,61 @@ mod tests {
             let names: Vec<&str> = set.names().collect();
             assert_eq!(names.contains(&"label"), i >= 2, "{variant}");
             assert_eq!(names.contains(&"tuning"), i >= 4, "{variant}");
+            assert_eq!(names.contains(&"disk"), i >= 6, "{variant}");
+            assert_eq!(names.contains(&"preset"), i >= 7, "{variant}");
         }
         assert!(extension(RENAMED).unwrap().build().is_ok());
         assert!(extension("v9").is_err());
+    }
+}
+
+#[cfg(test)]
+mod selection {
+    use super::*;
+
+    /// The one item of a GeneratePatches request: a template held at `field_path`.
+    fn request(holder_kind: &str, field_path: &str, template_kind: &str) -> GeneratePatchesRequest {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "hooks.runtime.cluster.x-k8s.io/v1alpha1",
+            "kind": "GeneratePatchesRequest",
+            "items": [{
+                "uid": "u1",
+                "holderReference": {"apiVersion": "x/v1", "kind": holder_kind, "namespace": "e2e",
+                                    "name": "h", "fieldPath": field_path},
+                "object": {"apiVersion": "x/v1", "kind": template_kind,
+                           "spec": {"template": {"spec": {}}}},
+                "variables": [{"name": "builtin", "value": {"machineDeployment": {"class": "default-worker"}}}]
+            }]
+        }))
+        .unwrap()
+    }
+
+    /// The JSON patches of `variant`'s answer, as text.
+    fn patched(variant: &str, req: &GeneratePatchesRequest) -> String {
+        let index = VARIANTS.iter().position(|v| *v == variant).unwrap();
+        patch_set(index)
+            .generate(req)
+            .items
+            .iter()
+            .map(|item| String::from_utf8(item.patch.document()).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_control_plane_machine_and_bootstrap_versions_patch_their_templates() {
+        let cp_machine = request(
+            "GenericControlPlane",
+            "spec.machineTemplate.spec.infrastructureRef",
+            "GenericInfrastructureMachineTemplate",
+        );
+        assert!(!patched("rollout", &cp_machine).contains("disk"));
+        assert!(patched("control-plane-machine", &cp_machine).contains("/spec/template/spec/disk"));
+        let bootstrap = request(
+            "MachineDeployment",
+            "spec.template.spec.bootstrap.configRef",
+            "GenericBootstrapConfigTemplate",
+        );
+        assert!(!patched("control-plane-machine", &bootstrap).contains("preset"));
+        assert!(patched("bootstrap", &bootstrap).contains("/spec/template/spec/preset"));
     }
 }
