@@ -24,7 +24,7 @@ import (
 
 const (
 	// VariantLast is the last version of diffSteps, deployed again after the renamed handler.
-	VariantLast     = "bootstrap"
+	VariantLast     = "pool"
 	diffClusterName = "d1"
 	versionsExt     = "versions"
 	deployedAnn     = "e2e.capi-ext.io/deployed"
@@ -44,6 +44,7 @@ var diffSteps = []struct {
 	{"rollout", map[string]string{"MachineDeployment md-0's infrastructure template": "template-rotated"}, true},
 	{"control-plane-machine", map[string]string{"the control plane's infrastructure machine template": "template-rotated"}, true},
 	{"bootstrap", map[string]string{"MachineDeployment md-0's bootstrap template": "template-rotated"}, true},
+	{"pool", map[string]string{"MachinePool mp-0's infrastructure machine pool": "in-place"}, false},
 }
 
 // versionProcess is one running version of the topology extension.
@@ -109,15 +110,27 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 	if infraName == "" || cpName == "" || len(mds) != 1 {
 		return st, fmt.Errorf("Cluster %s: infrastructure %q, control plane %q, %d MachineDeployments md-0", diffClusterName, infraName, cpName, len(mds))
 	}
-	md := mds[0]
+	mps, err := s.kube.list(ctx, clusterV, "MachinePool", ns, map[string]string{
+		"cluster.x-k8s.io/cluster-name": diffClusterName, "topology.cluster.x-k8s.io/pool-name": "mp-0"})
+	if err != nil {
+		return st, err
+	}
+	if len(mps) != 1 {
+		return st, fmt.Errorf("Cluster %s: %d MachinePools mp-0", diffClusterName, len(mps))
+	}
+	md, mp := mds[0], mps[0]
 	mdInfra, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
 	mdBootstrap, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "bootstrap", "configRef", "name")
+	mpInfra, _, _ := unstructured.NestedString(mp.Object, "spec", "template", "spec", "infrastructureRef", "name")
+	mpBootstrap, _, _ := unstructured.NestedString(mp.Object, "spec", "template", "spec", "bootstrap", "configRef", "name")
 	cpMachine := ""
 	for _, o := range []struct{ role, apiVersion, kind, name string }{
 		{"the infrastructure cluster", infraV, "GenericInfrastructureCluster", infraName},
 		{"the control plane", cpV, "GenericControlPlane", cpName},
 		{"MachineDeployment md-0's infrastructure template", infraV, "GenericInfrastructureMachineTemplate", mdInfra},
 		{"MachineDeployment md-0's bootstrap template", bootstrapV, "GenericBootstrapConfigTemplate", mdBootstrap},
+		{"MachinePool mp-0's infrastructure machine pool", infraV, "GenericInfrastructureMachinePool", mpInfra},
+		{"MachinePool mp-0's bootstrap config", bootstrapV, "GenericBootstrapConfig", mpBootstrap},
 	} {
 		u, err := s.kube.get(ctx, o.apiVersion, o.kind, ns, o.name)
 		if err != nil {
@@ -189,6 +202,7 @@ func (s *scenarios) writeDiffCases(ctx context.Context, dir string) error {
 		{infraV, "GenericInfrastructureMachineTemplate", "e2e-cp-machine"},
 		{infraV, "GenericInfrastructureMachineTemplate", "e2e-worker-machine"},
 		{bootstrapV, "GenericBootstrapConfigTemplate", "e2e-worker-bootstrap"},
+		{infraV, "GenericInfrastructureMachinePoolTemplate", "e2e-pool"},
 		{cpV, "GenericControlPlane", cpName},
 	} {
 		u, err := s.kube.get(ctx, o.apiVersion, o.kind, ns, o.name)
@@ -197,8 +211,15 @@ func (s *scenarios) writeDiffCases(ctx context.Context, dir string) error {
 		}
 		objects = append(objects, u)
 	}
+	mps, err := s.kube.list(ctx, clusterV, "MachinePool", ns, map[string]string{"cluster.x-k8s.io/cluster-name": diffClusterName})
+	if err != nil {
+		return err
+	}
 	for i := range mds {
 		objects = append(objects, &mds[i])
+	}
+	for i := range mps {
+		objects = append(objects, &mps[i])
 	}
 	for i, u := range objects {
 		data, _ := json.MarshalIndent(u.Object, "", "  ")
@@ -380,6 +401,12 @@ spec:
         templateRef: {apiVersion: %[9]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
       infrastructure:
         templateRef: {apiVersion: %[7]s, kind: GenericInfrastructureMachineTemplate, name: e2e-worker-machine}
+    machinePools:
+    - class: default-pool
+      bootstrap:
+        templateRef: {apiVersion: %[9]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
+      infrastructure:
+        templateRef: {apiVersion: %[7]s, kind: GenericInfrastructureMachinePoolTemplate, name: e2e-pool}
   patches:
   - name: versions
     external: {generatePatchesExtension: patches.%[2]s}
@@ -396,6 +423,8 @@ spec:
     workers:
       machineDeployments:
       - {class: default-worker, name: md-0, replicas: 1}
+      machinePools:
+      - {class: default-pool, name: mp-0, replicas: 1}
 `, runtimeV, versionsExt, deployed.url(), s.caB64, clusterV, ns, infraV, cpV, bootstrapV, diffClusterName, approved)); err != nil {
 		return err
 	}

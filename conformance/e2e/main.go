@@ -263,7 +263,7 @@ func run(o options, work string, ps *processes) error {
 		{"render: capi-ext builds the GeneratePatches request the manager sends (control plane, its machines, a MachineDeployment, a MachinePool)", s.renderMatchesManager},
 		{"Upgrade v1.34.0 → v1.35.0: the six lifecycle hooks in CAPI's order, each held once and guarding its step", s.upgrade},
 		{"Chained upgrade v1.35.0 → v1.37.0: GenerateUpgradePlan's steps followed by the control plane and the workers, hooks per step", s.chainedUpgrade},
-		{"diff: capi-ext diff predicts what the manager does with each new version of an extension (nothing, template metadata, the infrastructure cluster, the control plane, a MachineDeployment rollout, the control plane's machine template rotated, a bootstrap template rotated)", s.diffPredictsCAPI},
+		{"diff: capi-ext diff predicts what the manager does with each new version of an extension (nothing, template metadata, the infrastructure cluster, the control plane, a MachineDeployment rollout, the control plane's machine template rotated, a bootstrap template rotated, a MachinePool)", s.diffPredictsCAPI},
 		{"In-place updates: CanUpdateMachineSet accepts a change and UpdateMachine carries it out on the same Machine; a refused change rolls out", s.inPlaceUpdates},
 		{"In-place updates through KubeadmControlPlane: CanUpdateMachine accepts a change and UpdateMachine carries it out on the same control plane Machine; a refused change replaces the Machine", s.kubeadmControlPlaneInPlace},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},

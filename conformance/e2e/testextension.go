@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -40,7 +41,7 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 	if s.goTestExtBin == "" {
 		return fmt.Errorf("no -go-capi-test-extension: Go's test extension, the peer of the port, is needed")
 	}
-	port, err := s.testExtensionRun(ctx, testExtName, func(webhook, probes int) *process {
+	port, err := s.testExtensionRun(ctx, testExtName, "ct1", func(webhook, probes int) *process {
 		return s.ps.startWith("capi-test-extension", []string{"KUBECONFIG=" + s.kubeconfig}, s.testExtBin,
 			"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", webhook), "--webhook-cert-dir="+s.extCertDir,
 			"--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
@@ -50,7 +51,9 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the port: %w", err)
 	}
-	goRun, err := s.testExtensionRun(ctx, goTestExtName, func(webhook, probes int) *process {
+	// A Cluster of another name: CAPI caches an upgrade plan by Cluster and versions (not by
+	// extension), and would give this run the port's plan without calling Go's handler.
+	goRun, err := s.testExtensionRun(ctx, goTestExtName, "ct2", func(webhook, probes int) *process {
 		// Go's test extension has no option to require a client certificate: its calls are
 		// the only ones of the suite not checked against CAPI's client CA.
 		return s.ps.startPeer("capi-test-extension-go", []string{"KUBECONFIG=" + s.kubeconfig}, s.goTestExtBin,
@@ -84,8 +87,9 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 }
 
 // testExtensionRun starts one implementation of the test extension (start: its webhook and
-// probe ports), registers it as ExtensionConfig `name` for every namespace, and drives it.
-func (s *scenarios) testExtensionRun(ctx context.Context, name string, start func(webhook, probes int) *process) (*testExtRun, error) {
+// probe ports), registers it as ExtensionConfig `name` for every namespace, and drives it
+// with the Cluster `cluster`.
+func (s *scenarios) testExtensionRun(ctx context.Context, name, cluster string, start func(webhook, probes int) *process) (*testExtRun, error) {
 	fmt.Printf("  %s:\n", name)
 	run := &testExtRun{}
 	port, probes := freePort(), freePort()
@@ -145,7 +149,6 @@ spec:
 	}
 	run.variables = variables
 
-	const cluster = "ct1"
 	configMap := cluster + "-" + name + "-test-extension-hookresponses"
 	recordedAs := func(key, value string) func() (bool, string) {
 		return func() (bool, string) {
@@ -161,8 +164,24 @@ spec:
 		return s.kube.mergePatch(ctx, "v1", "ConfigMap", ns, configMap,
 			fmt.Sprintf(`{"data":{%q:%q}}`, hook+"-preloadedResponse", answer), false)
 	}
+	// The Cluster's class is e2e-class with the extension's upgrade plan handler, as in CAPI's
+	// runtimesdk ClusterClass (spec.upgrade.external.generateUpgradePlanExtension).
+	className := name + "-upgrade-class"
+	remove, err := s.copyClass(ctx, className, func(spec map[string]any) {
+		spec["upgrade"] = map[string]any{"external": map[string]any{"generateUpgradePlanExtension": "generate-upgrade-plan." + name}}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer remove()
 	// The quickstart's own gates (registered for every namespace too) let this Cluster pass.
-	if _, err := s.kube.apply(ctx, clusterYAML(cluster, goodRepo, map[string]string{approved: "true", delOK: "true"})); err != nil {
+	manifest := strings.Replace(clusterYAML(cluster, goodRepo, map[string]string{approved: "true", delOK: "true"}),
+		"classRef: {name: e2e-class}", "classRef: {name: "+className+"}", 1)
+	var applied error
+	if err := eventually(timeoutLg, "the Cluster admitted (its ClusterClass reconciled first)", func() (bool, string) {
+		_, applied = s.kube.apply(ctx, manifest)
+		return applied == nil, fmt.Sprint(applied)
+	}); err != nil {
 		return nil, err
 	}
 	if err := eventually(timeoutLg, "BeforeClusterCreate held by the port's default answer, recorded in the ConfigMap it created",
@@ -201,7 +220,12 @@ spec:
 		return nil, err
 	}
 	fmt.Println("    released by the preloaded answer; AfterControlPlaneInitialized recorded \"Success\"")
-	if err := s.testExtensionUpgrade(ctx, cluster, cpName, recordedAs, preload); err != nil {
+	// Both extensions log this line per GenerateUpgradePlan call (Go's handler, and the port).
+	plans := func() int {
+		data, _ := os.ReadFile(p.log)
+		return strings.Count(string(data), "GenerateUpgradePlan is called")
+	}
+	if err := s.testExtensionUpgrade(ctx, cluster, cpName, recordedAs, preload, plans); err != nil {
 		return nil, err
 	}
 	if err := s.kube.delete(ctx, clusterV, "Cluster", ns, cluster); err != nil {
@@ -237,8 +261,9 @@ spec:
 // does: each upgrade hook held by the extension's default answer (recorded in the ConfigMap
 // under the hook's name and versions), the versions it guards checked while it holds (control
 // plane, MachineDeployment md-0, MachinePool mp-0), then released by a preloaded answer.
-func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error) error {
+func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error, plans func() int) error {
 	const from, to = "v1.34.0", "v1.35.0"
+	plansBefore := plans()
 	u, err := s.kube.get(ctx, clusterV, "Cluster", ns, cluster)
 	if err != nil {
 		return err
@@ -290,35 +315,53 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName st
 	if cpSteps := fake.close(); !reflect.DeepEqual(cpSteps, []string{to}) {
 		return fmt.Errorf("the control plane went through %v, want [%s]", cpSteps, to)
 	}
-	fmt.Printf("    upgrade %s→%s: each of the six upgrade hooks held by the default answer with the versions it guards, then released by its preloaded answer\n", from, to)
+	// The plan the control plane followed is the extension's: CAPI asked its
+	// generate-upgrade-plan handler (the kind mapper's versions: v1.35.0 is the one step).
+	called := plans() - plansBefore
+	if called == 0 {
+		return fmt.Errorf("the upgrade did not call the extension's generate-upgrade-plan handler")
+	}
+	fmt.Printf("    upgrade %s→%s: the plan from the extension's generate-upgrade-plan (called %d times), [%s]; each of the six upgrade hooks held by the default answer with the versions it guards, then released by its preloaded answer\n", from, to, called, to)
 	return nil
 }
 
-// testExtensionVariables makes a ClusterClass whose one patch is the extension's (its
-// generate-patches, validate-topology and discover-variables handlers; the templates of
-// e2e-class) and returns the variables CAPI's ClusterClass controller discovered from it.
-func (s *scenarios) testExtensionVariables(ctx context.Context, name string) ([]any, error) {
+// copyClass makes the ClusterClass name from e2e-class's spec, changed by edit; it returns
+// what deletes it.
+func (s *scenarios) copyClass(ctx context.Context, name string, edit func(spec map[string]any)) (func(), error) {
 	class, err := s.kube.get(ctx, clusterV, "ClusterClass", ns, "e2e-class")
 	if err != nil {
 		return nil, err
 	}
 	spec, _, _ := unstructured.NestedMap(class.Object, "spec")
-	delete(spec, "variables")
-	spec["patches"] = []any{map[string]any{"name": "test-patch", "external": map[string]any{
-		"generatePatchesExtension":   "generate-patches." + name,
-		"validateTopologyExtension":  "validate-topology." + name,
-		"discoverVariablesExtension": "discover-variables." + name,
-	}}}
-	className := name + "-class"
+	edit(spec)
 	body, err := json.Marshal(map[string]any{"apiVersion": clusterV, "kind": "ClusterClass",
-		"metadata": map[string]any{"name": className, "namespace": ns}, "spec": spec})
+		"metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec})
 	if err != nil {
 		return nil, err
 	}
 	if _, err := s.kube.apply(ctx, string(body)); err != nil {
 		return nil, err
 	}
-	defer func() { _ = s.kube.delete(ctx, clusterV, "ClusterClass", ns, className) }()
+	return func() { _ = s.kube.delete(ctx, clusterV, "ClusterClass", ns, name) }, nil
+}
+
+// testExtensionVariables makes a ClusterClass whose one patch is the extension's (its
+// generate-patches, validate-topology and discover-variables handlers; the templates of
+// e2e-class) and returns the variables CAPI's ClusterClass controller discovered from it.
+func (s *scenarios) testExtensionVariables(ctx context.Context, name string) ([]any, error) {
+	className := name + "-class"
+	remove, err := s.copyClass(ctx, className, func(spec map[string]any) {
+		delete(spec, "variables")
+		spec["patches"] = []any{map[string]any{"name": "test-patch", "external": map[string]any{
+			"generatePatchesExtension":   "generate-patches." + name,
+			"validateTopologyExtension":  "validate-topology." + name,
+			"discoverVariablesExtension": "discover-variables." + name,
+		}}}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer remove()
 	var variables []any
 	if err := eventually(timeoutLg, "the variables CAPI discovered in the ClusterClass's status", func() (bool, string) {
 		u, err := s.kube.get(ctx, clusterV, "ClusterClass", ns, className)

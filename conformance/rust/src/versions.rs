@@ -14,8 +14,9 @@
 //! | `rollout` | `arch: arm64` | the template rotated, a new MachineSet |
 //! | `control-plane-machine` | `disk: 100Gi` on the control plane's machines | their template rotated, the control plane's reference to it updated |
 //! | `bootstrap` | `preset: hardened` in the MachineDeployment's bootstrap config | its template rotated, a new MachineSet |
+//! | `pool` | `size: large` on the MachinePool's infrastructure machine pool | that object patched in place (the provider decides what its machines do) |
 //!
-//! And one that must never ship: `renamed`, the `bootstrap` version with its GeneratePatches
+//! And one that must never ship: `renamed`, the `pool` version with its GeneratePatches
 //! handler renamed to `patches-v2`, which the deployed ClusterClass does not call: `diff` says it
 //! BREAKS the Cluster, and deployed, the manager's reconcile of the Cluster fails.
 
@@ -25,7 +26,7 @@ use capi_ext::{ExtensionBuilder, Registration};
 use serde_json::Value;
 
 /// The versions, oldest first.
-pub const VARIANTS: [&str; 8] = [
+pub const VARIANTS: [&str; 9] = [
     "v1",
     "rebuilt",
     "labels",
@@ -34,6 +35,7 @@ pub const VARIANTS: [&str; 8] = [
     "rollout",
     "control-plane-machine",
     "bootstrap",
+    "pool",
 ];
 
 /// The label `labels` puts on the MachineDeployment's infrastructure template.
@@ -116,6 +118,16 @@ pub fn patch_set(variant: usize) -> PatchSet<Value> {
             },
         ));
     }
+    if has(variant, "pool") {
+        set = set.patch(NamedPatch::new(
+            "pool-size",
+            Selector::machine_pools(["*"]).infrastructure(),
+            |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
+                t.set("/spec/template/spec/size", "large")?;
+                Ok(())
+            },
+        ));
+    }
     set
 }
 
@@ -157,6 +169,7 @@ mod tests {
             assert_eq!(names.contains(&"tuning"), i >= 4, "{variant}");
             assert_eq!(names.contains(&"disk"), i >= 6, "{variant}");
             assert_eq!(names.contains(&"preset"), i >= 7, "{variant}");
+            assert_eq!(names.contains(&"pool-size"), i >= 8, "{variant}");
         }
         assert!(extension(RENAMED).unwrap().build().is_ok());
         assert!(extension("v9").is_err());
@@ -178,7 +191,7 @@ mod selection {
                                     "name": "h", "fieldPath": field_path},
                 "object": {"apiVersion": "x/v1", "kind": template_kind,
                            "spec": {"template": {"spec": {}}}},
-                "variables": [{"name": "builtin", "value": {"machineDeployment": {"class": "default-worker"}}}]
+                "variables": [{"name": "builtin", "value": {"machineDeployment": {"class": "default-worker"}, "machinePool": {"class": "default-pool"}}}]
             }]
         }))
         .unwrap()
@@ -210,6 +223,13 @@ mod selection {
             "GenericBootstrapConfigTemplate",
         );
         assert!(!patched("control-plane-machine", &bootstrap).contains("preset"));
+        let pool = request(
+            "MachinePool",
+            "spec.template.spec.infrastructureRef",
+            "GenericInfrastructureMachinePoolTemplate",
+        );
+        assert!(!patched("bootstrap", &pool).contains("size"));
+        assert!(patched("pool", &pool).contains("/spec/template/spec/size"));
         assert!(patched("bootstrap", &bootstrap).contains("/spec/template/spec/preset"));
     }
 }
