@@ -49,6 +49,24 @@ fn has(variant: usize, since: &str) -> bool {
         .is_some_and(|i| variant >= i)
 }
 
+/// A patch named `name` that sets `spec.template.spec.<field>` of the templates `selector` picks.
+fn set_field(
+    name: &str,
+    selector: Selector,
+    field: &str,
+    value: &'static str,
+) -> NamedPatch<Value> {
+    let pointer = format!("/spec/template/spec/{field}");
+    NamedPatch::new(
+        name,
+        selector,
+        move |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
+            t.set(&pointer, value)?;
+            Ok(())
+        },
+    )
+}
+
 /// The patches of the version at index `variant` of [`VARIANTS`].
 pub fn patch_set(variant: usize) -> PatchSet<Value> {
     let arch = if has(variant, "rollout") {
@@ -62,21 +80,17 @@ pub fn patch_set(variant: usize) -> PatchSet<Value> {
         "eu-west-1"
     };
     let mut set = PatchSet::new()
-        .patch(NamedPatch::new(
+        .patch(set_field(
             "arch",
             Selector::machine_deployments(["*"]).infrastructure(),
-            move |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
-                t.set("/spec/template/spec/arch", arch)?;
-                Ok(())
-            },
+            "arch",
+            arch,
         ))
-        .patch(NamedPatch::new(
+        .patch(set_field(
             "region",
             Selector::infrastructure_cluster(),
-            move |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
-                t.set("/spec/template/spec/region", region)?;
-                Ok(())
-            },
+            "region",
+            region,
         ));
     if has(variant, "labels") {
         set = set.patch(NamedPatch::new(
@@ -89,43 +103,35 @@ pub fn patch_set(variant: usize) -> PatchSet<Value> {
         ));
     }
     if has(variant, "control-plane") {
-        set = set.patch(NamedPatch::new(
+        set = set.patch(set_field(
             "tuning",
             Selector::control_plane().control_plane_template(),
-            |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
-                t.set("/spec/template/spec/tuning", "fast")?;
-                Ok(())
-            },
+            "tuning",
+            "fast",
         ));
     }
     if has(variant, "control-plane-machine") {
-        set = set.patch(NamedPatch::new(
+        set = set.patch(set_field(
             "disk",
             Selector::control_plane().infrastructure(),
-            |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
-                t.set("/spec/template/spec/disk", "100Gi")?;
-                Ok(())
-            },
+            "disk",
+            "100Gi",
         ));
     }
     if has(variant, "bootstrap") {
-        set = set.patch(NamedPatch::new(
+        set = set.patch(set_field(
             "preset",
             Selector::machine_deployments(["*"]).bootstrap(),
-            |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
-                t.set("/spec/template/spec/preset", "hardened")?;
-                Ok(())
-            },
+            "preset",
+            "hardened",
         ));
     }
     if has(variant, "pool") {
-        set = set.patch(NamedPatch::new(
+        set = set.patch(set_field(
             "pool-size",
             Selector::machine_pools(["*"]).infrastructure(),
-            |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
-                t.set("/spec/template/spec/size", "large")?;
-                Ok(())
-            },
+            "size",
+            "large",
         ));
     }
     set
