@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
@@ -323,12 +325,30 @@ func capiObjects(state *scope.ClusterState) map[string]map[string]any {
 	for _, md := range state.MachineDeployments {
 		add(md.BootstrapTemplate)
 		add(md.InfrastructureMachineTemplate)
+		if md.Object != nil {
+			out[objectKey(typedContent(md.Object, "MachineDeployment"))] = typedContent(md.Object, "MachineDeployment")
+		}
 	}
 	for _, mp := range state.MachinePools {
 		add(mp.BootstrapObject)
 		add(mp.InfrastructureMachinePoolObject)
 	}
 	return out
+}
+
+// typedContent is a typed CAPI object as it goes over the wire (Go's JSON encoding, what
+// CAPI's server-side apply sends), with its kind: CAPI leaves the type meta of the desired
+// MachineDeployment empty from 1.14 and sets it when it applies.
+func typedContent(o any, kind string) map[string]any {
+	b, err := json.Marshal(o)
+	must(err)
+	var content map[string]any
+	must(json.Unmarshal(b, &content))
+	content["apiVersion"], content["kind"] = clusterv1.GroupVersion.String(), kind
+	// Not sent meaningfully: an empty creation time and status.
+	unstructured.RemoveNestedField(content, "metadata", "creationTimestamp")
+	delete(content, "status")
+	return content
 }
 
 // generatedNames lists the names CAPI generated for the desired objects render does not

@@ -158,6 +158,7 @@ func generate(r *rand.Rand, name, capiVersion string) *testCase {
 		if g.chance(0.4) {
 			mdClass["naming"] = obj{"template": g.pick("{{ .cluster.name }}-{{ .machineDeployment.topologyName }}-{{ .random }}", "{{ .machineDeployment.topologyName }}-{{ .random }}")}
 		}
+		g.workerFields(mdClass, "cc-md", false)
 		workers["machineDeployments"] = append(list(workers["machineDeployments"]), mdClass)
 	}
 	for i := 0; i < g.r.Intn(3); i++ {
@@ -281,6 +282,66 @@ func (g *gen) machineFields(into obj, prefix string) {
 		}
 		into["deletion"] = deletion
 	}
+}
+
+// workerFields draws what a ClusterClass's MachineDeployment class or a Cluster's
+// MachineDeployment topology may set and CAPI copies into the MachineDeployment (the
+// topology's win): the machine fields, the deletion order, failure domain, minReadySeconds and
+// rollout strategy; a topology's rollout date too (from v1.13).
+func (g *gen) workerFields(into obj, prefix string, topology bool) {
+	g.machineFields(into, prefix)
+	if g.chance(0.2) {
+		deletion, _ := into["deletion"].(obj)
+		if deletion == nil {
+			deletion = obj{}
+		}
+		deletion["order"] = g.pick("Random", "Newest", "Oldest")
+		into["deletion"] = deletion
+	}
+	if g.chance(0.2) {
+		into["failureDomain"] = g.pick("fd-a", "fd-b")
+	}
+	if g.chance(0.2) {
+		into["minReadySeconds"] = float64(g.r.Intn(30))
+	}
+	rollout := obj{}
+	if g.chance(0.25) {
+		strategy := obj{}
+		switch g.r.Intn(3) {
+		case 0:
+			strategy["type"] = "OnDelete"
+		case 1:
+			strategy["type"] = "RollingUpdate"
+			fallthrough
+		default:
+			rolling := obj{}
+			if g.chance(0.6) {
+				rolling["maxSurge"] = g.intOrPercent()
+			}
+			if g.chance(0.6) {
+				rolling["maxUnavailable"] = g.intOrPercent()
+			}
+			if len(rolling) > 0 {
+				strategy["rollingUpdate"] = rolling
+			}
+		}
+		rollout["strategy"] = strategy
+	}
+	if topology && g.taints && g.chance(0.15) {
+		// CAPI copies it as given; the API server stores it in UTC to the second.
+		rollout["after"] = g.pick("2026-01-02T15:04:05Z", "2026-07-01T08:00:00+02:00")
+	}
+	if len(rollout) > 0 {
+		into["rollout"] = rollout
+	}
+}
+
+// intOrPercent is a rolling update's maxSurge or maxUnavailable: a number or a percentage.
+func (g *gen) intOrPercent() any {
+	if g.chance(0.5) {
+		return float64(1 + g.r.Intn(3))
+	}
+	return g.pick("25%", "50%")
 }
 
 // inlineVariables defines some of a fixed set of variables in the ClusterClass.
@@ -636,6 +697,7 @@ func (g *gen) cluster(name, className string) obj {
 		if m := g.metadata("topo-md"); m != nil {
 			md["metadata"] = m
 		}
+		g.workerFields(md, "topo-md", true)
 		if o := g.overrides(); o != nil {
 			md["variables"] = o
 		}

@@ -61,6 +61,8 @@ pub enum Role {
     MachineDeploymentBootstrapTemplate(String),
     /// The infrastructure machine template of the MachineDeployment with this topology name.
     MachineDeploymentInfrastructureTemplate(String),
+    /// The MachineDeployment with this topology name.
+    MachineDeployment(String),
     /// The bootstrap config of the MachinePool with this topology name.
     MachinePoolBootstrapConfig(String),
     /// The infrastructure machine pool of the MachinePool with this topology name.
@@ -81,6 +83,7 @@ impl fmt::Display for Role {
             Role::MachineDeploymentInfrastructureTemplate(md) => {
                 write!(f, "MachineDeployment {md}'s infrastructure template")
             }
+            Role::MachineDeployment(md) => write!(f, "MachineDeployment {md}"),
             Role::MachinePoolBootstrapConfig(mp) => {
                 write!(f, "MachinePool {mp}'s bootstrap config")
             }
@@ -107,6 +110,9 @@ pub enum Effect {
     TemplateRotated,
     /// KubeadmControlPlane replaces its Machines: the field decides whether a Machine is up to date.
     ControlPlaneRollout,
+    /// The MachineDeployment's machine template changed where a new MachineSet replaces its
+    /// Machines (version, bootstrap, infrastructure reference, failure domain).
+    MachineDeploymentRollout,
 }
 
 impl Effect {
@@ -115,7 +121,9 @@ impl Effect {
         match self {
             Effect::MetadataInPlace | Effect::InPlace => Rollout::No,
             Effect::ProviderDecides => Rollout::ProviderDecides,
-            Effect::TemplateRotated | Effect::ControlPlaneRollout => Rollout::Yes,
+            Effect::TemplateRotated
+            | Effect::ControlPlaneRollout
+            | Effect::MachineDeploymentRollout => Rollout::Yes,
         }
     }
 
@@ -127,6 +135,7 @@ impl Effect {
             Effect::ProviderDecides => "provider-decides",
             Effect::TemplateRotated => "template-rotated",
             Effect::ControlPlaneRollout => "control-plane-rollout",
+            Effect::MachineDeploymentRollout => "machine-deployment-rollout",
         }
     }
 }
@@ -201,7 +210,8 @@ impl ObjectChange {
             Role::InfrastructureCluster => "the infrastructure cluster".into(),
             Role::ControlPlane | Role::ControlPlaneMachineTemplate => "the control plane".into(),
             Role::MachineDeploymentBootstrapTemplate(md)
-            | Role::MachineDeploymentInfrastructureTemplate(md) => {
+            | Role::MachineDeploymentInfrastructureTemplate(md)
+            | Role::MachineDeployment(md) => {
                 format!("MachineDeployment {md}")
             }
             Role::MachinePoolBootstrapConfig(mp) | Role::MachinePoolInfrastructure(mp) => {
@@ -240,6 +250,9 @@ impl ObjectChange {
             (Effect::TemplateRotated, _) => format!(
                 "its spec changed ({decided_by}): CAPI rotates the template and {} rolls out (a new MachineSet replaces its Machines)",
                 self.rolls_out().unwrap_or_default()
+            ),
+            (Effect::MachineDeploymentRollout, _) => format!(
+                "a new MachineSet replaces its Machines: {decided_by} decides whether a Machine is up to date"
             ),
             (Effect::ControlPlaneRollout, _) => format!(
                 "{} replaces its Machines: {decided_by} decides whether a Machine is up to date",
@@ -396,6 +409,23 @@ fn effect(
             kubeadm_control_plane(&keys[1..], before, after)
         }
         Role::ControlPlane => Effect::ProviderDecides,
+        Role::MachineDeployment(_) => machine_deployment(&keys[1..]),
+    }
+}
+
+/// The MachineDeployment's `MachineTemplateUpToDate` (its mdutil), for a field under `spec`:
+/// the machine template's version, references and failure domain make a new MachineSet; the
+/// rest (replicas, strategy, labels, annotations, deletion timeouts, readiness gates, taints,
+/// minReadySeconds) is propagated in place.
+fn machine_deployment(spec: &[&str]) -> Effect {
+    match spec {
+        [
+            "template",
+            "spec",
+            "version" | "bootstrap" | "infrastructureRef" | "failureDomain",
+            ..,
+        ] => Effect::MachineDeploymentRollout,
+        _ => Effect::InPlace,
     }
 }
 

@@ -94,7 +94,8 @@ async fn deterministic_extensions_render() {
             })
     });
     let rendered = render(&input(), &ext).await.unwrap();
-    assert_eq!(rendered.objects.len(), 5);
+    // Four templates and the MachineDeployment.
+    assert_eq!(rendered.objects.len(), 6);
 }
 
 #[tokio::test]

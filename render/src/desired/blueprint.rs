@@ -32,6 +32,8 @@ pub(crate) struct WorkerClass {
     pub infrastructure: Template,
     pub metadata: Value,
     pub naming: String,
+    /// The class's entry in `spec.workers`, as written.
+    pub entry: Value,
 }
 
 /// The first Cluster API release whose ClusterClass may give a template inline.
@@ -169,6 +171,7 @@ pub(super) fn worker_classes(
                 infrastructure,
                 metadata: entry.get("metadata").cloned().unwrap_or(Value::Null),
                 naming: string(entry, &["naming", "template"]).to_string(),
+                entry: entry.clone(),
             },
         );
     }

@@ -98,7 +98,7 @@ pub(super) fn copy_machine_fields(
 
 /// A list as Go writes it back from CAPI's types (`MachineReadinessGate`, `MachineTaint`):
 /// only the type's fields, empty strings left out (each is `omitempty`).
-fn typed_list(list: &Value, keys: &[&str]) -> Value {
+pub(super) fn typed_list(list: &Value, keys: &[&str]) -> Value {
     let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
     Value::Array(
         items

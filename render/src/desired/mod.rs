@@ -11,6 +11,7 @@
 
 mod blueprint;
 mod control_plane;
+mod machine_deployment;
 mod names;
 mod templates;
 mod workers;
@@ -47,6 +48,8 @@ pub(crate) struct Worker {
     pub annotations: BTreeMap<String, String>,
     pub bootstrap: Value,
     pub infrastructure: Value,
+    /// The MachineDeployment (MachinePools are not computed yet).
+    pub object: Option<Value>,
 }
 
 /// The desired objects, before patches.
@@ -104,6 +107,7 @@ impl Desired {
         for worker in self.machine_deployments.iter().chain(&self.machine_pools) {
             objects.push(worker.bootstrap.clone());
             objects.push(worker.infrastructure.clone());
+            objects.extend(worker.object.clone());
         }
         objects
     }
@@ -118,6 +122,9 @@ impl Desired {
         for worker in &self.machine_deployments {
             roles.push(Role::MachineDeploymentBootstrapTemplate(name(worker)));
             roles.push(Role::MachineDeploymentInfrastructureTemplate(name(worker)));
+            if worker.object.is_some() {
+                roles.push(Role::MachineDeployment(name(worker)));
+            }
         }
         for worker in &self.machine_pools {
             roles.push(Role::MachinePoolBootstrapConfig(name(worker)));
@@ -289,6 +296,7 @@ impl Desired {
             &blueprint.machine_deployments,
             DEPLOYMENT_NAME_LABEL,
             ".machineDeployment.topologyName",
+            capi_version,
         )?;
         let machine_pools = workers::compute(
             current,
@@ -299,6 +307,7 @@ impl Desired {
             &blueprint.machine_pools,
             POOL_NAME_LABEL,
             ".machinePool.topologyName",
+            capi_version,
         )?;
 
         Ok(Desired {

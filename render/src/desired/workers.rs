@@ -2,6 +2,7 @@
 //! `computeMachinePool`).
 
 use super::blueprint::{Blueprint, Template, WorkerClass};
+use super::machine_deployment;
 use super::names::{simple_name, template_name};
 use super::templates::{template_to_object, template_to_template};
 use super::{
@@ -10,6 +11,7 @@ use super::{
 };
 use crate::error::RenderError;
 use crate::object::{get, map_value, merge_maps, set, string, string_map};
+use capi_ext::CapiVersion;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -23,6 +25,7 @@ pub(super) fn compute(
     classes: &BTreeMap<String, WorkerClass>,
     name_label: &str,
     topology_name_key: &str,
+    capi_version: CapiVersion,
 ) -> Result<Vec<Worker>, RenderError> {
     let cluster_name = string(cluster, &["metadata", "name"]);
     let mut out = Vec::new();
@@ -125,6 +128,26 @@ pub(super) fn compute(
                 with_label(&worker_class.infrastructure, "infrastructure"),
             )
         };
+        // The MachineDeployment itself, at the topology's version (render does not sequence
+        // upgrades: an existing MachineDeployment at another version gets it too).
+        let object = if list == "machineDeployments" {
+            Some(machine_deployment::object(
+                &machine_deployment::Parts {
+                    cluster,
+                    topology: &entry,
+                    class: &worker_class.entry,
+                    name: &name,
+                    labels: &labels,
+                    annotations: &annotations,
+                    bootstrap: &bootstrap,
+                    infrastructure: &infrastructure,
+                    version: string(topology, &["version"]),
+                },
+                capi_version,
+            )?)
+        } else {
+            None
+        };
         out.push(Worker {
             topology: entry,
             class: class_name,
@@ -133,6 +156,7 @@ pub(super) fn compute(
             annotations,
             bootstrap,
             infrastructure,
+            object,
         });
     }
     Ok(out)
