@@ -112,7 +112,7 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 		filepath.Join(dir, "worker-machine.json"), filepath.Join(dir, "worker-bootstrap.json"),
 		filepath.Join(dir, "controlplane.json"), filepath.Join(dir, "machinedeployment.json"),
 		filepath.Join(dir, "pool.json"), filepath.Join(dir, "machinepool.json"),
-		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json",
+		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json", "--capi-crds",
 		"--capi-version", fmt.Sprintf("1.%d", s.minor))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -168,7 +168,7 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 	// templates and current objects itself and must print the same objects. Its kubeconfig's
 	// credentials come from an exec plugin, as EKS, GKE and AKS kubeconfigs' do.
 	live := exec.CommandContext(ctx, s.capiExt, "render", "--extension", s.extURL, "--ca", caFile, "--cert", s.clientCert, "--key", s.clientKey,
-		"--kubeconfig", s.execKubeconfig, "--cluster", ns+"/c1", "--write-inputs", filepath.Join(dir, "live"), "--json",
+		"--kubeconfig", s.execKubeconfig, "--cluster", ns+"/c1", "--write-inputs", filepath.Join(dir, "live"), "--json", "--capi-crds",
 		"--capi-version", fmt.Sprintf("1.%d", s.minor))
 	var liveErr strings.Builder
 	live.Stderr = &liveErr
@@ -216,7 +216,7 @@ func (s *scenarios) renderedNamesMatch(ctx context.Context, dir string, existing
 		"--cluster", filepath.Join(dir, "cluster-new.json"), "--clusterclass", filepath.Join(dir, "clusterclass.json"),
 		"--templates", filepath.Join(dir, "infra.json"), filepath.Join(dir, "cp.json"), filepath.Join(dir, "cp-machine.json"),
 		filepath.Join(dir, "worker-machine.json"), filepath.Join(dir, "worker-bootstrap.json"), filepath.Join(dir, "pool.json"),
-		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json",
+		"--extension-config", filepath.Join(dir, "extensionconfig.json"), "--write-requests", requests, "--json", "--capi-crds",
 		"--capi-version", fmt.Sprintf("1.%d", s.minor))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -395,7 +395,7 @@ func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error 
 	// control plane and its machine template, the MachineDeployment's bootstrap and machine
 	// templates, the MachinePool's bootstrap config and infrastructure machine pool.
 	want := []string{"GenericBootstrapConfig", "GenericBootstrapConfigTemplate", "GenericControlPlane", "GenericInfrastructureCluster",
-		"GenericInfrastructureMachinePool", "GenericInfrastructureMachineTemplate", "GenericInfrastructureMachineTemplate"}
+		"GenericInfrastructureMachinePool", "GenericInfrastructureMachineTemplate", "GenericInfrastructureMachineTemplate", "MachineDeployment"}
 	got := append([]string(nil), kinds...)
 	sort.Strings(got)
 	if !reflect.DeepEqual(got, want) {

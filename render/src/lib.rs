@@ -54,6 +54,7 @@
 pub mod apiserver;
 mod apply;
 mod caller;
+mod capi_webhooks;
 pub mod change;
 mod cluster_variables;
 mod desired;

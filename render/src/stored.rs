@@ -117,6 +117,8 @@ pub(crate) fn store(crds: &Crds, objects: &mut [Value]) -> Result<Vec<String>, R
                     return Err(RenderError::Rejected { kind, name, errors });
                 }
                 *object = stored;
+                // Cluster API's own mutating webhook, after decoding as the API server runs it.
+                crate::capi_webhooks::default(object).map_err(RenderError::Input)?;
             }
         }
     }

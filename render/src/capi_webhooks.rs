@@ -1,0 +1,163 @@
+//! What Cluster API's own defaulting webhooks do to an object render prints, on create: the
+//! API server calls them after decoding (CRD defaults filled in), before it stores the object.
+//! Played where render plays the API server (with CRDs at hand).
+
+use serde_json::{Map, Value, json};
+
+/// The label naming the Cluster.
+const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+/// The label CAPI's webhook selects a MachineDeployment's Machines by when it has no selector.
+const DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
+/// The cluster autoscaler's bounds, read for the default replicas.
+const AUTOSCALER_MIN: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size";
+const AUTOSCALER_MAX: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
+
+/// Applies the defaulting webhook of the object's kind, if Cluster API has one render plays;
+/// an error says what the webhook would refuse.
+pub(crate) fn default(object: &mut Value) -> Result<(), String> {
+    let is_core = object["apiVersion"]
+        .as_str()
+        .is_some_and(|v| v.starts_with("cluster.x-k8s.io/"));
+    match (is_core, object["kind"].as_str()) {
+        (true, Some("MachineDeployment")) => machine_deployment(object),
+        _ => Ok(()),
+    }
+}
+
+/// `MachineDeployment.Default` of CAPI's core webhooks, for a new MachineDeployment.
+fn machine_deployment(md: &mut Value) -> Result<(), String> {
+    let cluster = md["spec"]["clusterName"].as_str().unwrap_or("").to_string();
+    let name = md["metadata"]["name"].as_str().unwrap_or("").to_string();
+    object_at(md, &["metadata", "labels"]).insert(CLUSTER_NAME_LABEL.into(), json!(cluster));
+    if md["spec"]["replicas"].is_null() {
+        let annotations = &md["metadata"]["annotations"];
+        let replicas = match (
+            annotations[AUTOSCALER_MIN].as_str(),
+            annotations[AUTOSCALER_MAX].as_str(),
+        ) {
+            (Some(min), Some(max)) => {
+                let parse = |value: &str, key: &str| {
+                    value.parse::<i32>().map_err(|err| {
+                        format!("MachineDeployment {name}: could not parse the value of the {key:?} annotation: {err}")
+                    })
+                };
+                parse(max, AUTOSCALER_MAX)?;
+                parse(min, AUTOSCALER_MIN)?
+            }
+            _ => 1,
+        };
+        object_at(md, &["spec"]).insert("replicas".into(), json!(replicas));
+    }
+    let strategy = object_at(md, &["spec", "rollout", "strategy"]);
+    if strategy
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .is_empty()
+    {
+        strategy.insert("type".into(), json!("RollingUpdate"));
+    }
+    if strategy["type"] == "RollingUpdate" {
+        let rolling = object_at(md, &["spec", "rollout", "strategy", "rollingUpdate"]);
+        rolling.entry("maxSurge").or_insert(json!(1));
+        rolling.entry("maxUnavailable").or_insert(json!(0));
+    }
+    let selector_empty = md["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .is_none_or(Map::is_empty)
+        && md["spec"]["selector"]["matchExpressions"]
+            .as_array()
+            .is_none_or(Vec::is_empty);
+    for path in [
+        &["spec", "selector", "matchLabels"][..],
+        &["spec", "template", "metadata", "labels"][..],
+    ] {
+        let labels = object_at(md, path);
+        if selector_empty {
+            labels.insert(DEPLOYMENT_NAME_LABEL.into(), json!(name));
+        }
+        labels.insert(CLUSTER_NAME_LABEL.into(), json!(cluster));
+    }
+    if let Some(version) = md["spec"]["template"]["spec"]["version"].as_str()
+        && !version.is_empty()
+        && !version.starts_with('v')
+    {
+        md["spec"]["template"]["spec"]["version"] = json!(format!("v{version}"));
+    }
+    Ok(())
+}
+
+/// The object at `path`, made (and made an object) where missing.
+fn object_at<'a>(value: &'a mut Value, path: &[&str]) -> &'a mut Map<String, Value> {
+    let mut at = value;
+    for key in path {
+        if !at.is_object() {
+            *at = json!({});
+        }
+        at = at
+            .as_object_mut()
+            .expect("made an object above")
+            .entry(*key)
+            .or_insert_with(|| json!({}));
+    }
+    if !at.is_object() {
+        *at = json!({});
+    }
+    at.as_object_mut().expect("made an object above")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_topology_machine_deployment_gets_capis_rollout_defaults() {
+        let mut md = json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+            "metadata": {"name": "c1-md-0-abcde", "labels": {"a": "b"}},
+            "spec": {"clusterName": "c1", "replicas": 2,
+                     "selector": {"matchLabels": {"topology.cluster.x-k8s.io/deployment-name": "md-0"}},
+                     "template": {"metadata": {}, "spec": {"version": "1.34.0"}}},
+        });
+        default(&mut md).unwrap();
+        assert_eq!(
+            md["spec"]["rollout"]["strategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}})
+        );
+        assert_eq!(md["spec"]["replicas"], 2);
+        assert_eq!(md["metadata"]["labels"][CLUSTER_NAME_LABEL], "c1");
+        assert_eq!(
+            md["spec"]["template"]["metadata"]["labels"],
+            json!({CLUSTER_NAME_LABEL: "c1"})
+        );
+        assert!(
+            md["spec"]["selector"]["matchLabels"]
+                .get(DEPLOYMENT_NAME_LABEL)
+                .is_none()
+        );
+        assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.34.0");
+    }
+
+    #[test]
+    fn on_delete_keeps_no_rolling_update_and_replicas_follow_the_autoscaler() {
+        let mut md = json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachineDeployment",
+            "metadata": {"name": "md", "annotations": {AUTOSCALER_MIN: "3", AUTOSCALER_MAX: "5"}},
+            "spec": {"clusterName": "c1", "rollout": {"strategy": {"type": "OnDelete"}}},
+        });
+        default(&mut md).unwrap();
+        assert_eq!(
+            md["spec"]["rollout"]["strategy"],
+            json!({"type": "OnDelete"})
+        );
+        assert_eq!(md["spec"]["replicas"], 3);
+        assert_eq!(
+            md["spec"]["selector"]["matchLabels"][DEPLOYMENT_NAME_LABEL],
+            "md"
+        );
+
+        md["metadata"]["annotations"][AUTOSCALER_MAX] = json!("five");
+        md["spec"]["replicas"] = Value::Null;
+        assert!(default(&mut md).unwrap_err().contains("max-size"));
+    }
+}
