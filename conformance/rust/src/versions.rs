@@ -134,16 +134,6 @@ pub fn patch_set(variant: usize) -> PatchSet<Value> {
             "large",
         ));
     }
-    if has(variant, "pool") {
-        set = set.patch(NamedPatch::new(
-            "pool-size",
-            Selector::machine_pools(["*"]).infrastructure(),
-            |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
-                t.set("/spec/template/spec/size", "large")?;
-                Ok(())
-            },
-        ));
-    }
     set
 }
 
