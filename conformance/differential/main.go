@@ -332,13 +332,16 @@ func capiObjects(state *scope.ClusterState) map[string]map[string]any {
 	for _, mp := range state.MachinePools {
 		add(mp.BootstrapObject)
 		add(mp.InfrastructureMachinePoolObject)
+		if mp.Object != nil {
+			out[objectKey(typedContent(mp.Object, "MachinePool"))] = typedContent(mp.Object, "MachinePool")
+		}
 	}
 	return out
 }
 
 // typedContent is a typed CAPI object as it goes over the wire (Go's JSON encoding, what
 // CAPI's server-side apply sends), with its kind: CAPI leaves the type meta of the desired
-// MachineDeployment empty from 1.14 and sets it when it applies.
+// MachineDeployment and MachinePool empty from 1.14 and sets it when it applies.
 func typedContent(o any, kind string) map[string]any {
 	b, err := json.Marshal(o)
 	must(err)
@@ -351,8 +354,8 @@ func typedContent(o any, kind string) map[string]any {
 	return content
 }
 
-// generatedNames lists the names CAPI generated for the desired objects render does not
-// print: the MachineDeployments and MachinePools.
+// generatedNames lists the names CAPI generated for the MachineDeployments and MachinePools,
+// whose random parts render replaces with deterministic ones.
 func generatedNames(state *scope.ClusterState) []string {
 	var names []string
 	for _, md := range state.MachineDeployments {

@@ -99,6 +99,9 @@ type gen struct {
 	mdClasses, mpClasses []string
 	// Whether the Cluster sets the control plane's replicas, and per MD/MP topology.
 	cpReplicas bool
+	// Whether the class gives the control plane machine infrastructure (a control plane
+	// health check needs it).
+	cpMachines bool
 	templates  []obj
 	// Whether the release's topology API has machine taints and the control plane's rollout
 	// date (v1.13 and later).
@@ -129,6 +132,8 @@ func generate(r *rand.Rand, name, capiVersion string) *testCase {
 	if g.chance(0.8) {
 		cpMachine := g.template(infraGroup, "GenericInfrastructureMachineTemplate", className+"-cp-machine")
 		cpClass["machineInfrastructure"] = obj{"templateRef": ref(cpMachine)}
+		g.cpMachines = true
+		g.healthCheck(cpClass, "cc-cp", false, false)
 	}
 	if m := g.metadata("cc-cp"); m != nil {
 		cpClass["metadata"] = m
@@ -159,6 +164,7 @@ func generate(r *rand.Rand, name, capiVersion string) *testCase {
 			mdClass["naming"] = obj{"template": g.pick("{{ .cluster.name }}-{{ .machineDeployment.topologyName }}-{{ .random }}", "{{ .machineDeployment.topologyName }}-{{ .random }}")}
 		}
 		g.workerFields(mdClass, "cc-md", false)
+		g.healthCheck(mdClass, "cc-md", true, false)
 		workers["machineDeployments"] = append(list(workers["machineDeployments"]), mdClass)
 	}
 	for i := 0; i < g.r.Intn(3); i++ {
@@ -173,6 +179,7 @@ func generate(r *rand.Rand, name, capiVersion string) *testCase {
 		if g.chance(0.4) {
 			mpClass["naming"] = obj{"template": "{{ .cluster.name }}-{{ .machinePool.topologyName }}-{{ .random }}"}
 		}
+		g.poolFields(mpClass, "cc-mp")
 		workers["machinePools"] = append(list(workers["machinePools"]), mpClass)
 	}
 	spec["workers"] = workers
@@ -334,6 +341,77 @@ func (g *gen) workerFields(into obj, prefix string, topology bool) {
 	if len(rollout) > 0 {
 		into["rollout"] = rollout
 	}
+}
+
+// poolFields draws what a ClusterClass's MachinePool class or a Cluster's MachinePool topology
+// may set and CAPI copies into the MachinePool (the topology's win): deletion timeouts, taints
+// (from v1.13), failure domains and minReadySeconds.
+func (g *gen) poolFields(into obj, prefix string) {
+	g.machineFields(into, prefix)
+	delete(into, "readinessGates") // not a field of a MachinePool's class or topology
+	if g.chance(0.2) {
+		into["failureDomains"] = []any{g.pick("fd-a", "fd-b")}
+		if g.chance(0.3) {
+			into["failureDomains"] = []any{"fd-a", "fd-b"}
+		}
+	}
+	if g.chance(0.2) {
+		into["minReadySeconds"] = float64(g.r.Intn(30))
+	}
+}
+
+// healthCheck draws a health check of a ClusterClass's control plane or MachineDeployment
+// class, or of a Cluster's topology (which may also disable one), each valid for the Cluster
+// webhook: CAPI makes a MachineHealthCheck of it; a MachineDeployment's remediation.maxInFlight
+// also lands in the MachineDeployment.
+func (g *gen) healthCheck(into obj, prefix string, machineDeployment, topology bool) {
+	if !g.chance(0.35) {
+		if topology && g.chance(0.1) {
+			into["healthCheck"] = obj{"enabled": false}
+		}
+		return
+	}
+	checks := obj{}
+	if g.chance(0.5) {
+		checks["nodeStartupTimeoutSeconds"] = float64(30 + g.r.Intn(1200))
+		if g.chance(0.2) {
+			checks["nodeStartupTimeoutSeconds"] = float64(0)
+		}
+	}
+	if g.chance(0.5) {
+		checks["unhealthyNodeConditions"] = []any{obj{"type": "Ready", "status": g.pick("Unknown", "False"), "timeoutSeconds": float64(60 + g.r.Intn(300))}}
+	}
+	if g.chance(0.3) {
+		checks["unhealthyMachineConditions"] = []any{obj{"type": prefix + "-healthy", "status": "False", "timeoutSeconds": float64(g.r.Intn(600))}}
+	}
+	remediation := obj{}
+	if g.chance(0.4) {
+		if g.chance(0.5) {
+			remediation["triggerIf"] = obj{"unhealthyLessThanOrEqualTo": g.intOrPercent()}
+		} else {
+			remediation["triggerIf"] = obj{"unhealthyInRange": g.pick("[1-3]", "[0-10]")}
+		}
+	}
+	if g.chance(0.2) {
+		remediation["templateRef"] = obj{"kind": "GenericRemediationTemplate", "name": prefix + "-remediation", "apiVersion": "remediation.example.com/v1beta1"}
+	}
+	if machineDeployment && g.chance(0.3) {
+		remediation["maxInFlight"] = g.intOrPercent()
+	}
+	healthCheck := obj{}
+	if len(checks) > 0 {
+		healthCheck["checks"] = checks
+	}
+	if len(remediation) > 0 {
+		healthCheck["remediation"] = remediation
+	}
+	if len(healthCheck) == 0 {
+		return
+	}
+	if topology && g.chance(0.2) {
+		healthCheck["enabled"] = g.chance(0.5)
+	}
+	into["healthCheck"] = healthCheck
 }
 
 // intOrPercent is a rolling update's maxSurge or maxUnavailable: a number or a percentage.
@@ -678,6 +756,9 @@ func (g *gen) cluster(name, className string) obj {
 		controlPlane["metadata"] = m
 	}
 	g.machineFields(controlPlane, "topo-cp")
+	if g.cpMachines {
+		g.healthCheck(controlPlane, "topo-cp", false, true)
+	}
 	if g.taints && g.chance(0.2) {
 		// CAPI copies it in UTC to the second.
 		controlPlane["rollout"] = obj{"after": g.pick("2026-01-02T15:04:05Z", "2026-07-01T08:00:00.25+02:00")}
@@ -698,6 +779,7 @@ func (g *gen) cluster(name, className string) obj {
 			md["metadata"] = m
 		}
 		g.workerFields(md, "topo-md", true)
+		g.healthCheck(md, "topo-md", true, true)
 		if o := g.overrides(); o != nil {
 			md["variables"] = o
 		}
@@ -711,6 +793,7 @@ func (g *gen) cluster(name, className string) obj {
 		if m := g.metadata("topo-mp"); m != nil {
 			mp["metadata"] = m
 		}
+		g.poolFields(mp, "topo-mp")
 		workers["machinePools"] = append(list(workers["machinePools"]), mp)
 	}
 	if len(workers) > 0 {

@@ -380,13 +380,9 @@ func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error 
 		if err != nil {
 			return fmt.Errorf("render printed %s %s, which CAPI did not create: %w", r.GetKind(), r.GetName(), err)
 		}
+		withoutControllers(real.Object)
 		for _, field := range [][]string{{"spec"}, {"metadata", "labels"}, {"metadata", "annotations"}} {
 			want, _, _ := unstructured.NestedFieldNoCopy(real.Object, field...)
-			if annotations, ok := want.(map[string]any); ok && field[len(field)-1] == "annotations" {
-				// Written by the MachineDeployment controller after creation, not by the
-				// topology controller nor the API server.
-				want = withoutKey(annotations, "machinedeployment.clusters.x-k8s.io/revision")
-			}
 			got, _, _ := unstructured.NestedFieldNoCopy(r.Object, field...)
 			want, got = asJSON(want), asJSON(got)
 			if !reflect.DeepEqual(want, got) {
@@ -397,10 +393,12 @@ func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error 
 		kinds = append(kinds, r.GetKind())
 	}
 	// Every object CAPI made for the topology, none missing: the infrastructure cluster, the
-	// control plane and its machine template, the MachineDeployment's bootstrap and machine
-	// templates, the MachinePool's bootstrap config and infrastructure machine pool.
+	// control plane, its machine template and MachineHealthCheck, the MachineDeployment, its
+	// bootstrap and machine templates and MachineHealthCheck, the MachinePool and its bootstrap
+	// config and infrastructure machine pool.
 	want := []string{"GenericBootstrapConfig", "GenericBootstrapConfigTemplate", "GenericControlPlane", "GenericInfrastructureCluster",
-		"GenericInfrastructureMachinePool", "GenericInfrastructureMachineTemplate", "GenericInfrastructureMachineTemplate", "MachineDeployment"}
+		"GenericInfrastructureMachinePool", "GenericInfrastructureMachineTemplate", "GenericInfrastructureMachineTemplate", "MachineDeployment",
+		"MachineHealthCheck", "MachineHealthCheck", "MachinePool"}
 	got := append([]string(nil), kinds...)
 	sort.Strings(got)
 	if !reflect.DeepEqual(got, want) {
@@ -420,16 +418,23 @@ func asJSON(v any) any {
 	return out
 }
 
-// withoutKey is a copy of m without key (nil when nothing else is left, as an absent map).
-func withoutKey(m map[string]any, key string) any {
-	out := map[string]any{}
-	for k, v := range m {
-		if k != key {
-			out[k] = v
-		}
+// writtenByControllers lists, per kind, the fields CAPI's controllers write after the topology
+// controller created the object (neither the topology controller nor the API server does):
+// the MachineDeployment controller's revision, what the MachinePool controller copies from
+// its bootstrap config and infrastructure machine pool.
+var writtenByControllers = map[string][][]string{
+	"MachineDeployment": {{"metadata", "annotations", "machinedeployment.clusters.x-k8s.io/revision"}},
+	"MachinePool":       {{"spec", "providerIDList"}, {"spec", "template", "spec", "bootstrap", "dataSecretName"}},
+}
+
+// withoutControllers removes from a CAPI object what its controllers wrote (an annotation map
+// left empty with it).
+func withoutControllers(object map[string]any) {
+	kind, _ := object["kind"].(string)
+	for _, path := range writtenByControllers[kind] {
+		unstructured.RemoveNestedField(object, path...)
 	}
-	if len(out) == 0 {
-		return nil
+	if annotations, ok, _ := unstructured.NestedMap(object, "metadata", "annotations"); ok && len(annotations) == 0 {
+		unstructured.RemoveNestedField(object, "metadata", "annotations")
 	}
-	return out
 }

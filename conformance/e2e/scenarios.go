@@ -294,6 +294,9 @@ spec:
     naming: {template: "cp-{{ .cluster.name }}-{{ .random }}"}
     machineInfrastructure:
       templateRef: {apiVersion: %[1]s, kind: GenericInfrastructureMachineTemplate, name: e2e-cp-machine}
+    # A MachineHealthCheck CAPI creates for the control plane (no Machine ever waits that long).
+    healthCheck:
+      checks: {nodeStartupTimeoutSeconds: 3600}
   workers:
     machineDeployments:
     - class: default-worker
@@ -390,7 +393,17 @@ spec:
     version: v1.34.0
     workers:
       machineDeployments:
-      - {class: default-worker, name: md-0, replicas: 0}
+      # A MachineHealthCheck from the Cluster's topology (its remediation's maxInFlight also
+      # lands in the MachineDeployment); no Node is Unknown for an hour in the e2e, and 0
+      # turns the node startup check off.
+      - class: default-worker
+        name: md-0
+        replicas: 0
+        healthCheck:
+          checks:
+            nodeStartupTimeoutSeconds: 0
+            unhealthyNodeConditions: [{type: Ready, status: Unknown, timeoutSeconds: 3600}]
+          remediation: {maxInFlight: 1, triggerIf: {unhealthyInRange: "[0-5]"}}
       machinePools:
       - {class: default-pool, name: mp-0, replicas: 0}
     variables:

@@ -11,6 +11,8 @@ const DEPLOYMENT_NAME_LABEL: &str = "cluster.x-k8s.io/deployment-name";
 /// The cluster autoscaler's bounds, read for the default replicas.
 const AUTOSCALER_MIN: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size";
 const AUTOSCALER_MAX: &str = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size";
+/// What the MachinePool webhook gives a Machine's node deletion timeout when none is set.
+const DEFAULT_NODE_DELETION_TIMEOUT_SECONDS: i32 = 10;
 
 /// Applies the defaulting webhook of the object's kind, if Cluster API has one render plays;
 /// an error says what the webhook would refuse.
@@ -20,6 +22,7 @@ pub(crate) fn default(object: &mut Value) -> Result<(), String> {
         .is_some_and(|v| v.starts_with("cluster.x-k8s.io/"));
     match (is_core, object["kind"].as_str()) {
         (true, Some("MachineDeployment")) => machine_deployment(object),
+        (true, Some("MachinePool")) => machine_pool(object),
         _ => Ok(()),
     }
 }
@@ -29,25 +32,7 @@ fn machine_deployment(md: &mut Value) -> Result<(), String> {
     let cluster = md["spec"]["clusterName"].as_str().unwrap_or("").to_string();
     let name = md["metadata"]["name"].as_str().unwrap_or("").to_string();
     object_at(md, &["metadata", "labels"]).insert(CLUSTER_NAME_LABEL.into(), json!(cluster));
-    if md["spec"]["replicas"].is_null() {
-        let annotations = &md["metadata"]["annotations"];
-        let replicas = match (
-            annotations[AUTOSCALER_MIN].as_str(),
-            annotations[AUTOSCALER_MAX].as_str(),
-        ) {
-            (Some(min), Some(max)) => {
-                let parse = |value: &str, key: &str| {
-                    value.parse::<i32>().map_err(|err| {
-                        format!("MachineDeployment {name}: could not parse the value of the {key:?} annotation: {err}")
-                    })
-                };
-                parse(max, AUTOSCALER_MAX)?;
-                parse(min, AUTOSCALER_MIN)?
-            }
-            _ => 1,
-        };
-        object_at(md, &["spec"]).insert("replicas".into(), json!(replicas));
-    }
+    default_replicas(md, "MachineDeployment", &name)?;
     let strategy = object_at(md, &["spec", "rollout", "strategy"]);
     if strategy
         .get("type")
@@ -78,13 +63,59 @@ fn machine_deployment(md: &mut Value) -> Result<(), String> {
         }
         labels.insert(CLUSTER_NAME_LABEL.into(), json!(cluster));
     }
-    if let Some(version) = md["spec"]["template"]["spec"]["version"].as_str()
+    v_prefix(md);
+    Ok(())
+}
+
+/// `MachinePool.Default` of CAPI's core webhooks, for a new MachinePool.
+fn machine_pool(mp: &mut Value) -> Result<(), String> {
+    let cluster = mp["spec"]["clusterName"].as_str().unwrap_or("").to_string();
+    let name = mp["metadata"]["name"].as_str().unwrap_or("").to_string();
+    object_at(mp, &["metadata", "labels"]).insert(CLUSTER_NAME_LABEL.into(), json!(cluster));
+    default_replicas(mp, "MachinePool", &name)?;
+    object_at(mp, &["spec", "template", "spec", "deletion"])
+        .entry("nodeDeletionTimeoutSeconds")
+        .or_insert(json!(DEFAULT_NODE_DELETION_TIMEOUT_SECONDS));
+    v_prefix(mp);
+    Ok(())
+}
+
+/// The replicas of a new MachineDeployment or MachinePool without any: the autoscaler's min
+/// size when both its annotations are set (parsed as Go's `strconv.ParseInt(_, 10, 32)`), else 1.
+fn default_replicas(object: &mut Value, kind: &str, name: &str) -> Result<(), String> {
+    if !object["spec"]["replicas"].is_null() {
+        return Ok(());
+    }
+    let annotations = &object["metadata"]["annotations"];
+    let replicas = match (
+        annotations[AUTOSCALER_MIN].as_str(),
+        annotations[AUTOSCALER_MAX].as_str(),
+    ) {
+        (Some(min), Some(max)) => {
+            let parse = |value: &str, key: &str| {
+                value.parse::<i32>().map_err(|err| {
+                    format!(
+                        "{kind} {name}: could not parse the value of the {key:?} annotation: {err}"
+                    )
+                })
+            };
+            parse(max, AUTOSCALER_MAX)?;
+            parse(min, AUTOSCALER_MIN)?
+        }
+        _ => 1,
+    };
+    object_at(object, &["spec"]).insert("replicas".into(), json!(replicas));
+    Ok(())
+}
+
+/// Version strings without a `v` prefix get one.
+fn v_prefix(object: &mut Value) {
+    if let Some(version) = object["spec"]["template"]["spec"]["version"].as_str()
         && !version.is_empty()
         && !version.starts_with('v')
     {
-        md["spec"]["template"]["spec"]["version"] = json!(format!("v{version}"));
+        object["spec"]["template"]["spec"]["version"] = json!(format!("v{version}"));
     }
-    Ok(())
 }
 
 /// The object at `path`, made (and made an object) where missing.
@@ -159,5 +190,25 @@ mod tests {
         md["metadata"]["annotations"][AUTOSCALER_MAX] = json!("five");
         md["spec"]["replicas"] = Value::Null;
         assert!(default(&mut md).unwrap_err().contains("max-size"));
+    }
+
+    #[test]
+    fn a_machine_pool_gets_its_cluster_label_one_replica_and_a_node_deletion_timeout() {
+        let mut mp = json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "MachinePool",
+            "metadata": {"name": "mp"},
+            "spec": {"clusterName": "c1", "template": {"spec": {"version": "1.34.0", "deletion": {"nodeDrainTimeoutSeconds": 5}}}},
+        });
+        default(&mut mp).unwrap();
+        assert_eq!(mp["metadata"]["labels"][CLUSTER_NAME_LABEL], "c1");
+        assert_eq!(mp["spec"]["replicas"], 1);
+        assert_eq!(
+            mp["spec"]["template"]["spec"]["deletion"],
+            json!({"nodeDrainTimeoutSeconds": 5, "nodeDeletionTimeoutSeconds": 10})
+        );
+        assert_eq!(mp["spec"]["template"]["spec"]["version"], "v1.34.0");
+        // Not a MachineDeployment: no rollout strategy, no selector.
+        assert!(mp["spec"].get("rollout").is_none());
+        assert!(mp["spec"].get("selector").is_none());
     }
 }

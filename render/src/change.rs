@@ -67,6 +67,12 @@ pub enum Role {
     MachinePoolBootstrapConfig(String),
     /// The infrastructure machine pool of the MachinePool with this topology name.
     MachinePoolInfrastructure(String),
+    /// The MachinePool with this topology name.
+    MachinePool(String),
+    /// The control plane's MachineHealthCheck.
+    ControlPlaneMachineHealthCheck,
+    /// The MachineHealthCheck of the MachineDeployment with this topology name.
+    MachineDeploymentMachineHealthCheck(String),
 }
 
 impl fmt::Display for Role {
@@ -86,6 +92,13 @@ impl fmt::Display for Role {
             Role::MachineDeployment(md) => write!(f, "MachineDeployment {md}"),
             Role::MachinePoolBootstrapConfig(mp) => {
                 write!(f, "MachinePool {mp}'s bootstrap config")
+            }
+            Role::MachinePool(mp) => write!(f, "MachinePool {mp}"),
+            Role::ControlPlaneMachineHealthCheck => {
+                write!(f, "the control plane's MachineHealthCheck")
+            }
+            Role::MachineDeploymentMachineHealthCheck(md) => {
+                write!(f, "MachineDeployment {md}'s MachineHealthCheck")
             }
             Role::MachinePoolInfrastructure(mp) => {
                 write!(f, "MachinePool {mp}'s infrastructure machine pool")
@@ -208,13 +221,18 @@ impl ObjectChange {
         }
         Some(match &self.role {
             Role::InfrastructureCluster => "the infrastructure cluster".into(),
-            Role::ControlPlane | Role::ControlPlaneMachineTemplate => "the control plane".into(),
+            Role::ControlPlane
+            | Role::ControlPlaneMachineTemplate
+            | Role::ControlPlaneMachineHealthCheck => "the control plane".into(),
             Role::MachineDeploymentBootstrapTemplate(md)
             | Role::MachineDeploymentInfrastructureTemplate(md)
-            | Role::MachineDeployment(md) => {
+            | Role::MachineDeployment(md)
+            | Role::MachineDeploymentMachineHealthCheck(md) => {
                 format!("MachineDeployment {md}")
             }
-            Role::MachinePoolBootstrapConfig(mp) | Role::MachinePoolInfrastructure(mp) => {
+            Role::MachinePoolBootstrapConfig(mp)
+            | Role::MachinePoolInfrastructure(mp)
+            | Role::MachinePool(mp) => {
                 format!("MachinePool {mp}")
             }
         })
@@ -395,7 +413,11 @@ fn effect(
         return Effect::MetadataInPlace;
     }
     match role {
-        Role::InfrastructureCluster => Effect::InPlace,
+        // CAPI patches a MachineHealthCheck in place; it replaces no Machine by itself (only
+        // the unhealthy ones it remediates, whatever changed).
+        Role::InfrastructureCluster
+        | Role::ControlPlaneMachineHealthCheck
+        | Role::MachineDeploymentMachineHealthCheck(_) => Effect::InPlace,
         Role::ControlPlaneMachineTemplate
         | Role::MachineDeploymentBootstrapTemplate(_)
         | Role::MachineDeploymentInfrastructureTemplate(_) => Effect::TemplateRotated,
@@ -410,12 +432,30 @@ fn effect(
         }
         Role::ControlPlane => Effect::ProviderDecides,
         Role::MachineDeployment(_) => machine_deployment(&keys[1..]),
+        Role::MachinePool(_) => machine_pool(&keys[1..]),
+    }
+}
+
+/// A MachinePool, for a field under `spec`: its machine template's version and references
+/// reach the infrastructure provider, which decides whether its instances are replaced (CAPI's
+/// MachinePool controller replaces none itself); replicas, failure domains, labels, annotations,
+/// timeouts, taints and minReadySeconds are patched in place.
+fn machine_pool(spec: &[&str]) -> Effect {
+    match spec {
+        [
+            "template",
+            "spec",
+            "version" | "bootstrap" | "infrastructureRef",
+            ..,
+        ] => Effect::ProviderDecides,
+        _ => Effect::InPlace,
     }
 }
 
 /// The MachineDeployment's `MachineTemplateUpToDate` (its mdutil), for a field under `spec`:
-/// the machine template's version, references and failure domain make a new MachineSet; the
-/// rest (replicas, strategy, labels, annotations, deletion timeouts, readiness gates, taints,
+/// the machine template's version, references and failure domain make a new MachineSet, and so
+/// does a rollout date once it passes (`spec.rollout.after`, mdutil's `FindNewAndOldMachineSets`);
+/// the rest (replicas, strategy, labels, annotations, deletion timeouts, readiness gates, taints,
 /// minReadySeconds) is propagated in place.
 fn machine_deployment(spec: &[&str]) -> Effect {
     match spec {
@@ -424,7 +464,8 @@ fn machine_deployment(spec: &[&str]) -> Effect {
             "spec",
             "version" | "bootstrap" | "infrastructureRef" | "failureDomain",
             ..,
-        ] => Effect::MachineDeploymentRollout,
+        ]
+        | ["rollout", "after", ..] => Effect::MachineDeploymentRollout,
         _ => Effect::InPlace,
     }
 }
@@ -609,6 +650,61 @@ mod tests {
         assert_eq!(changes[0].rollout(), Rollout::ProviderDecides);
         assert_eq!(changes[0].fields[0].after, None);
         assert_eq!(changes[0].rolls_out().as_deref(), Some("MachinePool mp-0"));
+    }
+
+    #[test]
+    fn machine_deployments_and_machine_pools_replace_machines_only_for_their_machine_template() {
+        let spec = json!({"replicas": 1, "rollout": {"after": "2026-01-01T00:00:00Z", "strategy": {"type": "RollingUpdate"}},
+            "template": {"spec": {"version": "v1.34.0", "failureDomain": "a", "minReadySeconds": 0,
+                "bootstrap": {"configRef": {"name": "b-1"}}, "deletion": {"nodeDrainTimeoutSeconds": 1}}}});
+        let changed = |role: Role, kind: &str, pointer: &str, value: Value| {
+            let mut after = spec.clone();
+            match after.pointer_mut(pointer) {
+                Some(slot) => *slot = value,
+                None => panic!("{pointer}"),
+            }
+            let object = |spec: Value| json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": kind, "spec": spec});
+            pair(role, object(spec.clone()), object(after))[0].effect
+        };
+        let md = || Role::MachineDeployment("md-0".into());
+        let mp = || Role::MachinePool("mp-0".into());
+        for (pointer, value) in [
+            ("/template/spec/version", json!("v1.35.0")),
+            ("/template/spec/failureDomain", json!("b")),
+            ("/template/spec/bootstrap/configRef/name", json!("b-2")),
+            ("/rollout/after", json!("2026-01-02T15:04:05Z")),
+        ] {
+            assert_eq!(
+                changed(md(), "MachineDeployment", pointer, value),
+                Effect::MachineDeploymentRollout,
+                "{pointer}"
+            );
+        }
+        for (pointer, value) in [
+            ("/replicas", json!(3)),
+            ("/rollout/strategy/type", json!("OnDelete")),
+            ("/template/spec/minReadySeconds", json!(5)),
+            ("/template/spec/deletion/nodeDrainTimeoutSeconds", json!(9)),
+        ] {
+            assert_eq!(
+                changed(md(), "MachineDeployment", pointer, value.clone()),
+                Effect::InPlace,
+                "{pointer}"
+            );
+        }
+        assert_eq!(
+            changed(
+                mp(),
+                "MachinePool",
+                "/template/spec/version",
+                json!("v1.35.0")
+            ),
+            Effect::ProviderDecides
+        );
+        assert_eq!(
+            changed(mp(), "MachinePool", "/replicas", json!(3)),
+            Effect::InPlace
+        );
     }
 
     #[test]

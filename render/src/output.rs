@@ -36,8 +36,8 @@ pub struct Definition {
 pub struct Rendered {
     /// The objects CAPI would create, patched: InfrastructureCluster, ControlPlane, the control
     /// plane's machine template, then per MachineDeployment its bootstrap and infrastructure
-    /// templates and the MachineDeployment, per MachinePool its bootstrap config and
-    /// infrastructure machine pool.
+    /// templates and the MachineDeployment, per MachinePool its bootstrap config,
+    /// infrastructure machine pool and the MachinePool.
     pub objects: Vec<Value>,
     /// The same objects before any patch (for diffs).
     pub unpatched: Vec<Value>,

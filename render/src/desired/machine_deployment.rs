@@ -4,28 +4,17 @@
 //! minReadySeconds), labels, annotations and selector. Each field the Cluster's topology sets
 //! wins over the ClusterClass's.
 
-use super::control_plane::typed_list;
+use super::machine_template::{
+    Parts, cluster_or_class, deletion_timeouts, is_zero, omit_empty, reference, taints,
+    topology_list,
+};
 use super::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL, input};
 use crate::error::RenderError;
 use crate::go_template::metav1_time_utc;
 use crate::object::{get, map_value, string};
 use capi_ext::CapiVersion;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
-
-/// What the MachineDeployment is made of: the Cluster, its topology entry and the class entry
-/// it names, its name, merged metadata and desired templates.
-pub(super) struct Parts<'a> {
-    pub cluster: &'a Value,
-    pub topology: &'a Value,
-    pub class: &'a Value,
-    pub name: &'a str,
-    pub labels: &'a BTreeMap<String, String>,
-    pub annotations: &'a BTreeMap<String, String>,
-    pub bootstrap: &'a Value,
-    pub infrastructure: &'a Value,
-    pub version: &'a str,
-}
 
 /// The MachineDeployment CAPI creates (or updates) for one topology entry.
 pub(super) fn object(parts: &Parts<'_>, capi_version: CapiVersion) -> Result<Value, RenderError> {
@@ -37,14 +26,9 @@ pub(super) fn object(parts: &Parts<'_>, capi_version: CapiVersion) -> Result<Val
     } = parts;
     let cluster_name = string(cluster, &["metadata", "name"]);
     let topology_name = string(topology, &["name"]);
-    // Cluster API 1.12 has neither taints nor the rollout date in its MachineDeployment topology.
+    // Cluster API 1.12 has no rollout date in its MachineDeployment topology.
     let since_1_13 = capi_version >= CapiVersion::new(1, 13);
-    let cluster_or_class = |path: &[&str]| {
-        get(topology, path)
-            .filter(|v| !v.is_null())
-            .or_else(|| get(class, path).filter(|v| !v.is_null()))
-            .cloned()
-    };
+    let cluster_or_class = |path: &[&str]| cluster_or_class(topology, class, path);
 
     let strategy = |from: &Value| {
         json!({
@@ -81,35 +65,6 @@ pub(super) fn object(parts: &Parts<'_>, capi_version: CapiVersion) -> Result<Val
         rollout = json!({"after": after, "strategy": strategy(topology)});
     }
 
-    let mut seconds = Map::new();
-    for field in [
-        "nodeDrainTimeoutSeconds",
-        "nodeVolumeDetachTimeoutSeconds",
-        "nodeDeletionTimeoutSeconds",
-    ] {
-        if let Some(value) = cluster_or_class(&["deletion", field]) {
-            seconds.insert(field.into(), value);
-        }
-    }
-    let list = |field: &str, keys: &[&str]| {
-        // The topology's list when it has one (an empty one included), else the class's.
-        get(topology, &[field])
-            .filter(|v| !v.is_null())
-            .or_else(|| get(class, &[field]))
-            .filter(|v| !v.is_null())
-            .map(|list| typed_list(list, keys))
-    };
-    let taints = if since_1_13 {
-        list("taints", &["key", "value", "effect", "propagation"])
-    } else {
-        None
-    };
-    let reference = |template: &Value| {
-        let group = string(template, &["apiVersion"])
-            .rsplit_once('/')
-            .map_or("", |(group, _)| group);
-        json!({"apiGroup": group, "kind": template["kind"], "name": template["metadata"]["name"]})
-    };
     let labels = map_value(parts.labels);
     let annotations = map_value(parts.annotations);
     let selector = BTreeMap::from([
@@ -141,9 +96,9 @@ pub(super) fn object(parts: &Parts<'_>, capi_version: CapiVersion) -> Result<Val
                     "bootstrap": {"configRef": reference(parts.bootstrap)},
                     "infrastructureRef": reference(parts.infrastructure),
                     "failureDomain": cluster_or_class(&["failureDomain"]),
-                    "deletion": Value::Object(seconds),
-                    "readinessGates": list("readinessGates", &["conditionType", "polarity"]),
-                    "taints": taints,
+                    "deletion": deletion_timeouts(topology, class),
+                    "readinessGates": topology_list(topology, class, "readinessGates", &["conditionType", "polarity"]),
+                    "taints": taints(topology, class, capi_version),
                     "minReadySeconds": cluster_or_class(&["minReadySeconds"]),
                 },
             },
@@ -151,42 +106,6 @@ pub(super) fn object(parts: &Parts<'_>, capi_version: CapiVersion) -> Result<Val
     });
     omit_empty(&mut object);
     Ok(object)
-}
-
-/// Whether Go's `reflect.DeepEqual` would find the decoded struct zero: absent, null, empty
-/// strings and objects with only such fields (a number, even 0, is a set pointer).
-fn is_zero(value: Option<&Value>) -> bool {
-    match value {
-        None | Some(Value::Null) => true,
-        Some(Value::String(s)) => s.is_empty(),
-        Some(Value::Object(map)) => map.values().all(|v| is_zero(Some(v))),
-        Some(Value::Array(_) | Value::Number(_) | Value::Bool(_)) => false,
-    }
-}
-
-/// Drops what Go's JSON encoding of CAPI's types leaves out (`omitempty`, `omitzero`): nulls,
-/// empty strings, empty lists and maps, and objects left empty; the values of label,
-/// annotation and selector maps stay.
-fn omit_empty(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for (key, child) in map.iter_mut() {
-                // A map's values are written as they are (a label's value may be empty).
-                if !matches!(key.as_str(), "labels" | "annotations" | "matchLabels") {
-                    omit_empty(child);
-                }
-            }
-            map.retain(|_, child| match child {
-                Value::Null => false,
-                Value::String(s) => !s.is_empty(),
-                Value::Array(a) => !a.is_empty(),
-                Value::Object(o) => !o.is_empty(),
-                _ => true,
-            });
-        }
-        Value::Array(items) => items.iter_mut().for_each(omit_empty),
-        _ => {}
-    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,10 @@
 
 mod blueprint;
 mod control_plane;
+mod health_check;
 mod machine_deployment;
+mod machine_pool;
+mod machine_template;
 mod names;
 mod templates;
 mod workers;
@@ -48,8 +51,10 @@ pub(crate) struct Worker {
     pub annotations: BTreeMap<String, String>,
     pub bootstrap: Value,
     pub infrastructure: Value,
-    /// The MachineDeployment (MachinePools are not computed yet).
-    pub object: Option<Value>,
+    /// The MachineDeployment or MachinePool itself.
+    pub object: Value,
+    /// The MachineDeployment's MachineHealthCheck, when the class or the topology defines one.
+    pub health_check: Option<Value>,
 }
 
 /// The desired objects, before patches.
@@ -58,6 +63,8 @@ pub(crate) struct Desired {
     pub infrastructure_cluster: Value,
     pub control_plane: Value,
     pub control_plane_machine: Option<Value>,
+    /// The control plane's MachineHealthCheck, when the class or the topology defines one.
+    pub control_plane_health_check: Option<Value>,
     pub machine_deployments: Vec<Worker>,
     pub machine_pools: Vec<Worker>,
 }
@@ -104,10 +111,12 @@ impl Desired {
             self.control_plane.clone(),
         ];
         objects.extend(self.control_plane_machine.clone());
+        objects.extend(self.control_plane_health_check.clone());
         for worker in self.machine_deployments.iter().chain(&self.machine_pools) {
             objects.push(worker.bootstrap.clone());
             objects.push(worker.infrastructure.clone());
-            objects.extend(worker.object.clone());
+            objects.push(worker.object.clone());
+            objects.extend(worker.health_check.clone());
         }
         objects
     }
@@ -118,17 +127,22 @@ impl Desired {
         if self.control_plane_machine.is_some() {
             roles.push(Role::ControlPlaneMachineTemplate);
         }
+        if self.control_plane_health_check.is_some() {
+            roles.push(Role::ControlPlaneMachineHealthCheck);
+        }
         let name = |worker: &Worker| string(&worker.topology, &["name"]).to_string();
         for worker in &self.machine_deployments {
             roles.push(Role::MachineDeploymentBootstrapTemplate(name(worker)));
             roles.push(Role::MachineDeploymentInfrastructureTemplate(name(worker)));
-            if worker.object.is_some() {
-                roles.push(Role::MachineDeployment(name(worker)));
+            roles.push(Role::MachineDeployment(name(worker)));
+            if worker.health_check.is_some() {
+                roles.push(Role::MachineDeploymentMachineHealthCheck(name(worker)));
             }
         }
         for worker in &self.machine_pools {
             roles.push(Role::MachinePoolBootstrapConfig(name(worker)));
             roles.push(Role::MachinePoolInfrastructure(name(worker)));
+            roles.push(Role::MachinePool(name(worker)));
         }
         roles
     }
@@ -310,11 +324,19 @@ impl Desired {
             capi_version,
         )?;
 
+        let control_plane_health_check = health_check::control_plane(
+            cluster,
+            get(class, &["spec", "controlPlane"]).unwrap_or(&Value::Null),
+            get(&topology, &["controlPlane"]).unwrap_or(&Value::Null),
+            &control_plane,
+            control_plane_machine.is_some(),
+        );
         Ok(Desired {
             cluster: desired_cluster,
             infrastructure_cluster,
             control_plane,
             control_plane_machine,
+            control_plane_health_check,
             machine_deployments,
             machine_pools,
         })

@@ -2,13 +2,14 @@
 //! `computeMachinePool`).
 
 use super::blueprint::{Blueprint, Template, WorkerClass};
-use super::machine_deployment;
+use super::machine_template::Parts;
 use super::names::{simple_name, template_name};
 use super::templates::{template_to_object, template_to_template};
 use super::{
     CLUSTER_NAME_LABEL, DEFER_UPGRADE, HOLD_UPGRADE_SEQUENCE, TOPOLOGY_OWNED_LABEL, Worker, input,
     metadata_maps,
 };
+use super::{health_check, machine_deployment, machine_pool};
 use crate::error::RenderError;
 use crate::object::{get, map_value, merge_maps, set, string, string_map};
 use capi_ext::CapiVersion;
@@ -128,25 +129,26 @@ pub(super) fn compute(
                 with_label(&worker_class.infrastructure, "infrastructure"),
             )
         };
-        // The MachineDeployment itself, at the topology's version (render does not sequence
-        // upgrades: an existing MachineDeployment at another version gets it too).
-        let object = if list == "machineDeployments" {
-            Some(machine_deployment::object(
-                &machine_deployment::Parts {
-                    cluster,
-                    topology: &entry,
-                    class: &worker_class.entry,
-                    name: &name,
-                    labels: &labels,
-                    annotations: &annotations,
-                    bootstrap: &bootstrap,
-                    infrastructure: &infrastructure,
-                    version: string(topology, &["version"]),
-                },
-                capi_version,
-            )?)
+        // The MachineDeployment or MachinePool itself, at the topology's version (render does
+        // not sequence upgrades: an existing one at another version gets it too).
+        let parts = Parts {
+            cluster,
+            topology: &entry,
+            class: &worker_class.entry,
+            name: &name,
+            labels: &labels,
+            annotations: &annotations,
+            bootstrap: &bootstrap,
+            infrastructure: &infrastructure,
+            version: string(topology, &["version"]),
+        };
+        let (object, health_check) = if list == "machineDeployments" {
+            let object = machine_deployment::object(&parts, capi_version)?;
+            let check =
+                health_check::machine_deployment(cluster, &worker_class.entry, &entry, &object);
+            (object, check)
         } else {
-            None
+            (machine_pool::object(&parts, capi_version), None)
         };
         out.push(Worker {
             topology: entry,
@@ -157,6 +159,7 @@ pub(super) fn compute(
             bootstrap,
             infrastructure,
             object,
+            health_check,
         });
     }
     Ok(out)
