@@ -397,6 +397,65 @@ fn an_edited_case_does_not_hide_the_rollout_of_the_clusters_that_exist() {
 }
 
 #[test]
+fn an_edited_case_says_what_the_edit_does_by_capis_rules() {
+    // The same extension; the Cluster's edit upgrades it, scales md-0 and adds md-1.
+    let deployed = cases("edit-base", |_, text| text);
+    let edited = cases("edit-head", |file, text| {
+        if file == "cluster.yaml" {
+            text.replace("version: v1.34.0", "version: v1.35.0")
+                .replace(
+                    "        replicas: 2\n",
+                    "        replicas: 3\n      - class: default-worker\n        name: md-1\n",
+                )
+        } else {
+            text
+        }
+    });
+    assert!(
+        std::fs::read_to_string(edited.join("cluster.yaml"))
+            .unwrap()
+            .contains("md-1")
+    );
+    let run = |extra: &[&str]| {
+        let mut args = vec!["--base-cases", deployed.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        diff_cases(V1, V1, edited.to_str().unwrap(), &args)
+    };
+    let out = run(&[]);
+    says(
+        &out,
+        1,
+        &[
+            "cluster.yaml): unchanged",
+            "changed; renders with the head; what the edit does",
+            "Machines roll out: the control plane, MachineDeployment md-0",
+            "MachineDeployment demo-md-0-",
+            "spec.template.spec.version: \"v1.34.0\" → \"v1.35.0\"",
+            "spec.replicas: 2 → 3",
+            "(MachineDeployment md-1)\n    CAPI creates it",
+            "The edits of cases replace Machines (or may) in 1 Cluster: default/demo (the control plane, MachineDeployment md-0)",
+        ],
+    );
+    let out = run(&["--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let input = &report["inputs"][0];
+    assert_eq!(input["change"], "changed", "{report}");
+    assert_eq!(input["rollout"], "yes");
+    let effects: Vec<&str> = input["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["effect"].as_str().unwrap())
+        .collect();
+    assert!(
+        effects.contains(&"machine-deployment-rollout"),
+        "{effects:?}"
+    );
+    assert!(effects.contains(&"created"), "{effects:?}");
+    assert_eq!(run(&["--allow-rollout"]).status.code(), Some(0));
+}
+
+#[test]
 fn a_new_required_variable_breaks_the_clusters_that_do_not_set_it() {
     let head = Version {
         tier: Some(true),

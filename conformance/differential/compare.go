@@ -61,9 +61,16 @@ func lastLines(text string, n int) string {
 }
 
 // objectKey names an object by what it is, not by its (random) name: its kind and the
-// MachineDeployment or MachinePool topology it belongs to.
+// MachineDeployment or MachinePool topology it belongs to (a MachineHealthCheck: the one its
+// selector names, else the control plane).
 func objectKey(o map[string]any) string {
 	labels, _, _ := unstructured.NestedStringMap(o, "metadata", "labels")
+	if o["kind"] == "MachineHealthCheck" {
+		labels, _, _ = unstructured.NestedStringMap(o, "spec", "selector", "matchLabels")
+		if labels["topology.cluster.x-k8s.io/deployment-name"] == "" {
+			return "MachineHealthCheck of the control plane"
+		}
+	}
 	key := fmt.Sprint(o["kind"])
 	if md := labels["topology.cluster.x-k8s.io/deployment-name"]; md != "" {
 		key += " of MachineDeployment topology " + md
@@ -76,8 +83,8 @@ func objectKey(o map[string]any) string {
 
 // compareObjects lists every difference between CAPI's objects and render's, by object and
 // field path. Both go through JSON first so numbers compare alike. generated lists the names
-// CAPI generated for objects render does not print (MachineDeployments, MachinePools): a
-// patch may copy them (builtin.machineDeployment.name) into a template.
+// CAPI generated for the MachineDeployments and MachinePools: a patch may copy them
+// (builtin.machineDeployment.name) into a template.
 func compareObjects(want, got map[string]map[string]any, generated []string) []string {
 	return sides{want: "CAPI", got: "render", generated: generated}.compareObjects(want, got)
 }

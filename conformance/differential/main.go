@@ -311,6 +311,10 @@ func capiObjects(state *scope.ClusterState) map[string]map[string]any {
 		}
 		out[objectKey(content)] = content
 	}
+	addTyped := func(o any, kind string) {
+		content := typedContent(o, kind)
+		out[objectKey(content)] = content
+	}
 	if state.InfrastructureCluster != nil {
 		add(state.InfrastructureCluster)
 	}
@@ -321,19 +325,25 @@ func capiObjects(state *scope.ClusterState) map[string]map[string]any {
 		if state.ControlPlane.InfrastructureMachineTemplate != nil {
 			add(state.ControlPlane.InfrastructureMachineTemplate)
 		}
+		if state.ControlPlane.MachineHealthCheck != nil {
+			addTyped(state.ControlPlane.MachineHealthCheck, "MachineHealthCheck")
+		}
 	}
 	for _, md := range state.MachineDeployments {
 		add(md.BootstrapTemplate)
 		add(md.InfrastructureMachineTemplate)
 		if md.Object != nil {
-			out[objectKey(typedContent(md.Object, "MachineDeployment"))] = typedContent(md.Object, "MachineDeployment")
+			addTyped(md.Object, "MachineDeployment")
+		}
+		if md.MachineHealthCheck != nil {
+			addTyped(md.MachineHealthCheck, "MachineHealthCheck")
 		}
 	}
 	for _, mp := range state.MachinePools {
 		add(mp.BootstrapObject)
 		add(mp.InfrastructureMachinePoolObject)
 		if mp.Object != nil {
-			out[objectKey(typedContent(mp.Object, "MachinePool"))] = typedContent(mp.Object, "MachinePool")
+			addTyped(mp.Object, "MachinePool")
 		}
 	}
 	return out
@@ -341,7 +351,8 @@ func capiObjects(state *scope.ClusterState) map[string]map[string]any {
 
 // typedContent is a typed CAPI object as it goes over the wire (Go's JSON encoding, what
 // CAPI's server-side apply sends), with its kind: CAPI leaves the type meta of the desired
-// MachineDeployment and MachinePool empty from 1.14 and sets it when it applies.
+// MachineDeployment, MachinePool and MachineHealthCheck empty from 1.14 and sets it when it
+// applies.
 func typedContent(o any, kind string) map[string]any {
 	b, err := json.Marshal(o)
 	must(err)

@@ -110,6 +110,12 @@ impl fmt::Display for Role {
 /// What CAPI does with a change, from the mildest to the strongest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Effect {
+    /// A new object (an input change added it: a MachineDeployment topology, a health check):
+    /// CAPI creates it; Machines a new MachineDeployment or MachinePool makes replace none.
+    Created,
+    /// An object no longer computed (an input change removed it): CAPI deletes it, with the
+    /// Machines of a MachineDeployment or MachinePool (deleted, not replaced).
+    Deleted,
     /// Only labels or annotations changed: CAPI patches the object in place.
     MetadataInPlace,
     /// Patched in place, no Machine replaced: an infrastructure cluster, or control plane fields
@@ -132,7 +138,9 @@ impl Effect {
     /// Whether Machines are replaced.
     pub fn rollout(self) -> Rollout {
         match self {
-            Effect::MetadataInPlace | Effect::InPlace => Rollout::No,
+            Effect::Created | Effect::Deleted | Effect::MetadataInPlace | Effect::InPlace => {
+                Rollout::No
+            }
             Effect::ProviderDecides => Rollout::ProviderDecides,
             Effect::TemplateRotated
             | Effect::ControlPlaneRollout
@@ -143,6 +151,8 @@ impl Effect {
     /// A short stable name (`template-rotated`), for `--json`.
     pub fn name(self) -> &'static str {
         match self {
+            Effect::Created => "created",
+            Effect::Deleted => "deleted",
             Effect::MetadataInPlace => "metadata-in-place",
             Effect::InPlace => "in-place",
             Effect::ProviderDecides => "provider-decides",
@@ -246,6 +256,11 @@ impl ObjectChange {
             .find(|f| f.effect == self.effect)
             .map_or("", |f| f.path.as_str());
         match (self.effect, &self.role) {
+            (Effect::Created, _) => "CAPI creates it".into(),
+            (Effect::Deleted, Role::MachineDeployment(_) | Role::MachinePool(_)) => {
+                "CAPI deletes it and its Machines (deleted, not replaced)".into()
+            }
+            (Effect::Deleted, _) => "CAPI deletes it".into(),
             (Effect::MetadataInPlace, _) => {
                 "labels/annotations only: CAPI patches it in place, no Machine is replaced".into()
             }
@@ -281,11 +296,24 @@ impl ObjectChange {
 }
 
 /// The objects that differ between two renders of the same Cluster, each with the fields that
-/// differ and what CAPI does about them. Objects are paired by position (the same Cluster and
-/// ClusterClass render the same objects in the same order, with the same names).
+/// differ and what CAPI does about them. Objects are paired by role (the infrastructure
+/// cluster, MachineDeployment md-0's bootstrap template...): the same Cluster and ClusterClass
+/// render the same roles; where the inputs changed, an object of a role only `after` has is
+/// [`Effect::Created`], one only `before` has [`Effect::Deleted`] (listed last).
 pub fn compare(before: &Rendered, after: &Rendered) -> Vec<ObjectChange> {
     let mut changes = Vec::new();
-    for ((old, new), role) in before.objects.iter().zip(&after.objects).zip(&after.roles) {
+    let in_before = |role: &Role| {
+        before
+            .roles
+            .iter()
+            .position(|r| r == role)
+            .and_then(|i| before.objects.get(i))
+    };
+    for (new, role) in after.objects.iter().zip(&after.roles) {
+        let Some(old) = in_before(role) else {
+            changes.push(whole(role, Effect::Created, Value::Null, new.clone()));
+            continue;
+        };
         if old == new {
             continue;
         }
@@ -315,7 +343,26 @@ pub fn compare(before: &Rendered, after: &Rendered) -> Vec<ObjectChange> {
             after: new.clone(),
         });
     }
+    for (old, role) in before.objects.iter().zip(&before.roles) {
+        if !after.roles.contains(role) {
+            changes.push(whole(role, Effect::Deleted, old.clone(), Value::Null));
+        }
+    }
     changes
+}
+
+/// An object created or deleted as a whole (no fields listed).
+fn whole(role: &Role, effect: Effect, before: Value, after: Value) -> ObjectChange {
+    let object = if after.is_null() { &before } else { &after };
+    ObjectChange {
+        role: role.clone(),
+        kind: string(object, &["kind"]).to_string(),
+        name: string(object, &["metadata", "name"]).to_string(),
+        fields: Vec::new(),
+        effect,
+        before,
+        after,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -705,6 +752,50 @@ mod tests {
             changed(mp(), "MachinePool", "/replicas", json!(3)),
             Effect::InPlace
         );
+    }
+
+    #[test]
+    fn objects_are_paired_by_role_and_those_of_one_side_only_are_created_or_deleted() {
+        let object = |kind: &str, spec: Value| json!({"kind": kind, "metadata": {"name": kind.to_lowercase()}, "spec": spec});
+        let before = Rendered {
+            objects: vec![
+                object("Infra", json!({"a": 1})),
+                object("MachineDeployment", json!({})),
+            ],
+            roles: vec![
+                Role::InfrastructureCluster,
+                Role::MachineDeployment("md-0".into()),
+            ],
+            ..Rendered::default()
+        };
+        // md-0 removed, a health check added before the infrastructure cluster (other order).
+        let after = Rendered {
+            objects: vec![
+                object("MachineHealthCheck", json!({})),
+                object("Infra", json!({"a": 2})),
+            ],
+            roles: vec![
+                Role::ControlPlaneMachineHealthCheck,
+                Role::InfrastructureCluster,
+            ],
+            ..Rendered::default()
+        };
+        let changes = compare(&before, &after);
+        let effects: Vec<(Effect, &str)> = changes
+            .iter()
+            .map(|c| (c.effect, c.kind.as_str()))
+            .collect();
+        assert_eq!(
+            effects,
+            [
+                (Effect::Created, "MachineHealthCheck"),
+                (Effect::InPlace, "Infra"),
+                (Effect::Deleted, "MachineDeployment"),
+            ]
+        );
+        assert_eq!(changes[1].fields[0].path, "spec.a");
+        assert!(changes[2].consequence().contains("its Machines"));
+        assert_eq!(changes[2].rollout(), Rollout::No);
     }
 
     #[test]

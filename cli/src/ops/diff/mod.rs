@@ -160,22 +160,24 @@ pub fn compare(request: &Request, status: &dyn Fn(&str, &str)) -> anyhow::Result
     for case in &head_cases {
         let before = existing
             .iter()
-            .find(|e| e.key == case.key && e.cluster == case.cluster);
+            .position(|e| e.key == case.key && e.cluster == case.cluster);
         let kind = match before {
             None => "added",
-            Some(before) if !before.same_inputs(case) => "changed",
+            Some(i) if !existing[i].same_inputs(case) => "changed",
             Some(_) => continue,
         };
-        let result = head
-            .render([&case.input])
-            .remove(0)
-            .map(|_| ())
-            .map_err(|e| e.to_string());
+        let result = head.render([&case.input]).remove(0);
+        // What the edit itself does: the Cluster as it runs and as edited, both with the head.
+        let changes = match (before.map(|i| &head_results[i]), &result) {
+            (Some(Ok(running)), Ok(edited)) => capi_ext_render::change::compare(running, edited),
+            _ => Vec::new(),
+        };
         inputs.push(InputChange {
             cluster: case.cluster.clone(),
             file: case.file.clone(),
             kind,
-            head: Some(result),
+            head: Some(result.map(|_| ()).map_err(|e| e.to_string())),
+            changes,
         });
     }
     for case in &existing {
@@ -188,6 +190,7 @@ pub fn compare(request: &Request, status: &dyn Fn(&str, &str)) -> anyhow::Result
                 file: case.file.clone(),
                 kind: "removed",
                 head: None,
+                changes: Vec::new(),
             });
         }
     }

@@ -54,23 +54,17 @@ impl ClusterDiff {
     /// The strongest rollout of its changes.
     pub fn rollout(&self) -> Rollout {
         match &self.outcome {
-            Outcome::Changed(changes) => changes
-                .iter()
-                .map(ObjectChange::rollout)
-                .max()
-                .unwrap_or(Rollout::No),
+            Outcome::Changed(changes) => strongest(changes),
             _ => Rollout::No,
         }
     }
 
     /// What replaces Machines, each once (`MachineDeployment md-0`, `the control plane`).
     pub fn rolls_out(&self) -> Vec<String> {
-        let mut out: Vec<String> = match &self.outcome {
-            Outcome::Changed(changes) => changes.iter().filter_map(|c| c.rolls_out()).collect(),
+        match &self.outcome {
+            Outcome::Changed(changes) => rolling(changes),
             _ => Vec::new(),
-        };
-        out.dedup();
-        out
+        }
     }
 }
 
@@ -87,6 +81,32 @@ pub struct InputChange {
     pub kind: &'static str,
     /// What the head's own case gives with the head (`None` for a removed case).
     pub head: Option<Result<(), String>>,
+    /// For a changed case that renders as it runs and as edited (both with the head): what the
+    /// edit does to the Cluster's objects, by CAPI's rules.
+    pub changes: Vec<ObjectChange>,
+}
+
+impl InputChange {
+    /// The strongest rollout the edit makes.
+    pub fn rollout(&self) -> Rollout {
+        strongest(&self.changes)
+    }
+}
+
+/// The strongest rollout of these changes.
+fn strongest(changes: &[ObjectChange]) -> Rollout {
+    changes
+        .iter()
+        .map(ObjectChange::rollout)
+        .max()
+        .unwrap_or(Rollout::No)
+}
+
+/// What replaces Machines, each once (`MachineDeployment md-0`, `the control plane`).
+fn rolling(changes: &[ObjectChange]) -> Vec<String> {
+    let mut out: Vec<String> = changes.iter().filter_map(|c| c.rolls_out()).collect();
+    out.dedup();
+    out
 }
 
 /// The whole comparison.
@@ -148,14 +168,15 @@ impl Report {
     }
 
     /// 2 when a case renders with neither version; 1 when a Cluster breaks, Machines would (or
-    /// may) be replaced and that was not allowed, or a case the head edits or adds does not
-    /// render with the head; else 0.
+    /// may) be replaced (by the head, or by an edit of a case) and that was not allowed, or a
+    /// case the head edits or adds does not render with the head; else 0.
     pub fn exit_code(&self, allow_rollout: bool) -> u8 {
         let any = |f: &dyn Fn(&ClusterDiff) -> bool| self.clusters.iter().any(f);
         if any(&|c| matches!(c.outcome, Outcome::Fails(_))) {
             2
         } else if any(&|c| matches!(c.outcome, Outcome::Breaks(_)))
             || (!allow_rollout && any(&|c| c.rollout() != Rollout::No))
+            || (!allow_rollout && self.inputs.iter().any(|i| i.rollout() != Rollout::No))
             || self.inputs.iter().any(|i| matches!(i.head, Some(Err(_))))
         {
             1
@@ -206,39 +227,7 @@ impl Report {
                     );
                 }
                 Outcome::Changed(changes) => {
-                    let rolls = cluster.rolls_out();
-                    let _ = writeln!(
-                        out,
-                        "\n{at}: {}; {}",
-                        if changes.len() == 1 {
-                            "1 object changes".to_string()
-                        } else {
-                            format!("{} objects change", changes.len())
-                        },
-                        match cluster.rollout() {
-                            Rollout::No => "no Machine is replaced".to_string(),
-                            Rollout::Yes => format!("Machines roll out: {}", rolls.join(", ")),
-                            Rollout::ProviderDecides =>
-                                format!("Machines may roll out: {}", rolls.join(", ")),
-                        }
-                    );
-                    for change in changes {
-                        let _ = writeln!(
-                            out,
-                            "  {} {} ({})\n    {}",
-                            change.kind,
-                            change.name,
-                            change.role,
-                            change.consequence()
-                        );
-                        for field in &change.fields {
-                            out.push_str(&field_lines(
-                                &field.path,
-                                field.before.as_ref(),
-                                field.after.as_ref(),
-                            ));
-                        }
-                    }
+                    let _ = write!(out, "\n{at}: {}", changes_text(changes));
                 }
             }
         }
@@ -271,15 +260,23 @@ impl Report {
             for input in &self.inputs {
                 let result = match &input.head {
                     None => "no longer a case; the Cluster that exists is judged above".to_string(),
+                    Some(Ok(())) if input.kind == "changed" && input.changes.is_empty() => {
+                        "renders with the head; the edit changes no object".to_string()
+                    }
+                    Some(Ok(())) if input.kind == "changed" => format!(
+                        "renders with the head; what the edit does (the Cluster as it runs and as edited, both rendered with the head): {}",
+                        changes_text(&input.changes)
+                    ),
                     Some(Ok(())) => "renders with the head".to_string(),
                     Some(Err(e)) => format!("FAILS with the head:\n    {e}"),
                 };
                 let _ = writeln!(
                     out,
-                    "  Cluster {} ({}): {}; {result}",
+                    "  Cluster {} ({}): {}; {}",
                     input.cluster,
                     input.file.display(),
-                    input.kind
+                    input.kind,
+                    result.trim_end()
                 );
             }
         }
@@ -287,7 +284,7 @@ impl Report {
             |f: &dyn Fn(&ClusterDiff) -> bool| self.clusters.iter().filter(|c| f(c)).count();
         let changed = count(&|c| matches!(c.outcome, Outcome::Changed(_)));
         let breaks = count(&|c| matches!(c.outcome, Outcome::Breaks(_)));
-        let rolling: Vec<String> = self
+        let rolling_clusters: Vec<String> = self
             .clusters
             .iter()
             .filter(|c| c.rollout() != Rollout::No)
@@ -307,13 +304,27 @@ impl Report {
             } else {
                 "replaced"
             },
-            plural(rolling.len(), "Cluster"),
-            if rolling.is_empty() {
+            plural(rolling_clusters.len(), "Cluster"),
+            if rolling_clusters.is_empty() {
                 String::new()
             } else {
-                format!(": {}", rolling.join("; "))
+                format!(": {}", rolling_clusters.join("; "))
             }
         );
+        let edits: Vec<String> = self
+            .inputs
+            .iter()
+            .filter(|i| i.rollout() != Rollout::No)
+            .map(|i| format!("{} ({})", i.cluster, rolling(&i.changes).join(", ")))
+            .collect();
+        if !edits.is_empty() {
+            let _ = writeln!(
+                out,
+                "The edits of cases replace Machines (or may) in {}: {}",
+                plural(edits.len(), "Cluster"),
+                edits.join("; ")
+            );
+        }
         out
     }
 
@@ -325,30 +336,7 @@ impl Report {
             .map(|cluster| {
                 let (outcome, error, objects) = match &cluster.outcome {
                     Outcome::Unchanged => ("unchanged", None, Vec::new()),
-                    Outcome::Changed(changes) => (
-                        "changed",
-                        None,
-                        changes
-                            .iter()
-                            .map(|c| {
-                                json!({
-                                    "kind": c.kind,
-                                    "name": c.name,
-                                    "role": c.role.to_string(),
-                                    "effect": c.effect.name(),
-                                    "rollout": c.rollout().name(),
-                                    "rollsOut": c.rolls_out(),
-                                    "consequence": c.consequence(),
-                                    "fields": c.fields.iter().map(|f| json!({
-                                        "path": f.path,
-                                        "before": f.before,
-                                        "after": f.after,
-                                        "effect": f.effect.name(),
-                                    })).collect::<Vec<_>>(),
-                                })
-                            })
-                            .collect(),
-                    ),
+                    Outcome::Changed(changes) => ("changed", None, objects_json(changes)),
                     Outcome::Breaks(e) => ("breaks", Some(e), Vec::new()),
                     Outcome::Fixed(e) => ("fixed", Some(e), Vec::new()),
                     Outcome::New(e) => ("new", Some(e), Vec::new()),
@@ -380,6 +368,9 @@ impl Report {
                         Some(Err(_)) => json!("fails"),
                     },
                     "error": input.head.as_ref().and_then(|r| r.as_ref().err()),
+                    "rollout": input.rollout().name(),
+                    "rollsOut": rolling(&input.changes),
+                    "objects": objects_json(&input.changes),
                 })
             })
             .collect();
@@ -405,6 +396,68 @@ impl Report {
             "variables": variables,
         })
     }
+}
+
+/// How many objects change and whether Machines roll out, then each object with what CAPI does
+/// and its fields; ends with a newline.
+fn changes_text(changes: &[ObjectChange]) -> String {
+    let rolls = rolling(changes);
+    let mut out = format!(
+        "{}; {}\n",
+        if changes.len() == 1 {
+            "1 object changes".to_string()
+        } else {
+            format!("{} objects change", changes.len())
+        },
+        match strongest(changes) {
+            Rollout::No => "no Machine is replaced".to_string(),
+            Rollout::Yes => format!("Machines roll out: {}", rolls.join(", ")),
+            Rollout::ProviderDecides => format!("Machines may roll out: {}", rolls.join(", ")),
+        }
+    );
+    for change in changes {
+        let _ = writeln!(
+            out,
+            "  {} {} ({})\n    {}",
+            change.kind,
+            change.name,
+            change.role,
+            change.consequence()
+        );
+        for field in &change.fields {
+            out.push_str(&field_lines(
+                &field.path,
+                field.before.as_ref(),
+                field.after.as_ref(),
+            ));
+        }
+    }
+    out
+}
+
+/// The changes as JSON objects (`kind`, `name`, `role`, `effect`, `rollout`, `rollsOut`,
+/// `consequence`, `fields`).
+fn objects_json(changes: &[ObjectChange]) -> Vec<Value> {
+    changes
+        .iter()
+        .map(|c| {
+            json!({
+                "kind": c.kind,
+                "name": c.name,
+                "role": c.role.to_string(),
+                "effect": c.effect.name(),
+                "rollout": c.rollout().name(),
+                "rollsOut": c.rolls_out(),
+                "consequence": c.consequence(),
+                "fields": c.fields.iter().map(|f| json!({
+                    "path": f.path,
+                    "before": f.before,
+                    "after": f.after,
+                    "effect": f.effect.name(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
 }
 
 /// The render failed because the extension does not serve a handler the ClusterClass calls.
