@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -78,8 +79,13 @@ func (v *versionProcess) stop() {
 
 func (v *versionProcess) url() string { return fmt.Sprintf("https://127.0.0.1:%d", v.port) }
 
-// cpMachineRole is diff's name of the control plane's machines' template.
-const cpMachineRole = "the control plane's infrastructure machine template"
+// diff's names of the control plane's machines' template, the MachineDeployment and its
+// MachineHealthCheck.
+const (
+	cpMachineRole     = "the control plane's infrastructure machine template"
+	mdRole            = "MachineDeployment md-0"
+	mdHealthCheckRole = "MachineDeployment md-0's MachineHealthCheck"
+)
 
 // diffState is what the scenario reads of the Cluster's objects: each object's labels,
 // annotations and spec, the MachineDeployment's template references, its MachineSets.
@@ -146,6 +152,25 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 		st.objects[o.role] = content(u)
 		st.refs[o.role] = o.name
 	}
+	// The MachineDeployment itself: its references read as its templates' rotations (refs), and
+	// the revision its own controller writes left out. Its MachineHealthCheck (named as it) once
+	// there is one.
+	mdObject := md.DeepCopy()
+	for _, path := range [][]string{
+		{"spec", "template", "spec", "infrastructureRef", "name"},
+		{"spec", "template", "spec", "bootstrap", "configRef", "name"},
+		{"metadata", "annotations", "machinedeployment.clusters.x-k8s.io/revision"},
+	} {
+		unstructured.RemoveNestedField(mdObject.Object, path...)
+	}
+	st.objects[mdRole] = content(mdObject)
+	st.refs[mdRole] = md.GetName()
+	if mhc, err := s.kube.get(ctx, clusterV, "MachineHealthCheck", ns, md.GetName()); err == nil {
+		st.objects[mdHealthCheckRole] = content(mhc)
+		st.refs[mdHealthCheckRole] = mhc.GetName()
+	} else if !apierrors.IsNotFound(err) {
+		return st, err
+	}
 	if cpMachine != "" {
 		u, err := s.kube.get(ctx, infraV, "GenericInfrastructureMachineTemplate", ns, cpMachine)
 		if err != nil {
@@ -165,9 +190,16 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 // observed is what CAPI did between two snapshots, in diff's words: per role the effect.
 func observed(before, after diffState) map[string]string {
 	out := map[string]string{}
+	for role := range after.objects {
+		if _, ok := before.objects[role]; !ok {
+			out[role] = "created"
+		}
+	}
 	for role, b := range before.objects {
-		a := after.objects[role]
+		a, ok := after.objects[role]
 		switch {
+		case !ok:
+			out[role] = "deleted"
 		case before.refs[role] != after.refs[role]:
 			out[role] = "template-rotated"
 		case !reflect.DeepEqual(b["spec"], a["spec"]):
@@ -243,6 +275,10 @@ type diffReport struct {
 		Cluster, Outcome, Rollout, Error string
 		Objects                          []struct{ Role, Effect string }
 	}
+	Inputs []struct {
+		Cluster, Change, Head, Rollout, Error string
+		Objects                               []struct{ Role, Effect string }
+	}
 }
 
 // runDiff runs `capi-ext diff --json` between two running versions over the cases in dir and
@@ -313,14 +349,21 @@ func (s *scenarios) predict(ctx context.Context, base, head *versionProcess, dir
 		return p, fmt.Errorf("capi-ext diff: the Cluster %s:\n%s", cluster.Outcome, out)
 	}
 	p.rollout = cluster.Rollout
-	for _, o := range cluster.Objects {
+	p.effects = asCAPISees(cluster.Objects)
+	return p, nil
+}
+
+// asCAPISees is diff's effect per role, "provider-decides" read as CAPI's in-place patch.
+func asCAPISees(objects []struct{ Role, Effect string }) map[string]string {
+	effects := map[string]string{}
+	for _, o := range objects {
 		effect := o.Effect
 		if effect == "provider-decides" {
 			effect = "in-place"
 		}
-		p.effects[o.Role] = effect
+		effects[o.Role] = effect
 	}
-	return p, nil
+	return effects
 }
 
 func describe(m map[string]string) string {
@@ -508,34 +551,38 @@ spec:
 		}
 		state = after
 	}
-	return s.renamedHandlerBreaks(ctx, deployed, portA)
+	if deployed, err = s.renamedHandlerBreaks(ctx, deployed, portA); err != nil {
+		return err
+	}
+	return s.editPredictsCAPI(ctx, deployed)
 }
 
 // renamedHandlerBreaks: a head that renamed the handler the deployed ClusterClass calls. diff
 // says it BREAKS the Cluster (exit 1) and why; deployed, the manager's reconcile of the Cluster
-// fails calling that handler, as diff said. The last good version is deployed again after.
-func (s *scenarios) renamedHandlerBreaks(ctx context.Context, deployed *versionProcess, port int) error {
+// fails calling that handler, as diff said. The last good version is deployed again after, and
+// returned.
+func (s *scenarios) renamedHandlerBreaks(ctx context.Context, deployed *versionProcess, port int) (*versionProcess, error) {
 	dir := filepath.Join(s.work, "diff", "renamed")
 	if err := s.writeDiffCases(ctx, dir); err != nil {
-		return err
+		return nil, err
 	}
 	head, err := s.startVersion("renamed", freePort())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	report, out, code, err := s.runDiff(ctx, deployed, head, dir)
 	head.stop()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cluster := report.Clusters[0]
 	if code != 1 || cluster.Outcome != "breaks" ||
 		!strings.Contains(cluster.Error, "calls the GeneratePatches handler `patches`, which the head does not serve") {
-		return fmt.Errorf("capi-ext diff of a head without the deployed handler: exit %d, outcome %s, not 1 and breaks naming the handler:\n%s", code, cluster.Outcome, out)
+		return nil, fmt.Errorf("capi-ext diff of a head without the deployed handler: exit %d, outcome %s, not 1 and breaks naming the handler:\n%s", code, cluster.Outcome, out)
 	}
 	deployed.stop()
 	if deployed, err = s.startVersion("renamed", port); err != nil {
-		return err
+		return nil, err
 	}
 	// CAPI reads the new version's Discovery when it reconciles the ExtensionConfig again.
 	rediscover := func(variant string) error {
@@ -543,11 +590,11 @@ func (s *scenarios) renamedHandlerBreaks(ctx context.Context, deployed *versionP
 			fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, variant), false)
 	}
 	if err := rediscover("renamed"); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.kube.mergePatch(ctx, clusterV, "Cluster", ns, diffClusterName,
 		fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, "renamed"), false); err != nil {
-		return err
+		return nil, err
 	}
 	want := fmt.Sprintf("failed to call extension handler %q", "patches."+versionsExt)
 	var seen string
@@ -560,12 +607,122 @@ func (s *scenarios) renamedHandlerBreaks(ctx context.Context, deployed *versionP
 		seen = fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
 		return st == "False" && strings.Contains(msg, want), seen
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Printf("  renamed handler: diff said BREAKS (exit 1); CAPI: %s\n", seen)
 	deployed.stop()
-	if _, err := s.startVersion(VariantLast, port); err != nil {
+	if deployed, err = s.startVersion(VariantLast, port); err != nil {
+		return nil, err
+	}
+	return deployed, rediscover(VariantLast)
+}
+
+// editPredictsCAPI: the running version stays; the ClusterClass gains a health check for its
+// MachineDeployment class and the Cluster sets md-0's minReadySeconds. `capi-ext diff
+// --base-cases <as stored> --cases <as edited>` says what the edit does; applied, CAPI must do
+// exactly that: the MachineDeployment patched in place (no new MachineSet) and its
+// MachineHealthCheck created.
+func (s *scenarios) editPredictsCAPI(ctx context.Context, deployed *versionProcess) error {
+	before, err := s.settle(ctx, deployed)
+	if err != nil {
 		return err
 	}
-	return rediscover(VariantLast)
+	stored := filepath.Join(s.work, "diff", "edit-stored")
+	edited := filepath.Join(s.work, "diff", "edit-edited")
+	for _, dir := range []string{stored, edited} {
+		if err := s.writeDiffCases(ctx, dir); err != nil {
+			return err
+		}
+	}
+	healthCheck := map[string]any{"checks": map[string]any{
+		"nodeStartupTimeoutSeconds": int64(0),
+		"unhealthyNodeConditions":   []any{map[string]any{"type": "Ready", "status": "Unknown", "timeoutSeconds": int64(3600)}},
+	}}
+	classWorkers, err := editCase(filepath.Join(edited, "01-clusterclass.json"), []string{"spec", "workers", "machineDeployments"}, "healthCheck", healthCheck)
+	if err != nil {
+		return err
+	}
+	clusterWorkers, err := editCase(filepath.Join(edited, "00-cluster.json"), []string{"spec", "topology", "workers", "machineDeployments"}, "minReadySeconds", int64(7))
+	if err != nil {
+		return err
+	}
+	report, out, code, err := s.runDiffOn(ctx, deployed, deployed, "--base-cases", stored, "--cases", edited)
+	if err != nil {
+		return err
+	}
+	if code != 0 || report.Clusters[0].Outcome != "unchanged" || len(report.Inputs) != 1 || report.Inputs[0].Change != "changed" || report.Inputs[0].Head != "renders" {
+		return fmt.Errorf("capi-ext diff of the edit (same version): exit %d, not 0 with the Cluster unchanged and its case changed, rendering:\n%s", code, out)
+	}
+	predicted := asCAPISees(report.Inputs[0].Objects)
+	// Apply the edit: the class first, then the Cluster, and wait for the topology controller
+	// to have reconciled the Cluster's new generation.
+	patch := func(kind, name string, path []string, list []any) error {
+		body := map[string]any{}
+		at := body
+		for _, key := range path[:len(path)-1] {
+			next := map[string]any{}
+			at[key] = next
+			at = next
+		}
+		at[path[len(path)-1]] = list
+		data, _ := json.Marshal(body)
+		return s.kube.mergePatch(ctx, clusterV, kind, ns, name, string(data), false)
+	}
+	if err := patch("ClusterClass", "diff-class", []string{"spec", "workers", "machineDeployments"}, classWorkers); err != nil {
+		return err
+	}
+	if err := patch("Cluster", diffClusterName, []string{"spec", "topology", "workers", "machineDeployments"}, clusterWorkers); err != nil {
+		return err
+	}
+	if err := eventually(timeoutLg, "the Cluster's edit reconciled (TopologyReconciled=True at its generation)", func() (bool, string) {
+		u, err := s.kube.get(ctx, clusterV, "Cluster", ns, diffClusterName)
+		if err != nil {
+			return false, err.Error()
+		}
+		st, reason, _ := condition(u, "TopologyReconciled")
+		observedGeneration, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		return st == "True" && observedGeneration == u.GetGeneration(),
+			fmt.Sprintf("TopologyReconciled=%s/%s, observed generation %d of %d", st, reason, observedGeneration, u.GetGeneration())
+	}); err != nil {
+		return err
+	}
+	after, err := s.settle(ctx, deployed)
+	if err != nil {
+		return err
+	}
+	did := observed(before, after)
+	want := map[string]string{mdRole: "in-place", mdHealthCheckRole: "created"}
+	rolled := after.machineSets > before.machineSets
+	fmt.Printf("  edit (ClusterClass: md class health check; Cluster: md-0 minReadySeconds): diff predicted %s (rollout: %s); CAPI did %s (MachineSets %d → %d)\n",
+		describe(predicted), report.Inputs[0].Rollout, describe(did), before.machineSets, after.machineSets)
+	if !reflect.DeepEqual(did, want) || rolled {
+		return fmt.Errorf("the edit: CAPI did %s (new MachineSet: %v), the scenario expects %s and no new MachineSet", describe(did), rolled, describe(want))
+	}
+	if !reflect.DeepEqual(predicted, did) || report.Inputs[0].Rollout != "no" {
+		return fmt.Errorf("the edit: capi-ext diff predicted %s (rollout %s), CAPI did %s; diff's report:\n%s", describe(predicted), report.Inputs[0].Rollout, describe(did), out)
+	}
+	return nil
+}
+
+// editCase sets key to value in the first entry of the list at path of a case file (JSON),
+// writes it back and returns the edited list.
+func editCase(file string, path []string, key string, value any) ([]any, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var object map[string]any
+	if err := json.Unmarshal(data, &object); err != nil {
+		return nil, err
+	}
+	list, found, err := unstructured.NestedSlice(object, path...)
+	if err != nil || !found || len(list) == 0 {
+		return nil, fmt.Errorf("%s: no %s (%v)", file, strings.Join(path, "."), err)
+	}
+	list[0].(map[string]any)[key] = value
+	if err := unstructured.SetNestedSlice(object, list, path...); err != nil {
+		return nil, err
+	}
+	data, _ = json.MarshalIndent(object, "", "  ")
+	return list, os.WriteFile(file, data, 0o644)
 }
