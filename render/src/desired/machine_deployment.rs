@@ -4,10 +4,7 @@
 //! minReadySeconds), labels, annotations and selector. Each field the Cluster's topology sets
 //! wins over the ClusterClass's.
 
-use super::machine_template::{
-    Parts, cluster_or_class, deletion_timeouts, is_zero, omit_empty, reference, taints,
-    topology_list,
-};
+use super::machine_template::{Parts, cluster_or_class, is_zero, topology_list, worker_object};
 use super::{CLUSTER_NAME_LABEL, DEPLOYMENT_NAME_LABEL, TOPOLOGY_OWNED_LABEL, input};
 use crate::error::RenderError;
 use crate::go_template::metav1_time_utc;
@@ -65,46 +62,26 @@ pub(super) fn object(parts: &Parts<'_>, capi_version: CapiVersion) -> Result<Val
         rollout = json!({"after": after, "strategy": strategy(topology)});
     }
 
-    let labels = map_value(parts.labels);
-    let annotations = map_value(parts.annotations);
     let selector = BTreeMap::from([
         (CLUSTER_NAME_LABEL.to_string(), cluster_name.to_string()),
         (TOPOLOGY_OWNED_LABEL.to_string(), String::new()),
         (DEPLOYMENT_NAME_LABEL.to_string(), topology_name.to_string()),
     ]);
-    let mut object = json!({
-        "apiVersion": "cluster.x-k8s.io/v1beta2",
-        "kind": "MachineDeployment",
-        "metadata": {
-            "name": parts.name,
-            "namespace": string(cluster, &["metadata", "namespace"]),
-            "labels": labels,
-            "annotations": annotations,
-        },
-        "spec": {
-            "clusterName": cluster_name,
-            "replicas": get(topology, &["replicas"]),
+    let object = worker_object(
+        parts,
+        "MachineDeployment",
+        json!({
             "rollout": rollout,
             "deletion": {"order": cluster_or_class(&["deletion", "order"])},
             "remediation": {"maxInFlight": cluster_or_class(&["healthCheck", "remediation", "maxInFlight"])},
             "selector": {"matchLabels": map_value(&selector)},
-            "template": {
-                "metadata": {"labels": labels, "annotations": annotations},
-                "spec": {
-                    "clusterName": cluster_name,
-                    "version": parts.version,
-                    "bootstrap": {"configRef": reference(parts.bootstrap)},
-                    "infrastructureRef": reference(parts.infrastructure),
-                    "failureDomain": cluster_or_class(&["failureDomain"]),
-                    "deletion": deletion_timeouts(topology, class),
-                    "readinessGates": topology_list(topology, class, "readinessGates", &["conditionType", "polarity"]),
-                    "taints": taints(topology, class, capi_version),
-                    "minReadySeconds": cluster_or_class(&["minReadySeconds"]),
-                },
-            },
-        },
-    });
-    omit_empty(&mut object);
+        }),
+        json!({
+            "failureDomain": cluster_or_class(&["failureDomain"]),
+            "readinessGates": topology_list(topology, class, "readinessGates", &["conditionType", "polarity"]),
+        }),
+        capi_version,
+    );
     Ok(object)
 }
 

@@ -3,53 +3,20 @@
 //! taints, minReadySeconds), labels and annotations. Each field the Cluster's topology sets wins
 //! over the ClusterClass's.
 
-use super::machine_template::{
-    Parts, cluster_or_class, deletion_timeouts, omit_empty, reference, taints,
-};
-use crate::object::{get, map_value, string};
+use super::machine_template::{Parts, cluster_or_class, worker_object};
 use capi_ext::CapiVersion;
 use serde_json::{Value, json};
 
 /// The MachinePool CAPI creates (or updates) for one topology entry.
 pub(super) fn object(parts: &Parts<'_>, capi_version: CapiVersion) -> Value {
-    let Parts {
-        cluster,
-        topology,
-        class,
-        ..
-    } = parts;
-    let cluster_name = string(cluster, &["metadata", "name"]);
-    let labels = map_value(parts.labels);
-    let annotations = map_value(parts.annotations);
-    let mut object = json!({
-        "apiVersion": "cluster.x-k8s.io/v1beta2",
-        "kind": "MachinePool",
-        "metadata": {
-            "name": parts.name,
-            "namespace": string(cluster, &["metadata", "namespace"]),
-            "labels": labels,
-            "annotations": annotations,
-        },
-        "spec": {
-            "clusterName": cluster_name,
-            "replicas": get(topology, &["replicas"]),
-            "failureDomains": cluster_or_class(topology, class, &["failureDomains"]),
-            "template": {
-                "metadata": {"labels": labels, "annotations": annotations},
-                "spec": {
-                    "clusterName": cluster_name,
-                    "version": parts.version,
-                    "bootstrap": {"configRef": reference(parts.bootstrap)},
-                    "infrastructureRef": reference(parts.infrastructure),
-                    "deletion": deletion_timeouts(topology, class),
-                    "taints": taints(topology, class, capi_version),
-                    "minReadySeconds": cluster_or_class(topology, class, &["minReadySeconds"]),
-                },
-            },
-        },
-    });
-    omit_empty(&mut object);
-    object
+    let failure_domains = cluster_or_class(parts.topology, parts.class, &["failureDomains"]);
+    worker_object(
+        parts,
+        "MachinePool",
+        json!({"failureDomains": failure_domains}),
+        json!({}),
+        capi_version,
+    )
 }
 
 #[cfg(test)]

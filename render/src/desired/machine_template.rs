@@ -4,7 +4,7 @@
 //! CAPI's types (`omitempty`).
 
 use super::control_plane::typed_list;
-use crate::object::{get, string};
+use crate::object::{get, map_value, string};
 use capi_ext::CapiVersion;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -22,6 +22,62 @@ pub(super) struct Parts<'a> {
     pub bootstrap: &'a Value,
     pub infrastructure: &'a Value,
     pub version: &'a str,
+}
+
+/// The MachineDeployment or MachinePool (`kind`) of these parts: metadata, replicas and the
+/// machine template both have (version, references, deletion timeouts, taints,
+/// minReadySeconds), with the kind's own `spec` and machine template `spec` fields added; Go's
+/// empty values left out.
+pub(super) fn worker_object(
+    parts: &Parts<'_>,
+    kind: &str,
+    spec: Value,
+    machine: Value,
+    capi_version: CapiVersion,
+) -> Value {
+    let (topology, class) = (parts.topology, parts.class);
+    let cluster_name = string(parts.cluster, &["metadata", "name"]);
+    let labels = map_value(parts.labels);
+    let annotations = map_value(parts.annotations);
+    let mut object = json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2",
+        "kind": kind,
+        "metadata": {
+            "name": parts.name,
+            "namespace": string(parts.cluster, &["metadata", "namespace"]),
+            "labels": labels,
+            "annotations": annotations,
+        },
+        "spec": {
+            "clusterName": cluster_name,
+            "replicas": get(topology, &["replicas"]),
+            "template": {
+                "metadata": {"labels": labels, "annotations": annotations},
+                "spec": {
+                    "clusterName": cluster_name,
+                    "version": parts.version,
+                    "bootstrap": {"configRef": reference(parts.bootstrap)},
+                    "infrastructureRef": reference(parts.infrastructure),
+                    "deletion": deletion_timeouts(topology, class),
+                    "taints": taints(topology, class, capi_version),
+                    "minReadySeconds": cluster_or_class(topology, class, &["minReadySeconds"]),
+                },
+            },
+        },
+    });
+    for (at, extra) in [
+        (&["spec"][..], spec),
+        (&["spec", "template", "spec"][..], machine),
+    ] {
+        if let (Some(Value::Object(into)), Value::Object(extra)) = (
+            at.iter().try_fold(&mut object, |v, key| v.get_mut(*key)),
+            extra,
+        ) {
+            into.extend(extra);
+        }
+    }
+    omit_empty(&mut object);
+    object
 }
 
 /// The topology's value at `path` when set, else the class's (CAPI's `if topology.X != nil`).
