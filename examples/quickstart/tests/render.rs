@@ -37,6 +37,7 @@ async fn patches_land_on_the_objects_capi_creates() {
             "GenericInfrastructureMachineTemplate",
             "GenericBootstrapConfigTemplate",
             "GenericInfrastructureMachineTemplate",
+            "MachineDeployment",
         ]
     );
     let control_plane = rendered.object("GenericControlPlane").unwrap();
