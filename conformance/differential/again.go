@@ -110,6 +110,11 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 		crds:         tc.crds,
 		expect:       expectComputed,
 	}
+	if edit != "none" {
+		// An edit may make the topology invalid (a patch of the class that cannot apply to a new
+		// MachineDeployment): then both must refuse it at the same step.
+		again.expect = expectBounded
+	}
 	for _, current := range capiObjects(state) {
 		again.templates = append(again.templates, deepCopyObj(current))
 	}
@@ -152,6 +157,11 @@ func runAgain(ctx context.Context, opts options, rc runtimeClientWithConfig, tc 
 	})
 	judge(&second, again.expect)
 	r.again = edit
+	if second.outcome == "both-failed" {
+		r.againRefused = second.step
+		_ = os.RemoveAll(dir)
+		return
+	}
 	if second.outcome != "equal" {
 		r.outcome = "mismatch"
 		r.dir = dir

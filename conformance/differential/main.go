@@ -145,6 +145,8 @@ type result struct {
 	// how many names of the first reconcile CAPI kept there (render must keep them exactly).
 	again string
 	kept  int
+	// The step both refused the edited Cluster at, if they did.
+	againRefused string
 	// Why each side refused, when both did.
 	capiErr, renderErr error
 }
@@ -501,12 +503,15 @@ func stepOf(err error) string {
 // pastCreation counts the cases computed again past creation, per edit ("" when none was).
 func pastCreation(results []result) string {
 	byEdit := map[string]int{}
-	total, kept := 0, 0
+	total, kept, refused := 0, 0, 0
 	for _, r := range results {
 		if r.again != "" && r.outcome == "equal" {
 			byEdit[r.again]++
 			total++
 			kept += r.kept
+			if r.againRefused != "" {
+				refused++
+			}
 		}
 	}
 	if total == 0 {
@@ -518,7 +523,8 @@ func pastCreation(results []result) string {
 			parts = append(parts, fmt.Sprintf("%s %d", edit, byEdit[edit]))
 		}
 	}
-	return fmt.Sprintf("%d (%s), %d names kept by CAPI and by render", total, strings.Join(parts, ", "), kept)
+	return fmt.Sprintf("%d (%s; %d edited Clusters refused by both at the same step), %d names kept by CAPI and by render",
+		total, strings.Join(parts, ", "), refused, kept)
 }
 
 func report(results []result, took time.Duration, verbose bool) {
