@@ -12,6 +12,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"capi-ext.local/devenv"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -49,11 +50,11 @@ type crdUnderTest struct {
 	schema     map[string]any
 }
 
-func runAPIRules(o options, work string, ps *processes) error {
+func runAPIRules(o options, work string, ps *Processes) error {
 	ctx := context.Background()
-	p := newPKI(filepath.Join(work, "pki"), "capi-ext-api-rules-ca")
-	adminCert, adminKey := p.leaf("admin", "admin", []string{"system:masters"}, false)
-	apiPort, kube, err := startAPIServer(o, work, ps, p, adminCert, adminKey)
+	p := NewPKI(filepath.Join(work, "pki"), "capi-ext-api-rules-ca")
+	adminCert, adminKey := p.Leaf("admin", "admin", []string{"system:masters"}, false)
+	apiPort, kube, err := devenv.StartAPIServer(o.binaries(), work, ps, p, adminCert, adminKey)
 	if err != nil {
 		return err
 	}
@@ -82,20 +83,20 @@ func runAPIRules(o options, work string, ps *processes) error {
 			if err != nil {
 				return err
 			}
-			created, err := kube.apply(ctx, string(data))
+			created, err := kube.Apply(ctx, string(data))
 			if err != nil {
 				return fmt.Errorf("%s: %w", f, err)
 			}
 			names = append(names, created...)
 		}
 	}
-	if err := kube.waitEstablished(ctx, names); err != nil {
+	if err := kube.WaitEstablished(ctx, names); err != nil {
 		return err
 	}
-	if _, err := kube.apply(ctx, "apiVersion: v1\nkind: Namespace\nmetadata: {name: api-rules}\n"); err != nil {
+	if _, err := kube.Apply(ctx, "apiVersion: v1\nkind: Namespace\nmetadata: {name: api-rules}\n"); err != nil {
 		return err
 	}
-	admin := httpClient(p.caPEM, adminCert, adminKey)
+	admin := HTTPClient(p.CAPEM, adminCert, adminKey)
 	admin.Timeout = 60 * time.Second
 	base := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
 	total := 0
@@ -152,7 +153,7 @@ func readCRDs(path string) ([]crdUnderTest, error) {
 		if err != nil {
 			return nil, err
 		}
-		objs, err := docs(string(data))
+		objs, err := Docs(string(data))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
 		}

@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,17 +49,17 @@ var diffSteps = []struct {
 
 // versionProcess is one running version of the topology extension.
 type versionProcess struct {
-	proc *process
+	proc *Process
 	port int
 }
 
 func (s *scenarios) startVersion(variant string, port int) (*versionProcess, error) {
-	probes := freePort()
-	p := s.ps.start(fmt.Sprintf("topology-%s-%d", variant, port), s.conformanceBin, "topology-extension", "--variant", variant,
+	probes := FreePort()
+	p := s.ps.Start(fmt.Sprintf("topology-%s-%d", variant, port), s.conformanceBin, "topology-extension", "--variant", variant,
 		"--target=1."+fmt.Sprint(s.minor), "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", port),
 		"--webhook-cert-dir="+s.extCertDir, "--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json")
-	if err := waitHTTP(httpClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, p); err != nil {
+	if err := WaitHTTP(HTTPClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, p); err != nil {
 		return nil, err
 	}
 	return &versionProcess{proc: p, port: port}, nil
@@ -68,13 +67,7 @@ func (s *scenarios) startVersion(variant string, port int) (*versionProcess, err
 
 // stop stops one process by its PID and waits for it.
 func (v *versionProcess) stop() {
-	_ = syscall.Kill(v.proc.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-v.proc.done:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-v.proc.cmd.Process.Pid, syscall.SIGKILL)
-		<-v.proc.done
-	}
+	v.proc.Stop()
 }
 
 func (v *versionProcess) url() string { return fmt.Sprintf("https://127.0.0.1:%d", v.port) }
@@ -102,13 +95,13 @@ func content(u *unstructured.Unstructured) map[string]any {
 
 func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 	st := diffState{objects: map[string]map[string]any{}, refs: map[string]string{}}
-	c, err := s.kube.get(ctx, clusterV, "Cluster", ns, diffClusterName)
+	c, err := s.kube.Get(ctx, clusterV, "Cluster", ns, diffClusterName)
 	if err != nil {
 		return st, err
 	}
 	infraName, _, _ := unstructured.NestedString(c.Object, "spec", "infrastructureRef", "name")
 	cpName, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
-	mds, err := s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{
+	mds, err := s.kube.List(ctx, clusterV, "MachineDeployment", ns, map[string]string{
 		"cluster.x-k8s.io/cluster-name": diffClusterName, "topology.cluster.x-k8s.io/deployment-name": "md-0"})
 	if err != nil {
 		return st, err
@@ -116,7 +109,7 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 	if infraName == "" || cpName == "" || len(mds) != 1 {
 		return st, fmt.Errorf("Cluster %s: infrastructure %q, control plane %q, %d MachineDeployments md-0", diffClusterName, infraName, cpName, len(mds))
 	}
-	mps, err := s.kube.list(ctx, clusterV, "MachinePool", ns, map[string]string{
+	mps, err := s.kube.List(ctx, clusterV, "MachinePool", ns, map[string]string{
 		"cluster.x-k8s.io/cluster-name": diffClusterName, "topology.cluster.x-k8s.io/pool-name": "mp-0"})
 	if err != nil {
 		return st, err
@@ -138,7 +131,7 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 		{"MachinePool mp-0's infrastructure machine pool", infraV, "GenericInfrastructureMachinePool", mpInfra},
 		{"MachinePool mp-0's bootstrap config", bootstrapV, "GenericBootstrapConfig", mpBootstrap},
 	} {
-		u, err := s.kube.get(ctx, o.apiVersion, o.kind, ns, o.name)
+		u, err := s.kube.Get(ctx, o.apiVersion, o.kind, ns, o.name)
 		if err != nil {
 			return st, fmt.Errorf("%s: %w", o.role, err)
 		}
@@ -165,21 +158,21 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 	}
 	st.objects[mdRole] = content(mdObject)
 	st.refs[mdRole] = md.GetName()
-	if mhc, err := s.kube.get(ctx, clusterV, "MachineHealthCheck", ns, md.GetName()); err == nil {
+	if mhc, err := s.kube.Get(ctx, clusterV, "MachineHealthCheck", ns, md.GetName()); err == nil {
 		st.objects[mdHealthCheckRole] = content(mhc)
 		st.refs[mdHealthCheckRole] = mhc.GetName()
 	} else if !apierrors.IsNotFound(err) {
 		return st, err
 	}
 	if cpMachine != "" {
-		u, err := s.kube.get(ctx, infraV, "GenericInfrastructureMachineTemplate", ns, cpMachine)
+		u, err := s.kube.Get(ctx, infraV, "GenericInfrastructureMachineTemplate", ns, cpMachine)
 		if err != nil {
 			return st, err
 		}
 		st.objects[cpMachineRole] = content(u)
 		st.refs[cpMachineRole] = cpMachine
 	}
-	sets, err := s.kube.list(ctx, clusterV, "MachineSet", ns, map[string]string{"cluster.x-k8s.io/deployment-name": md.GetName()})
+	sets, err := s.kube.List(ctx, clusterV, "MachineSet", ns, map[string]string{"cluster.x-k8s.io/deployment-name": md.GetName()})
 	if err != nil {
 		return st, err
 	}
@@ -217,12 +210,12 @@ func (s *scenarios) writeDiffCases(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	c, err := s.kube.get(ctx, clusterV, "Cluster", ns, diffClusterName)
+	c, err := s.kube.Get(ctx, clusterV, "Cluster", ns, diffClusterName)
 	if err != nil {
 		return err
 	}
 	cpName, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
-	mds, err := s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{"cluster.x-k8s.io/cluster-name": diffClusterName})
+	mds, err := s.kube.List(ctx, clusterV, "MachineDeployment", ns, map[string]string{"cluster.x-k8s.io/cluster-name": diffClusterName})
 	if err != nil {
 		return err
 	}
@@ -237,13 +230,13 @@ func (s *scenarios) writeDiffCases(ctx context.Context, dir string) error {
 		{infraV, "GenericInfrastructureMachinePoolTemplate", "e2e-pool"},
 		{cpV, "GenericControlPlane", cpName},
 	} {
-		u, err := s.kube.get(ctx, o.apiVersion, o.kind, ns, o.name)
+		u, err := s.kube.Get(ctx, o.apiVersion, o.kind, ns, o.name)
 		if err != nil {
 			return err
 		}
 		objects = append(objects, u)
 	}
-	mps, err := s.kube.list(ctx, clusterV, "MachinePool", ns, map[string]string{"cluster.x-k8s.io/cluster-name": diffClusterName})
+	mps, err := s.kube.List(ctx, clusterV, "MachinePool", ns, map[string]string{"cluster.x-k8s.io/cluster-name": diffClusterName})
 	if err != nil {
 		return err
 	}
@@ -296,7 +289,7 @@ func (s *scenarios) runDiffLive(ctx context.Context, base, head *versionProcess)
 func (s *scenarios) runDiffOn(ctx context.Context, base, head *versionProcess, cases ...string) (diffReport, string, int, error) {
 	var report diffReport
 	caFile := filepath.Join(s.work, "diff-ca.crt")
-	if err := os.WriteFile(caFile, s.pki.caPEM, 0o644); err != nil {
+	if err := os.WriteFile(caFile, s.pki.CAPEM, 0o644); err != nil {
 		return report, "", 0, err
 	}
 	// The versions require CAPI's client certificate, as every extension here does: diff
@@ -381,9 +374,9 @@ func describe(m map[string]string) string {
 // settle waits until the manager has called the new version and the objects have stopped
 // changing (the same snapshot three times, two seconds apart), then returns that snapshot.
 func (s *scenarios) settle(ctx context.Context, deployed *versionProcess) (diffState, error) {
-	if err := eventually(timeoutLg, "the manager calls the new version", func() (bool, string) {
+	if err := Eventually(timeoutLg, "the manager calls the new version", func() (bool, string) {
 		n := 0
-		for _, a := range answers(deployed.proc.log) {
+		for _, a := range answers(deployed.proc.Log) {
 			if a.Span.Hook == "GeneratePatches" && a.Code == 200 {
 				n++
 			}
@@ -415,12 +408,12 @@ func (s *scenarios) settle(ctx context.Context, deployed *versionProcess) (diffS
 }
 
 func (s *scenarios) diffPredictsCAPI(ctx context.Context) error {
-	portA := freePort()
+	portA := FreePort()
 	deployed, err := s.startVersion("v1", portA)
 	if err != nil {
 		return err
 	}
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
+	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
 kind: ExtensionConfig
 metadata: {name: %[2]s}
 spec:
@@ -473,8 +466,8 @@ spec:
 	}
 	// Play the control plane provider: initialized at the Cluster's version, so CAPI creates
 	// the MachineDeployment.
-	if err := eventually(timeoutLg, "Cluster d1's control plane created", func() (bool, string) {
-		c, err := s.kube.get(ctx, clusterV, "Cluster", ns, diffClusterName)
+	if err := Eventually(timeoutLg, "Cluster d1's control plane created", func() (bool, string) {
+		c, err := s.kube.Get(ctx, clusterV, "Cluster", ns, diffClusterName)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -482,13 +475,13 @@ spec:
 		if cpName == "" {
 			return false, "no controlPlaneRef yet"
 		}
-		err = s.kube.mergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true)
+		err = s.kube.MergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true)
 		return err == nil, fmt.Sprint(err)
 	}); err != nil {
 		return err
 	}
 	var state diffState
-	if err := eventually(timeoutLg, "MachineDeployment md-0 and its MachineSet created with v1", func() (bool, string) {
+	if err := Eventually(timeoutLg, "MachineDeployment md-0 and its MachineSet created with v1", func() (bool, string) {
 		st, err := s.diffSnapshot(ctx)
 		if err != nil {
 			return false, err.Error()
@@ -506,7 +499,7 @@ spec:
 		if err := s.writeDiffCases(ctx, dir); err != nil {
 			return err
 		}
-		head, err := s.startVersion(step.variant, freePort())
+		head, err := s.startVersion(step.variant, FreePort())
 		if err != nil {
 			return err
 		}
@@ -520,7 +513,7 @@ spec:
 		if deployed, err = s.startVersion(step.variant, portA); err != nil {
 			return err
 		}
-		if err := s.kube.mergePatch(ctx, clusterV, "Cluster", ns, diffClusterName,
+		if err := s.kube.MergePatch(ctx, clusterV, "Cluster", ns, diffClusterName,
 			fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, step.variant), false); err != nil {
 			return err
 		}
@@ -566,7 +559,7 @@ func (s *scenarios) renamedHandlerBreaks(ctx context.Context, deployed *versionP
 	if err := s.writeDiffCases(ctx, dir); err != nil {
 		return nil, err
 	}
-	head, err := s.startVersion("renamed", freePort())
+	head, err := s.startVersion("renamed", FreePort())
 	if err != nil {
 		return nil, err
 	}
@@ -586,24 +579,24 @@ func (s *scenarios) renamedHandlerBreaks(ctx context.Context, deployed *versionP
 	}
 	// CAPI reads the new version's Discovery when it reconciles the ExtensionConfig again.
 	rediscover := func(variant string) error {
-		return s.kube.mergePatch(ctx, runtimeV, "ExtensionConfig", "", versionsExt,
+		return s.kube.MergePatch(ctx, runtimeV, "ExtensionConfig", "", versionsExt,
 			fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, variant), false)
 	}
 	if err := rediscover("renamed"); err != nil {
 		return nil, err
 	}
-	if err := s.kube.mergePatch(ctx, clusterV, "Cluster", ns, diffClusterName,
+	if err := s.kube.MergePatch(ctx, clusterV, "Cluster", ns, diffClusterName,
 		fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, "renamed"), false); err != nil {
 		return nil, err
 	}
 	want := fmt.Sprintf("failed to call extension handler %q", "patches."+versionsExt)
 	var seen string
-	if err := eventually(timeoutLg, "TopologyReconciled=False naming the handler the head does not serve", func() (bool, string) {
-		u, err := s.kube.get(ctx, clusterV, "Cluster", ns, diffClusterName)
+	if err := Eventually(timeoutLg, "TopologyReconciled=False naming the handler the head does not serve", func() (bool, string) {
+		u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, diffClusterName)
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "TopologyReconciled")
+		st, reason, msg := Condition(u, "TopologyReconciled")
 		seen = fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
 		return st == "False" && strings.Contains(msg, want), seen
 	}); err != nil {
@@ -666,7 +659,7 @@ func (s *scenarios) editPredictsCAPI(ctx context.Context, deployed *versionProce
 		}
 		at[path[len(path)-1]] = list
 		data, _ := json.Marshal(body)
-		return s.kube.mergePatch(ctx, clusterV, kind, ns, name, string(data), false)
+		return s.kube.MergePatch(ctx, clusterV, kind, ns, name, string(data), false)
 	}
 	if err := patch("ClusterClass", "diff-class", []string{"spec", "workers", "machineDeployments"}, classWorkers); err != nil {
 		return err
@@ -674,12 +667,12 @@ func (s *scenarios) editPredictsCAPI(ctx context.Context, deployed *versionProce
 	if err := patch("Cluster", diffClusterName, []string{"spec", "topology", "workers", "machineDeployments"}, clusterWorkers); err != nil {
 		return err
 	}
-	if err := eventually(timeoutLg, "the Cluster's edit reconciled (TopologyReconciled=True at its generation)", func() (bool, string) {
-		u, err := s.kube.get(ctx, clusterV, "Cluster", ns, diffClusterName)
+	if err := Eventually(timeoutLg, "the Cluster's edit reconciled (TopologyReconciled=True at its generation)", func() (bool, string) {
+		u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, diffClusterName)
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, _ := condition(u, "TopologyReconciled")
+		st, reason, _ := Condition(u, "TopologyReconciled")
 		observedGeneration, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 		return st == "True" && observedGeneration == u.GetGeneration(),
 			fmt.Sprintf("TopologyReconciled=%s/%s, observed generation %d of %d", st, reason, observedGeneration, u.GetGeneration())

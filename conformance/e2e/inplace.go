@@ -1,11 +1,10 @@
 package main
 
 import (
+	"capi-ext.local/devenv"
 	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,116 +41,18 @@ func inplaceCalls(logPath string) []inplaceCall {
 	return loggedCalls[inplaceCall](logPath, "in-place hook called")
 }
 
-// fakeMachines plays the bootstrap and infrastructure providers and the kubelet for every
-// Machine of the namespace: bootstrap data, a provider ID, provisioned, and a Ready Node. For a
-// KubeadmControlPlane's Machines it also plays kubeadm (see kcp.go): the Node labelled and tainted
-// as a control plane Node, its static Pods running, the kubeadm-config ConfigMap.
-type fakeMachines struct {
-	once sync.Once
-	stop chan struct{}
-	done chan struct{}
+// startFakeMachines plays the bootstrap and infrastructure providers and the kubelet for every
+// Machine of the namespace (devenv.Providers): bootstrap data, a provider ID, provisioned, and a
+// Ready Node. For a KubeadmControlPlane's Machines it also plays kubeadm (see kcp.go): the Node
+// labelled and tainted as a control plane Node, its static Pods running, the kubeadm-config
+// ConfigMap.
+func (s *scenarios) startFakeMachines(ctx context.Context) *devenv.Player {
+	return s.providers().Start(ctx)
 }
 
-func (s *scenarios) startFakeMachines(ctx context.Context) *fakeMachines {
-	f := &fakeMachines{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(f.done)
-		for {
-			select {
-			case <-f.stop:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-			for _, kind := range []struct{ apiVersion, kind string }{{bootstrapV, "GenericBootstrapConfig"}, {bootstrapV, "KubeadmConfig"}} {
-				configs, err := s.kube.list(ctx, kind.apiVersion, kind.kind, ns, nil)
-				if err != nil {
-					continue
-				}
-				for _, c := range configs {
-					if name, _, _ := unstructured.NestedString(c.Object, "status", "dataSecretName"); name == "" {
-						s.writeBootstrapData(ctx, kind.kind, &c)
-					}
-				}
-			}
-			if machines, err := s.kube.list(ctx, infraV, "GenericInfrastructureMachine", ns, nil); err == nil {
-				for _, m := range machines {
-					if id, _, _ := unstructured.NestedString(m.Object, "spec", "providerID"); id == "" {
-						s.provision(ctx, &m)
-					}
-				}
-			}
-		}
-	}()
-	return f
-}
-
-// writeBootstrapData writes a bootstrap config's data Secret and reports it in its status.
-func (s *scenarios) writeBootstrapData(ctx context.Context, kind string, c *unstructured.Unstructured) {
-	cluster := c.GetLabels()["cluster.x-k8s.io/cluster-name"]
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
-kind: Secret
-metadata: {name: %s, namespace: %s, labels: {cluster.x-k8s.io/cluster-name: %q}}
-type: cluster.x-k8s.io/secret
-stringData: {value: "#cloud-config", format: cloud-config}
-`, c.GetName(), ns, cluster)); err != nil {
-		return
-	}
-	if kind == "KubeadmConfig" {
-		// What KCP reads from the API server's serving certificate otherwise (through a
-		// port-forward to the static Pod, which needs a kubelet).
-		_ = s.kube.mergePatch(ctx, bootstrapV, kind, ns, c.GetName(),
-			fmt.Sprintf(`{"metadata":{"annotations":{"machine.cluster.x-k8s.io/certificates-expiry":%q}}}`, time.Now().AddDate(1, 0, 0).UTC().Format(time.RFC3339)), false)
-	}
-	_ = s.kube.mergePatch(ctx, bootstrapV, kind, ns, c.GetName(),
-		fmt.Sprintf(`{"status":{"dataSecretName":%q,"initialization":{"dataSecretCreated":true}}}`, c.GetName()), true)
-}
-
-// nodeConditions is the status patch of a healthy kubelet's Node: Ready, and the three pressure
-// conditions False. CAPI's Machine controller keeps NodeHealthy Unknown (so the Machine is never
-// Ready nor Available, and a surging rollout never goes on) until all four are reported
-// (summarizeNodeConditions in core/reconcilers/machine/machine_controller_status.go).
-func nodeConditions(at time.Time) string {
-	now := at.UTC().Format(time.RFC3339)
-	conditions := make([]string, 0, 4)
-	for _, c := range []struct{ kind, status, reason string }{
-		{"Ready", "True", "KubeletReady"},
-		{"MemoryPressure", "False", "KubeletHasSufficientMemory"},
-		{"DiskPressure", "False", "KubeletHasNoDiskPressure"},
-		{"PIDPressure", "False", "KubeletHasSufficientPID"},
-	} {
-		conditions = append(conditions, fmt.Sprintf(`{"type":%q,"status":%q,"reason":%q,"message":"e2e","lastHeartbeatTime":%q,"lastTransitionTime":%q}`, c.kind, c.status, c.reason, now, now))
-	}
-	return `{"status":{"conditions":[` + strings.Join(conditions, ",") + `]}}`
-}
-
-// provision gives an infrastructure machine its Ready Node and provider ID, then reports it
-// provisioned.
-func (s *scenarios) provision(ctx context.Context, m *unstructured.Unstructured) {
-	id := "e2e://" + m.GetName()
-	_, controlPlane := m.GetLabels()["cluster.x-k8s.io/control-plane"]
-	labels, spec := "{}", fmt.Sprintf("{providerID: %q}", id)
-	if controlPlane {
-		labels = `{node-role.kubernetes.io/control-plane: ""}`
-		spec = fmt.Sprintf("{providerID: %q, taints: [{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]}", id)
-	}
-	node := fmt.Sprintf("apiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: %s}\nspec: %s\n", m.GetName(), labels, spec)
-	if _, err := s.kube.apply(ctx, node); err != nil {
-		return
-	}
-	if s.kube.mergePatch(ctx, "v1", "Node", "", m.GetName(), nodeConditions(time.Now()), true) != nil {
-		return
-	}
-	if controlPlane && s.kubeadmJoined(ctx, m.GetName()) != nil {
-		return
-	}
-	if s.kube.mergePatch(ctx, infraV, "GenericInfrastructureMachine", ns, m.GetName(), fmt.Sprintf(`{"spec":{"providerID":%q}}`, id), false) == nil {
-		_ = s.kube.mergePatch(ctx, infraV, "GenericInfrastructureMachine", ns, m.GetName(), `{"status":{"initialization":{"provisioned":true}}}`, true)
-	}
-}
-
-func (f *fakeMachines) close() {
-	f.once.Do(func() { close(f.stop) })
-	<-f.done
+// providers plays the providers of the namespace's Machines.
+func (s *scenarios) providers() *devenv.Providers {
+	return &devenv.Providers{Kube: s.kube, Namespace: ns, Kubeconfig: s.kubeconfig, JoinControlPlane: s.kubeadmJoined}
 }
 
 // inplaceDiscovery registers the in-place extension.
@@ -164,7 +65,7 @@ func (s *scenarios) inplaceDiscovery(ctx context.Context) error {
 // spec.replicas.
 func (s *scenarios) machineSets(ctx context.Context) map[string]int64 {
 	out := map[string]int64{}
-	l, _ := s.kube.list(ctx, clusterV, "MachineSet", ns, map[string]string{"cluster.x-k8s.io/deployment-name": inplaceMD})
+	l, _ := s.kube.List(ctx, clusterV, "MachineSet", ns, map[string]string{"cluster.x-k8s.io/deployment-name": inplaceMD})
 	for _, ms := range l {
 		n, _, _ := unstructured.NestedInt64(ms.Object, "spec", "replicas")
 		out[ms.GetName()] = n
@@ -174,7 +75,7 @@ func (s *scenarios) machineSets(ctx context.Context) map[string]int64 {
 
 // machines returns the Machines of the in-place MachineDeployment.
 func (s *scenarios) machines(ctx context.Context) []unstructured.Unstructured {
-	l, _ := s.kube.list(ctx, clusterV, "Machine", ns, map[string]string{"cluster.x-k8s.io/deployment-name": inplaceMD})
+	l, _ := s.kube.List(ctx, clusterV, "Machine", ns, map[string]string{"cluster.x-k8s.io/deployment-name": inplaceMD})
 	return l
 }
 
@@ -189,7 +90,7 @@ func owner(u *unstructured.Unstructured) string {
 
 func machineState(m *unstructured.Unstructured) string {
 	node, _, _ := unstructured.NestedString(m.Object, "status", "nodeRef", "name")
-	st, reason, msg := condition(m, "Updating")
+	st, reason, msg := Condition(m, "Updating")
 	_, inProgress := m.GetAnnotations()["cluster.x-k8s.io/update-in-progress"]
 	return fmt.Sprintf("%s (MachineSet %s, node %q, Updating=%s/%s %q, update-in-progress=%t, pending-hooks=%q)",
 		m.GetName(), owner(m), node, st, reason, msg, inProgress, m.GetAnnotations()[pending])
@@ -197,7 +98,7 @@ func machineState(m *unstructured.Unstructured) string {
 
 // infraTemplate creates a GenericInfrastructureMachineTemplate of the in-place MachineDeployment.
 func (s *scenarios) infraTemplate(ctx context.Context, name, flavor, motd string) error {
-	_, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
+	_, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %s
 kind: GenericInfrastructureMachineTemplate
 metadata: {name: %s, namespace: %s}
 spec: {template: {spec: {flavor: %s, inPlace: {motd: %s}}}}
@@ -208,7 +109,7 @@ spec: {template: {spec: {flavor: %s, inPlace: {motd: %s}}}}
 // useTemplate points the MachineDeployment at another infrastructure machine template, which
 // CAPI answers with a new MachineSet.
 func (s *scenarios) useTemplate(ctx context.Context, name string) error {
-	return s.kube.mergePatch(ctx, clusterV, "MachineDeployment", ns, inplaceMD,
+	return s.kube.MergePatch(ctx, clusterV, "MachineDeployment", ns, inplaceMD,
 		fmt.Sprintf(`{"spec":{"template":{"spec":{"infrastructureRef":{"name":%q}}}}}`, name), false)
 }
 
@@ -220,12 +121,12 @@ func (s *scenarios) inPlaceUpdates(ctx context.Context) error {
 		return err
 	}
 	providers := s.startFakeMachines(ctx)
-	defer providers.close()
+	defer providers.Close()
 
 	if err := s.infraTemplate(ctx, "inplace-1", "small", "one"); err != nil {
 		return err
 	}
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
+	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
 kind: GenericBootstrapConfigTemplate
 metadata: {name: inplace, namespace: %[2]s}
 spec: {template: {spec: {}}}
@@ -250,7 +151,7 @@ spec:
 
 	// One Machine, provisioned, with its Node.
 	var first string
-	if err := eventually(timeoutLg, "one Machine with a Node", func() (bool, string) {
+	if err := Eventually(timeoutLg, "one Machine with a Node", func() (bool, string) {
 		ms := s.machines(ctx)
 		var states []string
 		for i := range ms {
@@ -270,7 +171,7 @@ spec:
 
 	// Accepted: only spec.template.spec.inPlace changes.
 	mark := len(inplaceCalls(s.inplaceLog))
-	if err := s.kube.mergePatch(ctx, clusterV, "Machine", ns, first, fmt.Sprintf(`{"metadata":{"annotations":{%q:"UpdateMachine"}}}`, holdAnnotation), false); err != nil {
+	if err := s.kube.MergePatch(ctx, clusterV, "Machine", ns, first, fmt.Sprintf(`{"metadata":{"annotations":{%q:"UpdateMachine"}}}`, holdAnnotation), false); err != nil {
 		return err
 	}
 	if err := s.infraTemplate(ctx, "inplace-2", "small", "two"); err != nil {
@@ -280,13 +181,13 @@ spec:
 		return err
 	}
 	var newSet string
-	if err := eventually(timeoutLg, "the Machine moved to the new MachineSet and held in UpdateMachine", func() (bool, string) {
+	if err := Eventually(timeoutLg, "the Machine moved to the new MachineSet and held in UpdateMachine", func() (bool, string) {
 		ms := s.machines(ctx)
 		if len(ms) != 1 {
 			return false, fmt.Sprintf("%d Machines", len(ms))
 		}
 		m := &ms[0]
-		st, reason, msg := condition(m, "Updating")
+		st, reason, msg := Condition(m, "Updating")
 		newSet = owner(m)
 		_, wasOld := oldSets[newSet]
 		held := false
@@ -311,18 +212,18 @@ spec:
 	}
 	fmt.Printf("  CanUpdateMachineSet %s → %s accepted; Machine %s held in UpdateMachine\n", accepted.Current, accepted.Desired, first)
 
-	if err := s.kube.mergePatch(ctx, clusterV, "Machine", ns, first, fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, holdAnnotation), false); err != nil {
+	if err := s.kube.MergePatch(ctx, clusterV, "Machine", ns, first, fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, holdAnnotation), false); err != nil {
 		return err
 	}
-	if err := eventually(timeoutLg, "the in-place update done, no new Machine", func() (bool, string) {
+	if err := Eventually(timeoutLg, "the in-place update done, no new Machine", func() (bool, string) {
 		ms := s.machines(ctx)
 		if len(ms) != 1 {
 			return false, fmt.Sprintf("%d Machines", len(ms))
 		}
 		m := &ms[0]
-		st, _, _ := condition(m, "Updating")
+		st, _, _ := Condition(m, "Updating")
 		_, inProgress := m.GetAnnotations()["cluster.x-k8s.io/update-in-progress"]
-		infra, err := s.kube.get(ctx, infraV, "GenericInfrastructureMachine", ns, m.GetName())
+		infra, err := s.kube.Get(ctx, infraV, "GenericInfrastructureMachine", ns, m.GetName())
 		if err != nil {
 			return false, err.Error()
 		}
@@ -354,7 +255,7 @@ spec:
 		return err
 	}
 	var second string
-	if err := eventually(timeoutLg, "a new Machine replacing the refused one", func() (bool, string) {
+	if err := Eventually(timeoutLg, "a new Machine replacing the refused one", func() (bool, string) {
 		ms := s.machines(ctx)
 		var states []string
 		for i := range ms {
@@ -386,10 +287,10 @@ spec:
 	fmt.Printf("  CanUpdateMachineSet refused %v; Machine %s replaced by %s in a new MachineSet\n", refused.Refused, first, second)
 
 	// Clean up: the Cluster's deletion later must not wait for these Machines.
-	if err := s.kube.delete(ctx, clusterV, "MachineDeployment", ns, inplaceMD); err != nil && !apierrors.IsNotFound(err) {
+	if err := s.kube.Delete(ctx, clusterV, "MachineDeployment", ns, inplaceMD); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	return eventually(timeoutLg, "the in-place MachineDeployment's Machines deleted", func() (bool, string) {
+	return Eventually(timeoutLg, "the in-place MachineDeployment's Machines deleted", func() (bool, string) {
 		ms := s.machines(ctx)
 		return len(ms) == 0, fmt.Sprintf("%d Machines left", len(ms))
 	})

@@ -37,7 +37,7 @@ const (
 
 // kcpMachines returns the Machines of the KubeadmControlPlane.
 func (s *scenarios) kcpMachines(ctx context.Context) []unstructured.Unstructured {
-	l, _ := s.kube.list(ctx, clusterV, "Machine", ns, map[string]string{kcpLabel: kcpCluster})
+	l, _ := s.kube.List(ctx, clusterV, "Machine", ns, map[string]string{kcpLabel: kcpCluster})
 	return l
 }
 
@@ -46,7 +46,7 @@ func (s *scenarios) kcpMachines(ctx context.Context) []unstructured.Unstructured
 func (s *scenarios) kubeadmJoined(ctx context.Context, node string) error {
 	for _, component := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		name := component + "-" + node
-		if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
+		if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
   name: %s
@@ -59,12 +59,12 @@ spec:
 `, name, component, node, component, component)); err != nil {
 			return err
 		}
-		if err := s.kube.mergePatch(ctx, "v1", "Pod", "kube-system", name,
+		if err := s.kube.MergePatch(ctx, "v1", "Pod", "kube-system", name,
 			`{"status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True"},{"type":"Initialized","status":"True"},{"type":"ContainersReady","status":"True"},{"type":"Ready","status":"True"}]}}`, true); err != nil {
 			return err
 		}
 	}
-	_, err := s.kube.apply(ctx, `apiVersion: v1
+	_, err := s.kube.Apply(ctx, `apiVersion: v1
 kind: ConfigMap
 metadata: {name: kubeadm-config, namespace: kube-system}
 data:
@@ -82,7 +82,7 @@ data:
 // the Secrets a KCP with external etcd and an existing workload cluster needs, and the
 // infrastructure.
 func (s *scenarios) kcpObjects(ctx context.Context) error {
-	cert, key := s.pki.leaf("kcp-etcd-client", "kube-apiserver-etcd-client", nil, false)
+	cert, key := s.pki.Leaf("kcp-etcd-client", "kube-apiserver-etcd-client", nil, false)
 	read := func(path string) string {
 		data, err := os.ReadFile(path)
 		must(err)
@@ -91,7 +91,7 @@ func (s *scenarios) kcpObjects(ctx context.Context) error {
 	if err := s.infraTemplate(ctx, "kcp-1", "small", "one"); err != nil {
 		return err
 	}
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
+	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
 kind: Secret
 metadata: {name: %[1]s-etcd, namespace: %[2]s, labels: {cluster.x-k8s.io/cluster-name: %[1]s}}
 data: {tls.crt: %[3]s}
@@ -132,11 +132,11 @@ spec:
   controlPlaneEndpoint: {host: 127.0.0.1, port: %[10]d}
   infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: GenericInfrastructureCluster, name: %[1]s}
   controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: %[1]s}
-`, kcpCluster, ns, base64.StdEncoding.EncodeToString(s.pki.caPEM), read(cert), read(key), read(s.kubeconfig), infraV, cpV, clusterV, s.apiPort, kcpReplicas, externalEtcd)); err != nil {
+`, kcpCluster, ns, base64.StdEncoding.EncodeToString(s.pki.CAPEM), read(cert), read(key), read(s.kubeconfig), infraV, cpV, clusterV, s.apiPort, kcpReplicas, externalEtcd)); err != nil {
 		return err
 	}
 	// CAPI's cluster cache (and so KCP's) connects once the infrastructure is provisioned.
-	return s.kube.mergePatch(ctx, infraV, "GenericInfrastructureCluster", ns, kcpCluster, `{"status":{"initialization":{"provisioned":true}}}`, true)
+	return s.kube.MergePatch(ctx, infraV, "GenericInfrastructureCluster", ns, kcpCluster, `{"status":{"initialization":{"provisioned":true}}}`, true)
 }
 
 // useKCPTemplate points the KubeadmControlPlane at another infrastructure machine template
@@ -147,7 +147,7 @@ func (s *scenarios) useKCPTemplate(ctx context.Context, name, motd string) error
 	if motd != "" {
 		files = fmt.Sprintf(`,"kubeadmConfigSpec":{"files":[{"path":%q,"content":%q}]}`, kcpMotdPath, motd)
 	}
-	return s.kube.mergePatch(ctx, cpV, "KubeadmControlPlane", ns, kcpCluster,
+	return s.kube.MergePatch(ctx, cpV, "KubeadmControlPlane", ns, kcpCluster,
 		fmt.Sprintf(`{"spec":{"machineTemplate":{"spec":{"infrastructureRef":{"name":%q}}}%s}}`, name, files), false)
 }
 
@@ -157,7 +157,7 @@ const kcpMotdPath = "/etc/e2e-motd"
 // kubeadmConfigFile is the content of the file at path in the KubeadmConfig of Machine m.
 func (s *scenarios) kubeadmConfigFile(ctx context.Context, m *unstructured.Unstructured, path string) (string, error) {
 	name, _, _ := unstructured.NestedString(m.Object, "spec", "bootstrap", "configRef", "name")
-	c, err := s.kube.get(ctx, bootstrapV, "KubeadmConfig", ns, name)
+	c, err := s.kube.Get(ctx, bootstrapV, "KubeadmConfig", ns, name)
 	if err != nil {
 		return "", err
 	}
@@ -178,17 +178,17 @@ func (s *scenarios) kcpState(ctx context.Context) string {
 	for i := range ms {
 		health := ""
 		for _, c := range []string{"APIServerPodHealthy", "ControllerManagerPodHealthy", "SchedulerPodHealthy", "UpToDate"} {
-			st, reason, _ := condition(&ms[i], c)
+			st, reason, _ := Condition(&ms[i], c)
 			health += fmt.Sprintf(" %s=%s/%s", c, st, reason)
 		}
 		states = append(states, machineState(&ms[i])+health)
 	}
-	kcp, err := s.kube.get(ctx, cpV, "KubeadmControlPlane", ns, kcpCluster)
+	kcp, err := s.kube.Get(ctx, cpV, "KubeadmControlPlane", ns, kcpCluster)
 	if err != nil {
 		return err.Error()
 	}
 	upToDate, _, _ := unstructured.NestedInt64(kcp.Object, "status", "upToDateReplicas")
-	st, reason, msg := condition(kcp, "RollingOut")
+	st, reason, msg := Condition(kcp, "RollingOut")
 	return fmt.Sprintf("KCP upToDateReplicas=%d RollingOut=%s/%s %q; Machines: %v", upToDate, st, reason, msg, states)
 }
 
@@ -240,7 +240,7 @@ func sameNames(ms []unstructured.Unstructured, names []string) bool {
 // holdAll sets (or, with value null, clears) the UpdateMachine hold on each named Machine.
 func (s *scenarios) holdAll(ctx context.Context, names []string, value string) error {
 	for _, name := range names {
-		if err := s.kube.mergePatch(ctx, clusterV, "Machine", ns, name, fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, holdAnnotation, value), false); err != nil {
+		if err := s.kube.MergePatch(ctx, clusterV, "Machine", ns, name, fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, holdAnnotation, value), false); err != nil {
 			return err
 		}
 	}
@@ -256,13 +256,13 @@ func (s *scenarios) kubeadmControlPlaneInPlace(ctx context.Context) error {
 		return err
 	}
 	providers := s.startFakeMachines(ctx)
-	defer providers.close()
+	defer providers.Close()
 	if err := s.kcpObjects(ctx); err != nil {
 		return err
 	}
 
 	var firsts []string
-	if err := eventually(3*timeoutLg, fmt.Sprintf("%d control plane Machines with Nodes, their static Pods healthy", kcpReplicas), func() (bool, string) {
+	if err := Eventually(3*timeoutLg, fmt.Sprintf("%d control plane Machines with Nodes, their static Pods healthy", kcpReplicas), func() (bool, string) {
 		ms := s.kcpMachines(ctx)
 		firsts = nil
 		ready := len(ms) == kcpReplicas
@@ -270,7 +270,7 @@ func (s *scenarios) kubeadmControlPlaneInPlace(ctx context.Context) error {
 			node, _, _ := unstructured.NestedString(ms[i].Object, "status", "nodeRef", "name")
 			ready = ready && node != ""
 			for _, c := range []string{"APIServerPodHealthy", "ControllerManagerPodHealthy", "SchedulerPodHealthy"} {
-				st, _, _ := condition(&ms[i], c)
+				st, _, _ := Condition(&ms[i], c)
 				ready = ready && st == "True"
 			}
 			firsts = append(firsts, ms[i].GetName())
@@ -295,11 +295,11 @@ func (s *scenarios) kubeadmControlPlaneInPlace(ctx context.Context) error {
 		return err
 	}
 	var heldMachine string
-	if err := eventually(2*timeoutLg, "CanUpdateMachine accepted and a Machine held in UpdateMachine", func() (bool, string) {
+	if err := Eventually(2*timeoutLg, "CanUpdateMachine accepted and a Machine held in UpdateMachine", func() (bool, string) {
 		ms := s.kcpMachines(ctx)
 		calls := s.kcpCallsSince(mark)
 		for i := range ms {
-			st, reason, msg := condition(&ms[i], "Updating")
+			st, reason, msg := Condition(&ms[i], "Updating")
 			name := ms[i].GetName()
 			if calls.accepted[name] && calls.held[name] && st == "True" && reason == "InPlaceUpdating" && strings.Contains(msg, "UpdateMachine held by annotation") {
 				heldMachine = name
@@ -315,16 +315,16 @@ func (s *scenarios) kubeadmControlPlaneInPlace(ctx context.Context) error {
 	if err := s.holdAll(ctx, firsts, "null"); err != nil {
 		return err
 	}
-	if err := eventually(3*timeoutLg, "every Machine updated in place, no new Machine", func() (bool, string) {
+	if err := Eventually(3*timeoutLg, "every Machine updated in place, no new Machine", func() (bool, string) {
 		ms := s.kcpMachines(ctx)
 		calls := s.kcpCallsSince(mark)
 		var motds []string
 		updated := sameNames(ms, firsts)
 		for i := range ms {
-			st, _, _ := condition(&ms[i], "Updating")
-			upToDate, _, _ := condition(&ms[i], "UpToDate")
+			st, _, _ := Condition(&ms[i], "Updating")
+			upToDate, _, _ := Condition(&ms[i], "UpToDate")
 			_, inProgress := ms[i].GetAnnotations()["cluster.x-k8s.io/update-in-progress"]
-			infra, err := s.kube.get(ctx, infraV, "GenericInfrastructureMachine", ns, ms[i].GetName())
+			infra, err := s.kube.Get(ctx, infraV, "GenericInfrastructureMachine", ns, ms[i].GetName())
 			if err != nil {
 				return false, err.Error()
 			}
@@ -356,13 +356,13 @@ func (s *scenarios) kubeadmControlPlaneInPlace(ctx context.Context) error {
 		return err
 	}
 	var seconds []string
-	if err := eventually(4*timeoutLg, "new control plane Machines replacing the refused ones", func() (bool, string) {
+	if err := Eventually(4*timeoutLg, "new control plane Machines replacing the refused ones", func() (bool, string) {
 		ms := s.kcpMachines(ctx)
 		seconds = nil
 		replaced := len(ms) == kcpReplicas
 		for i := range ms {
 			node, _, _ := unstructured.NestedString(ms[i].Object, "status", "nodeRef", "name")
-			upToDate, _, _ := condition(&ms[i], "UpToDate")
+			upToDate, _, _ := Condition(&ms[i], "UpToDate")
 			replaced = replaced && node != "" && upToDate == "True" && !slices.Contains(firsts, ms[i].GetName())
 			seconds = append(seconds, ms[i].GetName())
 		}
@@ -380,11 +380,11 @@ func (s *scenarios) kubeadmControlPlaneInPlace(ctx context.Context) error {
 	fmt.Printf("  CanUpdateMachine refused [infrastructureMachine/spec/flavor] for each of %v; KCP replaced them by %v\n", firsts, seconds)
 
 	// Clean up: nothing of this Cluster may hold the run's later deletion scenario.
-	if err := s.kube.delete(ctx, clusterV, "Cluster", ns, kcpCluster); err != nil && !apierrors.IsNotFound(err) {
+	if err := s.kube.Delete(ctx, clusterV, "Cluster", ns, kcpCluster); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	return eventually(2*timeoutLg, "the KubeadmControlPlane's Cluster deleted", func() (bool, string) {
-		_, err := s.kube.get(ctx, clusterV, "Cluster", ns, kcpCluster)
+	return Eventually(2*timeoutLg, "the KubeadmControlPlane's Cluster deleted", func() (bool, string) {
+		_, err := s.kube.Get(ctx, clusterV, "Cluster", ns, kcpCluster)
 		return apierrors.IsNotFound(err), s.kcpState(ctx)
 	})
 }

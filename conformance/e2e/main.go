@@ -7,12 +7,12 @@
 package main
 
 import (
+	"capi-ext.local/devenv"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -25,6 +25,11 @@ import (
 	"syscall"
 	"time"
 )
+
+// binaries are the control plane's programs of the run.
+func (o options) binaries() devenv.Binaries {
+	return devenv.Binaries{Etcd: o.etcd, APIServer: o.apiserver, CAPIManager: o.capi, KCPManager: o.kcp, Assets: o.assets}
+}
 
 func must(err error) {
 	if err != nil {
@@ -74,21 +79,21 @@ func main() {
 
 	work, err := os.MkdirTemp("", "capi-ext-e2e-")
 	must(err)
-	ps := &processes{dir: work}
+	ps := &Processes{Dir: work}
 	start := time.Now()
 	// Every process is stopped on every way out: an error, a panic, or an interrupt.
 	interrupted := make(chan os.Signal, 1)
 	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		sig := <-interrupted
-		ps.stopAll()
+		ps.StopAll()
 		fmt.Fprintf(os.Stderr, "\n%s: stopped every process\n", sig)
 		os.Exit(130)
 	}()
 	err = runGuarded(o, work, ps)
-	ps.stopAll()
+	ps.StopAll()
 	if err != nil {
-		ps.dumpLogs(60)
+		ps.DumpLogs(60)
 		fmt.Fprintf(os.Stderr, "\nFAILED after %s: %v\n(work directory: %s)\n", time.Since(start).Round(time.Second), err, work)
 		os.Exit(1)
 	}
@@ -103,7 +108,7 @@ func main() {
 }
 
 // runGuarded is run with a panic turned into an error, so the caller still stops every process.
-func runGuarded(o options, work string, ps *processes) (err error) {
+func runGuarded(o options, work string, ps *Processes) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
@@ -115,56 +120,54 @@ func runGuarded(o options, work string, ps *processes) (err error) {
 	return run(o, work, ps)
 }
 
-func run(o options, work string, ps *processes) error {
+func run(o options, work string, ps *Processes) error {
 	ctx := context.Background()
-	p := newPKI(filepath.Join(work, "pki"), "capi-ext-e2e-ca")
+	p := NewPKI(filepath.Join(work, "pki"), "capi-ext-e2e-ca")
 	// mTLS: the manager presents a client certificate from its own CA; the extension requires
 	// one signed by that CA (client-ca.crt in its certificate directory).
-	clientPKI := newPKI(filepath.Join(work, "client-pki"), "capi-ext-e2e-client-ca")
-	capiClientCert, capiClientKey := clientPKI.leaf("capi-manager", managerClient, nil, false)
-	renderCert, renderKey := clientPKI.leaf("render", renderClient, nil, false)
-	adminCert, adminKey := p.leaf("admin", "admin", []string{"system:masters"}, false)
+	clientPKI := NewPKI(filepath.Join(work, "client-pki"), "capi-ext-e2e-client-ca")
+	capiClientCert, capiClientKey := clientPKI.Leaf("capi-manager", managerClient, nil, false)
+	renderCert, renderKey := clientPKI.Leaf("render", renderClient, nil, false)
+	adminCert, adminKey := p.Leaf("admin", "admin", []string{"system:masters"}, false)
 	webhookDir := filepath.Join(work, "capi-webhook-certs")
 	extDir := filepath.Join(work, "extension-certs")
 	for _, d := range []string{webhookDir, extDir} {
 		must(os.MkdirAll(d, 0o755))
-		c, k := p.leaf(filepath.Base(d), "127.0.0.1", nil, true)
+		c, k := p.Leaf(filepath.Base(d), "127.0.0.1", nil, true)
 		must(os.Rename(c, filepath.Join(d, "tls.crt")))
 		must(os.Rename(k, filepath.Join(d, "tls.key")))
 	}
-	must(os.WriteFile(filepath.Join(extDir, "client-ca.crt"), clientPKI.caPEM, 0o644))
+	must(os.WriteFile(filepath.Join(extDir, "client-ca.crt"), clientPKI.CAPEM, 0o644))
 
-	extPort, extProbes := freePort(), freePort()
-	plain := httpClient(nil, "", "")
+	extPort, extProbes := FreePort(), FreePort()
+	plain := HTTPClient(nil, "", "")
 
-	apiPort, kube, err := startAPIServer(o, work, ps, p, adminCert, adminKey)
+	apiPort, kube, err := devenv.StartAPIServer(o.binaries(), work, ps, p, adminCert, adminKey)
 	if err != nil {
 		return err
 	}
 
 	step("install CAPI's CRDs and the fake provider CRDs")
-	crdNames, err := kube.applyFiles(ctx, filepath.Join(o.assets, "crds"), nil)
+	crdNames, err := kube.ApplyFiles(ctx, filepath.Join(o.assets, "crds"), nil)
 	if err != nil {
 		return err
 	}
 	// KubeadmControlPlane's and KubeadmConfig's (no kubeadm bootstrap manager runs: the harness
 	// writes the bootstrap data, as it does for the fake bootstrap provider), with the contract
 	// labels their releases' kustomize builds add.
-	kcpCRDs, err := kube.applyFiles(ctx, filepath.Join(o.assets, "kcp-crds"), map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2"})
+	kcpCRDs, err := kube.ApplyFiles(ctx, filepath.Join(o.assets, "kcp-crds"), map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2"})
 	if err != nil {
 		return err
 	}
 	crdNames = append(crdNames, kcpCRDs...)
-	for _, kind := range []string{"GenericInfrastructureClusterTemplate", "GenericInfrastructureCluster", "GenericControlPlaneTemplate", "GenericControlPlane",
-		"GenericInfrastructureMachineTemplate", "GenericInfrastructureMachine", "GenericBootstrapConfigTemplate", "GenericBootstrapConfig",
-		"GenericInfrastructureMachinePoolTemplate", "GenericInfrastructureMachinePool"} {
-		names, err := kube.apply(ctx, fakeCRD(kind))
+	for _, kind := range devenv.GenericKinds {
+		names, err := kube.Apply(ctx, FakeCRD(kind))
 		if err != nil {
 			return err
 		}
 		crdNames = append(crdNames, names...)
 	}
-	if err := kube.waitEstablished(ctx, crdNames); err != nil {
+	if err := kube.WaitEstablished(ctx, crdNames); err != nil {
 		return err
 	}
 	fmt.Printf("  %d CRDs established\n", len(crdNames))
@@ -174,60 +177,60 @@ func run(o options, work string, ps *processes) error {
 	// manager's with render's); the ExtensionConfig points at the extension itself.
 	recordDir := filepath.Join(work, "recorded")
 	must(os.MkdirAll(recordDir, 0o755))
-	extMetrics := freePort()
-	ext := ps.start("extension", o.extension, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", extPort),
+	extMetrics := FreePort()
+	ext := ps.Start("extension", o.extension, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", extPort),
 		"--webhook-cert-dir="+extDir, fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", extMetrics), fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", extProbes),
 		"--log-format=json", "--record-requests-dir="+recordDir, "--webhook-client-ca-name=client-ca.crt")
-	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", extProbes), 60*time.Second, ext); err != nil {
+	if err := WaitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", extProbes), 60*time.Second, ext); err != nil {
 		return err
 	}
 
 	step("start the lifecycle extension (upgrade hooks, GenerateUpgradePlan)")
-	lifecyclePort, lifecycleProbes := freePort(), freePort()
+	lifecyclePort, lifecycleProbes := FreePort(), FreePort()
 	lifecycleRecord := filepath.Join(work, "recorded-lifecycle")
 	must(os.MkdirAll(lifecycleRecord, 0o755))
-	lifecycle := ps.start("lifecycle-extension", o.conformanceBin, "lifecycle-extension", "--target="+targetOf(o.capiVersion), "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", lifecyclePort),
+	lifecycle := ps.Start("lifecycle-extension", o.conformanceBin, "lifecycle-extension", "--target="+targetOf(o.capiVersion), "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", lifecyclePort),
 		"--webhook-cert-dir="+extDir, "--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", lifecycleProbes), "--log-format=json", "--record-requests-dir="+lifecycleRecord)
-	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", lifecycleProbes), 60*time.Second, lifecycle); err != nil {
+	if err := WaitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", lifecycleProbes), 60*time.Second, lifecycle); err != nil {
 		return err
 	}
 
 	step("start the in-place extension (CanUpdateMachineSet, CanUpdateMachine, UpdateMachine)")
-	inplacePort, inplaceProbes := freePort(), freePort()
+	inplacePort, inplaceProbes := FreePort(), FreePort()
 	inplaceRecord := filepath.Join(work, "recorded-inplace")
 	must(os.MkdirAll(inplaceRecord, 0o755))
-	inplace := ps.start("inplace-extension", o.conformanceBin, "inplace-extension", "--target="+targetOf(o.capiVersion), "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", inplacePort),
+	inplace := ps.Start("inplace-extension", o.conformanceBin, "inplace-extension", "--target="+targetOf(o.capiVersion), "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", inplacePort),
 		"--webhook-cert-dir="+extDir, "--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", inplaceProbes), "--log-format=json", "--record-requests-dir="+inplaceRecord)
-	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", inplaceProbes), 60*time.Second, inplace); err != nil {
+	if err := WaitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", inplaceProbes), 60*time.Second, inplace); err != nil {
 		return err
 	}
 
-	kubeconfig := writeKubeconfig(work, apiPort, filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
-	execKubeconfig := writeExecKubeconfig(work, apiPort, filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
+	kubeconfig := WriteKubeconfig(work, apiPort, filepath.Join(p.Dir, "ca.crt"), adminCert, adminKey)
+	execKubeconfig := WriteExecKubeconfig(work, apiPort, filepath.Join(p.Dir, "ca.crt"), adminCert, adminKey)
 	step("the runtime's Kubernetes clients: handlers read a ConfigMap and reach a workload cluster through its kubeconfig Secret (exec-plugin credentials)")
 	if out, err := exec.Command(o.conformanceBin, "kube-clients", "--kubeconfig", execKubeconfig, "--workload-kubeconfig", kubeconfig).CombinedOutput(); err != nil {
 		return fmt.Errorf("capi-ext-conformance kube-clients: %v\n%s", err, out)
 	} else {
 		fmt.Print(string(out))
 	}
-	mgr := managerSetup{kubeconfig: kubeconfig, webhookDir: webhookDir, clientCert: capiClientCert, clientKey: capiClientKey, ca: p.caPEM, kube: kube, ps: ps, plain: plain}
+	mgr := devenv.Managers{Kubeconfig: kubeconfig, WebhookDir: webhookDir, ClientCert: capiClientCert, ClientKey: capiClientKey, CA: p.CAPEM, Kube: kube, Processes: ps, Plain: plain}
 	step("start the Cluster API core manager")
-	capi, capiMetrics, err := mgr.start(ctx, "capi-manager", o.capi, "ClusterTopology=true,RuntimeSDK=true,InPlaceUpdates=true", filepath.Join(o.assets, "webhooks.yaml"), "capi-")
+	capi, capiMetrics, err := mgr.Start(ctx, "capi-manager", o.capi, "ClusterTopology=true,RuntimeSDK=true,InPlaceUpdates=true", filepath.Join(o.assets, "webhooks.yaml"), "capi-")
 	if err != nil {
 		return err
 	}
 	step("start the KubeadmControlPlane manager")
-	kcp, kcpMetrics, err := mgr.start(ctx, "kcp-manager", o.kcp, "ClusterTopology=true,InPlaceUpdates=true", filepath.Join(o.assets, "kcp-webhooks.yaml"), "capi-kubeadm-control-plane-")
+	kcp, kcpMetrics, err := mgr.Start(ctx, "kcp-manager", o.kcp, "ClusterTopology=true,InPlaceUpdates=true", filepath.Join(o.assets, "kcp-webhooks.yaml"), "capi-kubeadm-control-plane-")
 	if err != nil {
 		return err
 	}
 
 	minor, _ := strconv.Atoi(strings.Split(targetOf(o.capiVersion), ".")[1])
-	s := &scenarios{minor: minor, kube: kube, caB64: base64.StdEncoding.EncodeToString(p.caPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
-		extLog: ext.log, apiPort: apiPort, kcpLog: kcp.log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, execKubeconfig: execKubeconfig, capiLog: capi.log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.log,
-		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics), extMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", extMetrics), promcheck: o.promcheck, kcpMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", kcpMetrics),
+	s := &scenarios{minor: minor, kube: kube, caB64: base64.StdEncoding.EncodeToString(p.CAPEM), extURL: fmt.Sprintf("https://127.0.0.1:%d", extPort),
+		extLog: ext.Log, apiPort: apiPort, kcpLog: kcp.Log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, execKubeconfig: execKubeconfig, capiLog: capi.Log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.Log,
+		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.Log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics), extMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", extMetrics), promcheck: o.promcheck, kcpMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", kcpMetrics),
 		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin, testExtBin: o.testExtension, goTestExtBin: o.goTestExtension,
 		capiVersion: o.capiVersion, kustomize: o.kustomize, helm: o.helm, clusterctl: o.clusterctl, certManagerCRDs: o.certManagerCRDs, promOperatorCRDs: o.promOperatorCRDs}
 	// Why a scenario does not apply to an older release, by scenario.
@@ -295,7 +298,7 @@ func run(o options, work string, ps *processes) error {
 	keep(lifecycleRecord, "lifecycle")
 	keep(inplaceRecord, "inplace")
 	keep(filepath.Join(work, "recorded-test-extension"), "capi-test-extension")
-	calls := countCalls(ext.log)
+	calls := countCalls(ext.Log)
 	keys := make([]string, 0, len(calls))
 	for k := range calls {
 		keys = append(keys, k)
@@ -307,39 +310,6 @@ func run(o options, work string, ps *processes) error {
 	}
 	return nil
 }
-
-// startAPIServer starts etcd and kube-apiserver (the admin's client certificate from p) and
-// returns the API server's port and an admin client.
-func startAPIServer(o options, work string, ps *processes, p *pki, adminCert, adminKey string) (int, *kube, error) {
-	apiCert, apiKey := p.leaf("apiserver", "kube-apiserver", nil, true)
-	saPub, saKey := p.serviceAccountKeys()
-	etcdPort, peerPort, apiPort := freePort(), freePort(), freePort()
-	plain := httpClient(nil, "", "")
-	step("start etcd")
-	etcd := ps.start("etcd", o.etcd, "--name=e2e", "--data-dir="+filepath.Join(work, "etcd"),
-		fmt.Sprintf("--listen-client-urls=http://127.0.0.1:%d", etcdPort), fmt.Sprintf("--advertise-client-urls=http://127.0.0.1:%d", etcdPort),
-		fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peerPort), fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", peerPort),
-		fmt.Sprintf("--initial-cluster=e2e=http://127.0.0.1:%d", peerPort), "--unsafe-no-fsync=true", "--log-level=warn")
-	if err := waitHTTP(plain, fmt.Sprintf("http://127.0.0.1:%d/health", etcdPort), 60*time.Second, etcd); err != nil {
-		return 0, nil, err
-	}
-
-	step("start kube-apiserver")
-	api := ps.start("kube-apiserver", o.apiserver, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", apiPort),
-		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", etcdPort), "--cert-dir="+filepath.Join(work, "apiserver"),
-		"--tls-cert-file="+apiCert, "--tls-private-key-file="+apiKey, "--client-ca-file="+filepath.Join(p.dir, "ca.crt"),
-		fmt.Sprintf("--service-account-issuer=https://127.0.0.1:%d/", apiPort), "--service-account-key-file="+saPub,
-		"--service-account-signing-key-file="+saKey, "--service-cluster-ip-range=10.0.0.0/24", "--authorization-mode=RBAC",
-		"--disable-admission-plugins=ServiceAccount", "--allow-privileged=true", "--v=1")
-	admin := httpClient(p.caPEM, adminCert, adminKey)
-	if err := waitHTTP(admin, fmt.Sprintf("https://127.0.0.1:%d/readyz", apiPort), 120*time.Second, api); err != nil {
-		return 0, nil, err
-	}
-	kube := newKube(fmt.Sprintf("https://127.0.0.1:%d", apiPort), filepath.Join(p.dir, "ca.crt"), adminCert, adminKey)
-	return apiPort, kube, nil
-}
-
-func step(name string) { fmt.Printf("== %s\n", name) }
 
 // targetOf is the minor of a release, as extensions name their target: v1.12.5 → 1.12.
 func targetOf(release string) string {
@@ -387,34 +357,6 @@ func countCalls(logPath string) map[string]int {
 		out[a.Span.Hook]++
 	}
 	return out
-}
-
-// managerSetup is what the CAPI managers of a run share: the test API server, the webhook
-// serving certificate, the client certificate they present to extensions.
-type managerSetup struct {
-	kubeconfig, webhookDir, clientCert, clientKey string
-	ca                                            []byte
-	kube                                          *kube
-	ps                                            *processes
-	plain                                         *http.Client
-}
-
-// start runs one manager (its feature gates, the runtime-extension client certificate, its
-// webhooks on a port of its own, installed with their names prefixed as its release's kustomize
-// build names them) and waits until it is ready; it returns the process and its metrics port.
-func (m managerSetup) start(ctx context.Context, name, bin, gates, webhooksFile, prefix string) (*process, int, error) {
-	webhookPort, health, metrics := freePort(), freePort(), freePort()
-	proc := m.ps.start(name, bin, "--kubeconfig="+m.kubeconfig,
-		"--feature-gates="+gates, fmt.Sprintf("--webhook-port=%d", webhookPort), "--webhook-cert-dir="+m.webhookDir,
-		fmt.Sprintf("--health-addr=127.0.0.1:%d", health), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", metrics), "--insecure-diagnostics",
-		"--runtime-extension-client-cert-file="+m.clientCert, "--runtime-extension-client-key-file="+m.clientKey,
-		"--skip-crd-migration-phases=StorageVersionMigration,CleanupManagedFields", "--v=4")
-	if err := waitHTTP(m.plain, fmt.Sprintf("http://127.0.0.1:%d/readyz", health), 180*time.Second, proc); err != nil {
-		return nil, 0, err
-	}
-	webhooks, err := os.ReadFile(webhooksFile)
-	must(err)
-	return proc, metrics, m.kube.installWebhooks(ctx, string(webhooks), fmt.Sprintf("https://127.0.0.1:%d", webhookPort), m.ca, prefix)
 }
 
 // copyFiles copies the files of from (not its folders, nor those named with a prefix of skip)

@@ -55,11 +55,11 @@ func (w *warnings) take() []string {
 
 func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 	// cert-manager's CRDs, so that the Certificate and Issuer are admitted.
-	crds, err := s.kube.applyFiles(ctx, s.certManagerCRDs, nil)
+	crds, err := s.kube.ApplyFiles(ctx, s.certManagerCRDs, nil)
 	if err != nil {
 		return err
 	}
-	if err := s.kube.waitEstablished(ctx, crds); err != nil {
+	if err := s.kube.WaitEstablished(ctx, crds); err != nil {
 		return err
 	}
 
@@ -74,7 +74,7 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	objs, err := docs(built)
+	objs, err := Docs(built)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 
 	// Server-side apply, as `kubectl apply --server-side` does, with a client that keeps warnings.
 	w := &warnings{}
-	cfg := rest.CopyConfig(s.kube.cfg)
+	cfg := rest.CopyConfig(s.kube.Cfg)
 	cfg.WarningHandlerWithContext = w
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
@@ -173,11 +173,11 @@ func (s *scenarios) manifestsAdmitted(ctx context.Context) error {
 	if extensionConfig == "" {
 		return fmt.Errorf("the kustomize build has no ExtensionConfig")
 	}
-	if _, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", extensionConfig); err != nil {
+	if _, err := s.kube.Get(ctx, runtimeV, "ExtensionConfig", "", extensionConfig); err != nil {
 		return err
 	}
 	// It points at a Service nothing serves here: remove it so CAPI does not keep trying.
-	if err := s.kube.delete(ctx, runtimeV, "ExtensionConfig", "", extensionConfig); err != nil {
+	if err := s.kube.Delete(ctx, runtimeV, "ExtensionConfig", "", extensionConfig); err != nil {
 		return err
 	}
 	if err := s.clusterctlReads(project, name, objs); err != nil {
@@ -216,7 +216,7 @@ func (s *scenarios) clusterctlReads(project, name string, kustomized []*unstruct
 	if err != nil {
 		return fmt.Errorf("clusterctl generate provider --runtime-extension %s:%s: %v\n%s", name, version, err, stderr.String())
 	}
-	objs, err := docs(string(printed))
+	objs, err := Docs(string(printed))
 	if err != nil {
 		return err
 	}
@@ -307,11 +307,11 @@ func (s *scenarios) tracingOn(ctx context.Context, c client.Client, w *warnings,
 // metrics port, and the PodMonitor and PrometheusRule are admitted by prometheus-operator's CRDs
 // with no warning. (The e2e's metrics scenarios evaluate the rules.)
 func (s *scenarios) monitoringOn(ctx context.Context, c client.Client, w *warnings, project, name, namespace string) error {
-	crds, err := s.kube.applyFiles(ctx, s.promOperatorCRDs, nil)
+	crds, err := s.kube.ApplyFiles(ctx, s.promOperatorCRDs, nil)
 	if err != nil {
 		return err
 	}
-	if err := s.kube.waitEstablished(ctx, crds); err != nil {
+	if err := s.kube.WaitEstablished(ctx, crds); err != nil {
 		return err
 	}
 	objs, err := s.turnOn(project, name, namespace, "#   - ../prometheus\n", "  - ../prometheus\n",
@@ -394,7 +394,7 @@ func (s *scenarios) turnOn(project, name, namespace, commented, uncommented, wha
 	if err != nil {
 		return nil, err
 	}
-	objs, err := docs(built)
+	objs, err := Docs(built)
 	if err != nil {
 		return nil, err
 	}
@@ -474,7 +474,7 @@ func (s *scenarios) helmTemplate(project, name, namespace string, flags ...strin
 	if err != nil {
 		return nil, err
 	}
-	return docs(rendered)
+	return Docs(rendered)
 }
 
 // output runs a command and returns its standard output; an error carries its standard error.

@@ -24,16 +24,16 @@ func (s *scenarios) renderMatchesManager(ctx context.Context) error {
 	// The control plane is initialized and reports its version (previous scenario), so CAPI
 	// creates the MachineDeployment; wait for it, then let any in-flight reconcile finish.
 	var mds, mps []unstructured.Unstructured
-	if err := eventually(timeoutLg, "MachineDeployment md-0 and MachinePool mp-0 created by the topology controller", func() (bool, string) {
+	if err := Eventually(timeoutLg, "MachineDeployment md-0 and MachinePool mp-0 created by the topology controller", func() (bool, string) {
 		var err error
-		if mds, err = s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{"topology.cluster.x-k8s.io/deployment-name": "md-0"}); err != nil {
+		if mds, err = s.kube.List(ctx, clusterV, "MachineDeployment", ns, map[string]string{"topology.cluster.x-k8s.io/deployment-name": "md-0"}); err != nil {
 			return false, err.Error()
 		}
-		if mps, err = s.kube.list(ctx, clusterV, "MachinePool", ns, map[string]string{"topology.cluster.x-k8s.io/pool-name": "mp-0"}); err != nil {
+		if mps, err = s.kube.List(ctx, clusterV, "MachinePool", ns, map[string]string{"topology.cluster.x-k8s.io/pool-name": "mp-0"}); err != nil {
 			return false, err.Error()
 		}
 		u, _ := s.cluster(ctx)
-		st, reason, msg := condition(u, "TopologyReconciled")
+		st, reason, msg := Condition(u, "TopologyReconciled")
 		return len(mds) == 1 && len(mps) == 1 && st == "True",
 			fmt.Sprintf("%d MachineDeployments, %d MachinePools, TopologyReconciled=%s/%s %q", len(mds), len(mps), st, reason, msg)
 	}); err != nil {
@@ -81,7 +81,7 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 			return s.changedSince(hookPath, managerSent), fmt.Errorf("the extension recorded no GeneratePatches request from the manager")
 		}
 		for _, o := range objects {
-			u, err := s.kube.get(ctx, o.apiVersion, o.kind, o.ns, o.name)
+			u, err := s.kube.Get(ctx, o.apiVersion, o.kind, o.ns, o.name)
 			if err != nil {
 				return s.changedSince(hookPath, managerSent), err
 			}
@@ -102,7 +102,7 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 	// the same extension (its own requests would be recorded over the manager's).
 	managerValidate := s.recorded.lastRequest("ValidateTopology", "validate")
 	caFile := filepath.Join(dir, "ca.crt")
-	if err := os.WriteFile(caFile, s.pki.caPEM, 0o644); err != nil {
+	if err := os.WriteFile(caFile, s.pki.CAPEM, 0o644); err != nil {
 		return s.changedSince(hookPath, managerSent), err
 	}
 	requests := filepath.Join(dir, "requests")
@@ -376,7 +376,7 @@ func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error 
 	var kinds []string
 	for _, rendered := range list.Items {
 		r := unstructured.Unstructured{Object: rendered}
-		real, err := s.kube.get(ctx, r.GetAPIVersion(), r.GetKind(), r.GetNamespace(), r.GetName())
+		real, err := s.kube.Get(ctx, r.GetAPIVersion(), r.GetKind(), r.GetNamespace(), r.GetName())
 		if err != nil {
 			return fmt.Errorf("render printed %s %s, which CAPI did not create: %w", r.GetKind(), r.GetName(), err)
 		}

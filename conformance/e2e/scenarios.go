@@ -44,11 +44,11 @@ var (
 )
 
 type scenarios struct {
-	kube       *kube
+	kube       *Kube
 	caB64      string
 	extURL     string
 	extLog     string
-	pki        *pki
+	pki        *PKI
 	metricsURL string
 	// the example extension's own metrics, and the command that reads them as Prometheus does
 	extMetricsURL, promcheck string
@@ -72,7 +72,7 @@ type scenarios struct {
 	extCertDir     string
 	clientCert     string // signed by the CA the extension trusts for clients (capi-ext render uses it)
 	clientKey      string
-	ps             *processes
+	ps             *Processes
 	work           string
 	capiExt        string
 	conformanceBin string // capi-ext-conformance: the lifecycle and topology extensions
@@ -89,7 +89,7 @@ type scenarios struct {
 }
 
 func (s *scenarios) discovery(ctx context.Context) error {
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
+	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
 kind: Namespace
 metadata: {name: %s}
 ---
@@ -111,12 +111,12 @@ spec:
 		"validate.quickstart ValidateTopology 10 Fail",
 		"variables.quickstart DiscoverVariables 10 Fail",
 	}
-	return eventually(timeoutLg, "ExtensionConfig Discovered=True with the advertised handlers", func() (bool, string) {
-		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", extName)
+	return Eventually(timeoutLg, "ExtensionConfig Discovered=True with the advertised handlers", func() (bool, string) {
+		u, err := s.kube.Get(ctx, runtimeV, "ExtensionConfig", "", extName)
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "Discovered")
+		st, reason, msg := Condition(u, "Discovered")
 		handlers, _, _ := unstructured.NestedSlice(u.Object, "status", "handlers")
 		var got []string
 		for _, h := range handlers {
@@ -133,7 +133,7 @@ spec:
 // badDiscovery serves a Discovery answer capi-ext's registrations would refuse (a name with
 // a dot and uppercase letters, a timeout over 30) and checks CAPI refuses it the same way.
 func (s *scenarios) badDiscovery(ctx context.Context) error {
-	cert, err := tls.LoadX509KeyPair(s.pki.leaf("bad-discovery", "127.0.0.1", nil, true))
+	cert, err := tls.LoadX509KeyPair(s.pki.Leaf("bad-discovery", "127.0.0.1", nil, true))
 	must(err)
 	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
 	must(err)
@@ -143,7 +143,7 @@ func (s *scenarios) badDiscovery(ctx context.Context) error {
 	go func() { _ = srv.Serve(l) }()
 	defer srv.Close()
 	url := "https://" + l.Addr().(*net.TCPAddr).String()
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
+	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %s
 kind: ExtensionConfig
 metadata: {name: bad-discovery}
 spec:
@@ -152,14 +152,14 @@ spec:
 `, runtimeV, url, s.caB64)); err != nil {
 		return err
 	}
-	defer func() { _ = s.kube.delete(ctx, runtimeV, "ExtensionConfig", "", "bad-discovery") }()
+	defer func() { _ = s.kube.Delete(ctx, runtimeV, "ExtensionConfig", "", "bad-discovery") }()
 	var message string
-	err = eventually(timeoutLg, "Discovered=False with CAPI's validation message", func() (bool, string) {
-		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", "bad-discovery")
+	err = Eventually(timeoutLg, "Discovered=False with CAPI's validation message", func() (bool, string) {
+		u, err := s.kube.Get(ctx, runtimeV, "ExtensionConfig", "", "bad-discovery")
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "Discovered")
+		st, reason, msg := Condition(u, "Discovered")
 		message = msg
 		return st == "False" && reason == "NotDiscovered" && strings.Contains(msg, "Bad.Name") && strings.Contains(msg, "31"),
 			fmt.Sprintf("Discovered=%s/%s %q", st, reason, msg)
@@ -175,7 +175,7 @@ spec:
 // without that certificate is refused by the extension, and a second extension that trusts
 // another CA refuses the manager, which CAPI reports in the ExtensionConfig's Discovered condition.
 func (s *scenarios) mutualTLS(ctx context.Context) error {
-	noCert := httpClient(s.pki.caPEM, "", "")
+	noCert := HTTPClient(s.pki.CAPEM, "", "")
 	discoveryPath := "/hooks.runtime.cluster.x-k8s.io/v1alpha1/discovery"
 	if resp, err := noCert.Post(s.extURL+discoveryPath, "", strings.NewReader("{}")); err == nil {
 		_ = resp.Body.Close()
@@ -184,7 +184,7 @@ func (s *scenarios) mutualTLS(ctx context.Context) error {
 		fmt.Printf("  a caller without a client certificate: %v\n", err)
 	}
 
-	otherCA := newPKI(filepath.Join(s.work, "other-client-pki"), "capi-ext-e2e-other-ca")
+	otherCA := NewPKI(filepath.Join(s.work, "other-client-pki"), "capi-ext-e2e-other-ca")
 	dir := filepath.Join(s.work, "other-ca-extension-certs")
 	must(os.MkdirAll(dir, 0o755))
 	for _, f := range []string{"tls.crt", "tls.key"} {
@@ -192,12 +192,12 @@ func (s *scenarios) mutualTLS(ctx context.Context) error {
 		must(err)
 		must(os.WriteFile(filepath.Join(dir, f), data, 0o600))
 	}
-	must(os.WriteFile(filepath.Join(dir, "client-ca.crt"), otherCA.caPEM, 0o644))
-	port, probes, otherMetrics := freePort(), freePort(), freePort()
-	other := s.ps.start("extension-other-ca", s.extBin, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", port),
+	must(os.WriteFile(filepath.Join(dir, "client-ca.crt"), otherCA.CAPEM, 0o644))
+	port, probes, otherMetrics := FreePort(), FreePort(), FreePort()
+	other := s.ps.Start("extension-other-ca", s.extBin, "--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", port),
 		"--webhook-cert-dir="+dir, "--webhook-client-ca-name=client-ca.crt", fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", otherMetrics),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json")
-	if err := waitHTTP(httpClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, other); err != nil {
+	if err := WaitHTTP(HTTPClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, other); err != nil {
 		return err
 	}
 	otherURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", otherMetrics)
@@ -205,7 +205,7 @@ func (s *scenarios) mutualTLS(ctx context.Context) error {
 	if _, err := scrape(s.promcheck, otherURL, before); err != nil {
 		return err
 	}
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
+	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %s
 kind: ExtensionConfig
 metadata: {name: other-ca}
 spec:
@@ -214,14 +214,14 @@ spec:
 `, runtimeV, port, s.caB64)); err != nil {
 		return err
 	}
-	defer func() { _ = s.kube.delete(ctx, runtimeV, "ExtensionConfig", "", "other-ca") }()
+	defer func() { _ = s.kube.Delete(ctx, runtimeV, "ExtensionConfig", "", "other-ca") }()
 	var message string
-	err := eventually(timeoutLg, "Discovered=False with a TLS error about the client certificate", func() (bool, string) {
-		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", "other-ca")
+	err := Eventually(timeoutLg, "Discovered=False with a TLS error about the client certificate", func() (bool, string) {
+		u, err := s.kube.Get(ctx, runtimeV, "ExtensionConfig", "", "other-ca")
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "Discovered")
+		st, reason, msg := Condition(u, "Discovered")
 		message = msg
 		return st == "False" && reason == "NotDiscovered" && strings.Contains(msg, "tls:") && strings.Contains(msg, "certificate"),
 			fmt.Sprintf("Discovered=%s/%s %q", st, reason, msg)
@@ -252,7 +252,7 @@ spec:
 }
 
 func (s *scenarios) discoverVariables(ctx context.Context) error {
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
+	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
 kind: GenericInfrastructureClusterTemplate
 metadata: {name: e2e-infra, namespace: %[3]s}
 spec: {template: {spec: {}}}
@@ -362,12 +362,12 @@ spec:
 `, infraV, cpV, ns, clusterV, bootstrapV)); err != nil {
 		return err
 	}
-	return eventually(timeoutLg, "ClusterClass VariablesReady=True with imageRepository from quickstart", func() (bool, string) {
-		u, err := s.kube.get(ctx, clusterV, "ClusterClass", ns, "e2e-class")
+	return Eventually(timeoutLg, "ClusterClass VariablesReady=True with imageRepository from quickstart", func() (bool, string) {
+		u, err := s.kube.Get(ctx, clusterV, "ClusterClass", ns, "e2e-class")
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "VariablesReady")
+		st, reason, msg := Condition(u, "VariablesReady")
 		vars, _, _ := unstructured.NestedSlice(u.Object, "status", "variables")
 		summary, _ := json.Marshal(vars)
 		ok := st == "True" && len(vars) == 1
@@ -412,7 +412,7 @@ spec:
 }
 
 func (s *scenarios) variableAdmission(ctx context.Context) error {
-	_, err := s.kube.apply(ctx, clusterYAML("invalid", goodRepo+"/", nil))
+	_, err := s.kube.Apply(ctx, clusterYAML("invalid", goodRepo+"/", nil))
 	if err == nil {
 		return fmt.Errorf("a Cluster with imageRepository %q was admitted", goodRepo+"/")
 	}
@@ -424,21 +424,21 @@ func (s *scenarios) variableAdmission(ctx context.Context) error {
 }
 
 func (s *scenarios) cluster(ctx context.Context) (*unstructured.Unstructured, error) {
-	return s.kube.get(ctx, clusterV, "Cluster", ns, "c1")
+	return s.kube.Get(ctx, clusterV, "Cluster", ns, "c1")
 }
 
 func (s *scenarios) beforeClusterCreate(ctx context.Context) error {
-	if _, err := s.kube.apply(ctx, clusterYAML("c1", goodRepo, nil)); err != nil {
+	if _, err := s.kube.Apply(ctx, clusterYAML("c1", goodRepo, nil)); err != nil {
 		return err
 	}
 	// The quickstart's BeforeClusterCreate is two gates run together; the holding one names itself.
 	blocked := "approval: waiting for annotation " + approved + "=true on Cluster e2e/c1"
-	err := eventually(timeoutLg, "TopologyReconciled=False/ClusterCreating naming the extension's message", func() (bool, string) {
+	err := Eventually(timeoutLg, "TopologyReconciled=False/ClusterCreating naming the extension's message", func() (bool, string) {
 		u, err := s.cluster(ctx)
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "TopologyReconciled")
+		st, reason, msg := Condition(u, "TopologyReconciled")
 		_, hasInfra, _ := unstructured.NestedMap(u.Object, "spec", "infrastructureRef")
 		return st == "False" && reason == "ClusterCreating" && strings.Contains(msg, "BeforeClusterCreate: "+blocked) && !hasInfra,
 			fmt.Sprintf("TopologyReconciled=%s/%s %q infrastructureRef set=%v", st, reason, msg, hasInfra)
@@ -451,10 +451,10 @@ func (s *scenarios) beforeClusterCreate(ctx context.Context) error {
 	if _, has, _ := unstructured.NestedMap(u.Object, "spec", "controlPlaneRef"); has {
 		return fmt.Errorf("the control plane was created while BeforeClusterCreate blocked")
 	}
-	if err := s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1", fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, approved), false); err != nil {
+	if err := s.kube.MergePatch(ctx, clusterV, "Cluster", ns, "c1", fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, approved), false); err != nil {
 		return err
 	}
-	return eventually(timeoutLg, "topology created after approval", func() (bool, string) {
+	return Eventually(timeoutLg, "topology created after approval", func() (bool, string) {
 		u, err := s.cluster(ctx)
 		if err != nil {
 			return false, err.Error()
@@ -477,12 +477,12 @@ func (s *scenarios) refs(ctx context.Context) (infra, cp string) {
 func (s *scenarios) generatePatches(ctx context.Context) error {
 	infraName, cpName := s.refs(ctx)
 	wantSettings := map[string]any{"retryAfterSeconds": "1", "origin": "clusterclass", "owner": "extensionconfig"}
-	return eventually(timeoutLg, "patched GenericControlPlane and GenericInfrastructureCluster", func() (bool, string) {
-		cp, err := s.kube.get(ctx, cpV, "GenericControlPlane", ns, cpName)
+	return Eventually(timeoutLg, "patched GenericControlPlane and GenericInfrastructureCluster", func() (bool, string) {
+		cp, err := s.kube.Get(ctx, cpV, "GenericControlPlane", ns, cpName)
 		if err != nil {
 			return false, err.Error()
 		}
-		infra, err := s.kube.get(ctx, infraV, "GenericInfrastructureCluster", ns, infraName)
+		infra, err := s.kube.Get(ctx, infraV, "GenericInfrastructureCluster", ns, infraName)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -497,29 +497,29 @@ func (s *scenarios) generatePatches(ctx context.Context) error {
 }
 
 func (s *scenarios) validateTopology(ctx context.Context) error {
-	if err := eventually(timeoutLg, "TopologyReconciled=True", func() (bool, string) {
+	if err := Eventually(timeoutLg, "TopologyReconciled=True", func() (bool, string) {
 		u, err := s.cluster(ctx)
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "TopologyReconciled")
+		st, reason, msg := Condition(u, "TopologyReconciled")
 		return st == "True", fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
 	}); err != nil {
 		return err
 	}
 	setRepo := func(repo string) error {
-		return s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1",
+		return s.kube.MergePatch(ctx, clusterV, "Cluster", ns, "c1",
 			fmt.Sprintf(`{"spec":{"topology":{"variables":[{"name":"imageRepository","value":%q}]}}}`, repo), false)
 	}
 	if err := setRepo("docker.io/library"); err != nil {
 		return fmt.Errorf("the webhook should admit docker.io (only the extension rejects it): %w", err)
 	}
-	err := eventually(timeoutLg, "TopologyReconciled=False/ReconcileFailed with the extension's message", func() (bool, string) {
+	err := Eventually(timeoutLg, "TopologyReconciled=False/ReconcileFailed with the extension's message", func() (bool, string) {
 		u, err := s.cluster(ctx)
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "TopologyReconciled")
+		st, reason, msg := Condition(u, "TopologyReconciled")
 		const message = "imageRepository docker.io/library is on docker.io, which is rate limited"
 		if s.minor < 14 {
 			// Before v1.14 the condition only says the call failed; the message is in CAPI's log.
@@ -535,7 +535,7 @@ func (s *scenarios) validateTopology(ctx context.Context) error {
 		return err
 	}
 	_, cpName := s.refs(ctx)
-	cp, err := s.kube.get(ctx, cpV, "GenericControlPlane", ns, cpName)
+	cp, err := s.kube.Get(ctx, cpV, "GenericControlPlane", ns, cpName)
 	if err != nil {
 		return err
 	}
@@ -545,25 +545,25 @@ func (s *scenarios) validateTopology(ctx context.Context) error {
 	if err := setRepo(goodRepo); err != nil {
 		return err
 	}
-	return eventually(timeoutLg, "TopologyReconciled=True again", func() (bool, string) {
+	return Eventually(timeoutLg, "TopologyReconciled=True again", func() (bool, string) {
 		u, _ := s.cluster(ctx)
-		st, reason, msg := condition(u, "TopologyReconciled")
+		st, reason, msg := Condition(u, "TopologyReconciled")
 		return st == "True", fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
 	})
 }
 
 func (s *scenarios) afterControlPlaneInitialized(ctx context.Context) error {
 	_, cpName := s.refs(ctx)
-	if err := s.kube.mergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true); err != nil {
+	if err := s.kube.MergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true); err != nil {
 		return err
 	}
-	return eventually(timeoutLg, "AfterControlPlaneInitialized called and marked done", func() (bool, string) {
+	return Eventually(timeoutLg, "AfterControlPlaneInitialized called and marked done", func() (bool, string) {
 		u, err := s.cluster(ctx)
 		if err != nil {
 			return false, err.Error()
 		}
 		hooks := u.GetAnnotations()[pending]
-		st, _, _ := condition(u, "ControlPlaneInitialized")
+		st, _, _ := Condition(u, "ControlPlaneInitialized")
 		called := countCalls(s.extLog)["AfterControlPlaneInitialized"] > 0
 		return st == "True" && called && !strings.Contains(hooks, "AfterControlPlaneInitialized"),
 			fmt.Sprintf("ControlPlaneInitialized=%s extension called=%v pending-hooks=%q", st, called, hooks)
@@ -571,16 +571,16 @@ func (s *scenarios) afterControlPlaneInitialized(ctx context.Context) error {
 }
 
 func (s *scenarios) beforeClusterDelete(ctx context.Context) error {
-	if err := s.kube.delete(ctx, clusterV, "Cluster", ns, "c1"); err != nil {
+	if err := s.kube.Delete(ctx, clusterV, "Cluster", ns, "c1"); err != nil {
 		return err
 	}
-	err := eventually(timeoutLg, "deletion held by BeforeClusterDelete", func() (bool, string) {
+	err := Eventually(timeoutLg, "deletion held by BeforeClusterDelete", func() (bool, string) {
 		u, err := s.cluster(ctx)
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "Deleting")
-		_, treason, tmsg := condition(u, "TopologyReconciled")
+		st, reason, msg := Condition(u, "Deleting")
+		_, treason, tmsg := Condition(u, "TopologyReconciled")
 		return u.GetDeletionTimestamp() != nil && reason == "WaitingForBeforeDeleteHook" && strings.Contains(tmsg, "BeforeClusterDelete: waiting for annotation "+delOK),
 			fmt.Sprintf("Deleting=%s/%s %q TopologyReconciled=%s %q", st, reason, msg, treason, tmsg)
 	})
@@ -591,10 +591,10 @@ func (s *scenarios) beforeClusterDelete(ctx context.Context) error {
 	if _, err := s.cluster(ctx); err != nil {
 		return fmt.Errorf("the Cluster went away while BeforeClusterDelete blocked: %w", err)
 	}
-	if err := s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1", fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, delOK), false); err != nil {
+	if err := s.kube.MergePatch(ctx, clusterV, "Cluster", ns, "c1", fmt.Sprintf(`{"metadata":{"annotations":{%q:"true"}}}`, delOK), false); err != nil {
 		return err
 	}
-	return eventually(timeoutLg, "Cluster deleted after approval", func() (bool, string) {
+	return Eventually(timeoutLg, "Cluster deleted after approval", func() (bool, string) {
 		u, err := s.cluster(ctx)
 		if apierrors.IsNotFound(err) {
 			return true, ""

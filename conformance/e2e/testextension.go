@@ -41,8 +41,8 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 	if s.goTestExtBin == "" {
 		return fmt.Errorf("no -go-capi-test-extension: Go's test extension, the peer of the port, is needed")
 	}
-	port, err := s.testExtensionRun(ctx, testExtName, "ct1", func(webhook, probes int) *process {
-		return s.ps.startWith("capi-test-extension", []string{"KUBECONFIG=" + s.kubeconfig}, s.testExtBin,
+	port, err := s.testExtensionRun(ctx, testExtName, "ct1", func(webhook, probes int) *Process {
+		return s.ps.StartWith("capi-test-extension", []string{"KUBECONFIG=" + s.kubeconfig}, s.testExtBin,
 			"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", webhook), "--webhook-cert-dir="+s.extCertDir,
 			"--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
 			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json",
@@ -53,12 +53,12 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 	}
 	// A Cluster of another name: CAPI caches an upgrade plan by Cluster and versions (not by
 	// extension), and would give this run the port's plan without calling Go's handler.
-	goRun, err := s.testExtensionRun(ctx, goTestExtName, "ct2", func(webhook, probes int) *process {
+	goRun, err := s.testExtensionRun(ctx, goTestExtName, "ct2", func(webhook, probes int) *Process {
 		// Go's test extension has no option to require a client certificate: its calls are
 		// the only ones of the suite not checked against CAPI's client CA.
-		return s.ps.startPeer("capi-test-extension-go", []string{"KUBECONFIG=" + s.kubeconfig}, s.goTestExtBin,
+		return s.ps.StartPeer("capi-test-extension-go", []string{"KUBECONFIG=" + s.kubeconfig}, s.goTestExtBin,
 			fmt.Sprintf("--webhook-port=%d", webhook), "--webhook-cert-dir="+s.extCertDir,
-			fmt.Sprintf("--health-addr=127.0.0.1:%d", probes), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", freePort()),
+			fmt.Sprintf("--health-addr=127.0.0.1:%d", probes), fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", FreePort()),
 			"--insecure-diagnostics")
 	})
 	if err != nil {
@@ -89,15 +89,15 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 // testExtensionRun starts one implementation of the test extension (start: its webhook and
 // probe ports), registers it as ExtensionConfig `name` for every namespace, and drives it
 // with the Cluster `cluster`.
-func (s *scenarios) testExtensionRun(ctx context.Context, name, cluster string, start func(webhook, probes int) *process) (*testExtRun, error) {
+func (s *scenarios) testExtensionRun(ctx context.Context, name, cluster string, start func(webhook, probes int) *Process) (*testExtRun, error) {
 	fmt.Printf("  %s:\n", name)
 	run := &testExtRun{}
-	port, probes := freePort(), freePort()
+	port, probes := FreePort(), FreePort()
 	p := start(port, probes)
-	if err := waitHTTP(httpClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, p); err != nil {
+	if err := WaitHTTP(HTTPClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, p); err != nil {
 		return nil, err
 	}
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
+	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %s
 kind: ExtensionConfig
 metadata: {name: %s}
 spec:
@@ -107,7 +107,7 @@ spec:
 `, runtimeV, name, port, s.caB64, name)); err != nil {
 		return nil, err
 	}
-	defer func() { _ = s.kube.delete(ctx, runtimeV, "ExtensionConfig", "", name) }()
+	defer func() { _ = s.kube.Delete(ctx, runtimeV, "ExtensionConfig", "", name) }()
 	// The Go extension's handlers, in the order its main registers them. Go's Discovery lists
 	// them in a random order (a map's); the port's is the registration order, checked here.
 	want := []string{"generate-patches", "validate-topology", "discover-variables", "before-cluster-create", "after-control-plane-initialized", "before-cluster-upgrade", "before-control-plane-upgrade",
@@ -117,8 +117,8 @@ spec:
 	if !inOrder {
 		sort.Strings(want)
 	}
-	if err := eventually(timeoutLg, "the extension's Discovery in the ExtensionConfig's status", func() (bool, string) {
-		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", name)
+	if err := Eventually(timeoutLg, "the extension's Discovery in the ExtensionConfig's status", func() (bool, string) {
+		u, err := s.kube.Get(ctx, runtimeV, "ExtensionConfig", "", name)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -152,7 +152,7 @@ spec:
 	configMap := cluster + "-" + name + "-test-extension-hookresponses"
 	recordedAs := func(key, value string) func() (bool, string) {
 		return func() (bool, string) {
-			cm, err := s.kube.get(ctx, "v1", "ConfigMap", ns, configMap)
+			cm, err := s.kube.Get(ctx, "v1", "ConfigMap", ns, configMap)
 			if err != nil {
 				return false, err.Error()
 			}
@@ -161,7 +161,7 @@ spec:
 		}
 	}
 	preload := func(hook, answer string) error {
-		return s.kube.mergePatch(ctx, "v1", "ConfigMap", ns, configMap,
+		return s.kube.MergePatch(ctx, "v1", "ConfigMap", ns, configMap,
 			fmt.Sprintf(`{"data":{%q:%q}}`, hook+"-preloadedResponse", answer), false)
 	}
 	// The Cluster's class is e2e-class with the extension's upgrade plan handler, as in CAPI's
@@ -178,18 +178,18 @@ spec:
 	manifest := strings.Replace(clusterYAML(cluster, goodRepo, map[string]string{approved: "true", delOK: "true"}),
 		"classRef: {name: e2e-class}", "classRef: {name: "+className+"}", 1)
 	var applied error
-	if err := eventually(timeoutLg, "the Cluster admitted (its ClusterClass reconciled first)", func() (bool, string) {
-		_, applied = s.kube.apply(ctx, manifest)
+	if err := Eventually(timeoutLg, "the Cluster admitted (its ClusterClass reconciled first)", func() (bool, string) {
+		_, applied = s.kube.Apply(ctx, manifest)
 		return applied == nil, fmt.Sprint(applied)
 	}); err != nil {
 		return nil, err
 	}
-	if err := eventually(timeoutLg, "BeforeClusterCreate held by the port's default answer, recorded in the ConfigMap it created",
+	if err := Eventually(timeoutLg, "BeforeClusterCreate held by the port's default answer, recorded in the ConfigMap it created",
 		recordedAs("BeforeClusterCreate-actualResponseStatus", "Status: Success, RetryAfterSeconds: 5")); err != nil {
 		return nil, err
 	}
 	time.Sleep(3 * time.Second)
-	u, err := s.kube.get(ctx, clusterV, "Cluster", ns, cluster)
+	u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -201,8 +201,8 @@ spec:
 		return nil, err
 	}
 	var cpName string
-	if err := eventually(timeoutLg, "the topology created once the preloaded answer lets go", func() (bool, string) {
-		u, err := s.kube.get(ctx, clusterV, "Cluster", ns, cluster)
+	if err := Eventually(timeoutLg, "the topology created once the preloaded answer lets go", func() (bool, string) {
+		u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, cluster)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -212,49 +212,49 @@ spec:
 	}); err != nil {
 		return nil, err
 	}
-	if err := s.kube.mergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true); err != nil {
+	if err := s.kube.MergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true); err != nil {
 		return nil, err
 	}
-	if err := eventually(timeoutLg, "AfterControlPlaneInitialized recorded",
+	if err := Eventually(timeoutLg, "AfterControlPlaneInitialized recorded",
 		recordedAs("AfterControlPlaneInitialized-actualResponseStatus", "Success")); err != nil {
 		return nil, err
 	}
 	fmt.Println("    released by the preloaded answer; AfterControlPlaneInitialized recorded \"Success\"")
 	// Both extensions log this line per GenerateUpgradePlan call (Go's handler, and the port).
 	plans := func() int {
-		data, _ := os.ReadFile(p.log)
+		data, _ := os.ReadFile(p.Log)
 		return strings.Count(string(data), "GenerateUpgradePlan is called")
 	}
 	if err := s.testExtensionUpgrade(ctx, cluster, cpName, recordedAs, preload, plans); err != nil {
 		return nil, err
 	}
-	if err := s.kube.delete(ctx, clusterV, "Cluster", ns, cluster); err != nil {
+	if err := s.kube.Delete(ctx, clusterV, "Cluster", ns, cluster); err != nil {
 		return nil, err
 	}
-	if err := eventually(timeoutLg, "BeforeClusterDelete held by the port, recorded",
+	if err := Eventually(timeoutLg, "BeforeClusterDelete held by the port, recorded",
 		recordedAs("BeforeClusterDelete-actualResponseStatus", "Status: Success, RetryAfterSeconds: 5")); err != nil {
 		return nil, err
 	}
 	time.Sleep(3 * time.Second)
-	if _, err := s.kube.get(ctx, clusterV, "Cluster", ns, cluster); err != nil {
+	if _, err := s.kube.Get(ctx, clusterV, "Cluster", ns, cluster); err != nil {
 		return nil, fmt.Errorf("the Cluster went away while BeforeClusterDelete held: %w", err)
 	}
 	if err := preload("BeforeClusterDelete", `{"Status": "Success"}`); err != nil {
 		return nil, err
 	}
-	if err := eventually(timeoutLg, "the Cluster deleted once the preloaded answer lets go", func() (bool, string) {
-		_, err := s.kube.get(ctx, clusterV, "Cluster", ns, cluster)
+	if err := Eventually(timeoutLg, "the Cluster deleted once the preloaded answer lets go", func() (bool, string) {
+		_, err := s.kube.Get(ctx, clusterV, "Cluster", ns, cluster)
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	}); err != nil {
 		return nil, err
 	}
 	fmt.Println("    BeforeClusterDelete held, then released by the preloaded answer; the Cluster deleted")
-	cm, err := s.kube.get(ctx, "v1", "ConfigMap", ns, configMap)
+	cm, err := s.kube.Get(ctx, "v1", "ConfigMap", ns, configMap)
 	if err != nil {
 		return nil, err
 	}
 	run.records, _, _ = unstructured.NestedStringMap(cm.Object, "data")
-	return run, s.kube.delete(ctx, "v1", "ConfigMap", ns, configMap)
+	return run, s.kube.Delete(ctx, "v1", "ConfigMap", ns, configMap)
 }
 
 // testExtensionUpgrade upgrades the Cluster from v1.34.0 to v1.35.0 as CAPI's runtimesdk spec
@@ -264,7 +264,7 @@ spec:
 func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error, plans func() int) error {
 	const from, to = "v1.34.0", "v1.35.0"
 	plansBefore := plans()
-	u, err := s.kube.get(ctx, clusterV, "Cluster", ns, cluster)
+	u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, cluster)
 	if err != nil {
 		return err
 	}
@@ -275,8 +275,8 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName st
 	fake := s.startFakeControlPlaneOf(ctx, cpName)
 	defer fake.close()
 	var last error
-	if err := eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
-		last = s.kube.mergePatch(ctx, clusterV, "Cluster", ns, cluster, fmt.Sprintf(`{"spec":{"topology":{"version":%q}}}`, to), false)
+	if err := Eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
+		last = s.kube.MergePatch(ctx, clusterV, "Cluster", ns, cluster, fmt.Sprintf(`{"spec":{"topology":{"version":%q}}}`, to), false)
 		return last == nil || !strings.Contains(last.Error(), "workload cluster"), fmt.Sprint(last)
 	}); err != nil {
 		return err
@@ -296,7 +296,7 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName st
 		{"AfterClusterUpgrade-" + to, [3]string{to, to, to}},
 	}
 	for _, step := range steps {
-		if err := eventually(timeoutLg, step.hook+" held by the default answer, recorded",
+		if err := Eventually(timeoutLg, step.hook+" held by the default answer, recorded",
 			recordedAs(step.hook+"-actualResponseStatus", "Status: Success, RetryAfterSeconds: 5")); err != nil {
 			return err
 		}
@@ -307,7 +307,7 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName st
 		if err := preload(step.hook, `{"Status": "Success"}`); err != nil {
 			return err
 		}
-		if err := eventually(timeoutLg, step.hook+" released by the preloaded answer, recorded",
+		if err := Eventually(timeoutLg, step.hook+" released by the preloaded answer, recorded",
 			recordedAs(step.hook+"-actualResponseStatus", "Status: Success, RetryAfterSeconds: 0")); err != nil {
 			return err
 		}
@@ -328,7 +328,7 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName st
 // copyClass makes the ClusterClass name from e2e-class's spec, changed by edit; it returns
 // what deletes it.
 func (s *scenarios) copyClass(ctx context.Context, name string, edit func(spec map[string]any)) (func(), error) {
-	class, err := s.kube.get(ctx, clusterV, "ClusterClass", ns, "e2e-class")
+	class, err := s.kube.Get(ctx, clusterV, "ClusterClass", ns, "e2e-class")
 	if err != nil {
 		return nil, err
 	}
@@ -339,10 +339,10 @@ func (s *scenarios) copyClass(ctx context.Context, name string, edit func(spec m
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.kube.apply(ctx, string(body)); err != nil {
+	if _, err := s.kube.Apply(ctx, string(body)); err != nil {
 		return nil, err
 	}
-	return func() { _ = s.kube.delete(ctx, clusterV, "ClusterClass", ns, name) }, nil
+	return func() { _ = s.kube.Delete(ctx, clusterV, "ClusterClass", ns, name) }, nil
 }
 
 // testExtensionVariables makes a ClusterClass whose one patch is the extension's (its
@@ -363,8 +363,8 @@ func (s *scenarios) testExtensionVariables(ctx context.Context, name string) ([]
 	}
 	defer remove()
 	var variables []any
-	if err := eventually(timeoutLg, "the variables CAPI discovered in the ClusterClass's status", func() (bool, string) {
-		u, err := s.kube.get(ctx, clusterV, "ClusterClass", ns, className)
+	if err := Eventually(timeoutLg, "the variables CAPI discovered in the ClusterClass's status", func() (bool, string) {
+		u, err := s.kube.Get(ctx, clusterV, "ClusterClass", ns, className)
 		if err != nil {
 			return false, err.Error()
 		}

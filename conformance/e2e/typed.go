@@ -16,7 +16,7 @@ import (
 )
 
 func (s *scenarios) typedPatch(ctx context.Context) error {
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
+	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
 kind: GenericInfrastructureClusterTemplate
 metadata: {name: e2e-kcp-infra, namespace: %[3]s}
 spec: {template: {spec: {}}}
@@ -80,17 +80,17 @@ spec:
 		return err
 	}
 	var kcp *unstructured.Unstructured
-	err := eventually(timeoutLg, "the KubeadmControlPlane created from the typed-patched template", func() (bool, string) {
-		u, err := s.kube.get(ctx, clusterV, "Cluster", ns, "c-kcp")
+	err := Eventually(timeoutLg, "the KubeadmControlPlane created from the typed-patched template", func() (bool, string) {
+		u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, "c-kcp")
 		if err != nil {
 			return false, err.Error()
 		}
 		name, _, _ := unstructured.NestedString(u.Object, "spec", "controlPlaneRef", "name")
 		if name == "" {
-			st, reason, msg := condition(u, "TopologyReconciled")
+			st, reason, msg := Condition(u, "TopologyReconciled")
 			return false, fmt.Sprintf("no controlPlaneRef yet (TopologyReconciled=%s/%s %q)", st, reason, msg)
 		}
-		kcp, err = s.kube.get(ctx, cpV, "KubeadmControlPlane", ns, name)
+		kcp, err = s.kube.Get(ctx, cpV, "KubeadmControlPlane", ns, name)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -127,5 +127,5 @@ spec:
 	}
 	fmt.Printf("  KubeadmControlPlane %s: imageRepository=%s set by the typed patch; the template's other fields kept\n", kcp.GetName(), goodRepo)
 	// Nothing more to see: no reconcile of it calls the extensions again.
-	return s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c-kcp", `{"spec":{"paused":true}}`, false)
+	return s.kube.MergePatch(ctx, clusterV, "Cluster", ns, "c-kcp", `{"spec":{"paused":true}}`, false)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -118,7 +117,7 @@ func (s *scenarios) startFakeControlPlaneOf(ctx context.Context, cpName string) 
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
-			u, err := s.kube.get(ctx, cpV, "GenericControlPlane", ns, cpName)
+			u, err := s.kube.Get(ctx, cpV, "GenericControlPlane", ns, cpName)
 			if err != nil {
 				continue
 			}
@@ -127,7 +126,7 @@ func (s *scenarios) startFakeControlPlaneOf(ctx context.Context, cpName string) 
 			if spec == "" || spec == status {
 				continue
 			}
-			if s.kube.mergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, fmt.Sprintf(`{"status":{"version":%q}}`, spec), true) == nil {
+			if s.kube.MergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, fmt.Sprintf(`{"status":{"version":%q}}`, spec), true) == nil {
 				f.mu.Lock()
 				f.steps = append(f.steps, spec)
 				f.mu.Unlock()
@@ -156,13 +155,13 @@ func (s *scenarios) versions(ctx context.Context) (cp, md, mp string) {
 
 // versionsOf reads the versions of the control plane cpName and of the Cluster's md-0 and mp-0.
 func (s *scenarios) versionsOf(ctx context.Context, cluster, cpName string) (cp, md, mp string) {
-	if u, err := s.kube.get(ctx, cpV, "GenericControlPlane", ns, cpName); err == nil {
+	if u, err := s.kube.Get(ctx, cpV, "GenericControlPlane", ns, cpName); err == nil {
 		cp, _, _ = unstructured.NestedString(u.Object, "spec", "version")
 	}
-	if l, err := s.kube.list(ctx, clusterV, "MachineDeployment", ns, map[string]string{clusterNameLabel: cluster, "topology.cluster.x-k8s.io/deployment-name": "md-0"}); err == nil && len(l) == 1 {
+	if l, err := s.kube.List(ctx, clusterV, "MachineDeployment", ns, map[string]string{clusterNameLabel: cluster, "topology.cluster.x-k8s.io/deployment-name": "md-0"}); err == nil && len(l) == 1 {
 		md, _, _ = unstructured.NestedString(l[0].Object, "spec", "template", "spec", "version")
 	}
-	if l, err := s.kube.list(ctx, clusterV, "MachinePool", ns, map[string]string{clusterNameLabel: cluster, "topology.cluster.x-k8s.io/pool-name": "mp-0"}); err == nil && len(l) == 1 {
+	if l, err := s.kube.List(ctx, clusterV, "MachinePool", ns, map[string]string{clusterNameLabel: cluster, "topology.cluster.x-k8s.io/pool-name": "mp-0"}); err == nil && len(l) == 1 {
 		mp, _, _ = unstructured.NestedString(l[0].Object, "spec", "template", "spec", "version")
 	}
 	return
@@ -171,7 +170,7 @@ func (s *scenarios) versionsOf(ctx context.Context, cluster, cpName string) (cp,
 // registerExtension creates the ExtensionConfig `name` for the extension at url (every
 // namespace) and waits until CAPI has discovered it with handlers that satisfy want.
 func (s *scenarios) registerExtension(ctx context.Context, name, url, what string, want func(handlers []string) bool) error {
-	if _, err := s.kube.apply(ctx, fmt.Sprintf(`apiVersion: %s
+	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %s
 kind: ExtensionConfig
 metadata: {name: %s}
 spec:
@@ -180,12 +179,12 @@ spec:
 `, runtimeV, name, url, s.caB64)); err != nil {
 		return err
 	}
-	return eventually(timeoutLg, "ExtensionConfig "+name+" Discovered=True with "+what, func() (bool, string) {
-		u, err := s.kube.get(ctx, runtimeV, "ExtensionConfig", "", name)
+	return Eventually(timeoutLg, "ExtensionConfig "+name+" Discovered=True with "+what, func() (bool, string) {
+		u, err := s.kube.Get(ctx, runtimeV, "ExtensionConfig", "", name)
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "Discovered")
+		st, reason, msg := Condition(u, "Discovered")
 		handlers, _, _ := unstructured.NestedSlice(u.Object, "status", "handlers")
 		var names []string
 		for _, h := range handlers {
@@ -246,7 +245,7 @@ var lifecycleHandlers = map[string]string{
 // request it decoded equals the bytes CAPI sent.
 func (s *scenarios) waitHeld(mark int, hook, to string) (lifecycleCall, error) {
 	var held lifecycleCall
-	err := eventually(timeoutLg, hook+" called and held", func() (bool, string) {
+	err := Eventually(timeoutLg, hook+" called and held", func() (bool, string) {
 		calls := lifecycleCalls(s.lifecycleLog)[mark:]
 		var seen []string
 		for _, c := range calls {
@@ -280,7 +279,7 @@ func (s *scenarios) setHolds(ctx context.Context, holds []string, version string
 		patch["spec"] = map[string]any{"topology": map[string]any{"version": version}}
 	}
 	body, _ := json.Marshal(patch)
-	return s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1", string(body), false)
+	return s.kube.MergePatch(ctx, clusterV, "Cluster", ns, "c1", string(body), false)
 }
 
 func dedupe(xs []string) []string {
@@ -309,12 +308,12 @@ func (s *scenarios) upgradeSequence(mark int) []string {
 // waitUpgradeDone waits until AfterClusterUpgrade is no longer pending and the topology is
 // reconciled at version.
 func (s *scenarios) waitUpgradeDone(ctx context.Context, version string) error {
-	return eventually(timeoutLg, "upgrade to "+version+" complete", func() (bool, string) {
+	return Eventually(timeoutLg, "upgrade to "+version+" complete", func() (bool, string) {
 		u, err := s.cluster(ctx)
 		if err != nil {
 			return false, err.Error()
 		}
-		st, reason, msg := condition(u, "TopologyReconciled")
+		st, reason, msg := Condition(u, "TopologyReconciled")
 		cp, md, mp := s.versions(ctx)
 		pendingHooks := u.GetAnnotations()[pending]
 		return st == "True" && cp == version && md == version && mp == version && !strings.Contains(pendingHooks, "AfterClusterUpgrade"),
@@ -332,26 +331,14 @@ func (s *scenarios) workloadCluster(ctx context.Context) error {
 
 // workloadClusterOf does it for the Cluster whose GenericInfrastructureCluster is infra.
 func (s *scenarios) workloadClusterOf(ctx context.Context, cluster, infra string) error {
-	data, err := os.ReadFile(s.kubeconfig)
-	must(err)
-	_, err = s.kube.apply(ctx, fmt.Sprintf(`apiVersion: v1
-kind: Secret
-metadata: {name: %s-kubeconfig, namespace: %s, labels: {cluster.x-k8s.io/cluster-name: %s}}
-type: cluster.x-k8s.io/secret
-data: {value: %s}
-`, cluster, ns, cluster, base64.StdEncoding.EncodeToString(data)))
-	if err != nil {
-		return err
-	}
-	// CAPI's cluster cache connects only once the infrastructure is provisioned.
-	return s.kube.mergePatch(ctx, infraV, "GenericInfrastructureCluster", ns, infra, `{"status":{"initialization":{"provisioned":true}}}`, true)
+	return s.providers().WorkloadCluster(ctx, ns, cluster, infra)
 }
 
 // startUpgrade sets the holds and the new version, retrying while the Cluster webhook cannot
 // reach the workload cluster yet.
 func (s *scenarios) startUpgrade(ctx context.Context, holds []string, to string) error {
 	var last error
-	err := eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
+	err := Eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
 		last = s.setHolds(ctx, holds, to)
 		if last != nil && strings.Contains(last.Error(), "workload cluster") {
 			return false, last.Error()
@@ -376,7 +363,7 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 	// md-0 gets one Machine (the harness plays its bootstrap, infrastructure and Node), which
 	// CAPI's MachineSet controller must replace for the workers to count as upgraded.
 	machines := s.startFakeMachines(ctx)
-	defer machines.close()
+	defer machines.Close()
 	if err := s.scaleWorkers(ctx, 1); err != nil {
 		return err
 	}
@@ -409,7 +396,7 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		st, reason, msg := condition(u, "TopologyReconciled")
+		st, reason, msg := Condition(u, "TopologyReconciled")
 		pendingHooks := u.GetAnnotations()[pending]
 		if hook != "AfterClusterUpgrade" && (st != "False" || !strings.Contains(msg, hook) || !strings.Contains(msg, "held by annotation")) {
 			return fmt.Errorf("while %s held: TopologyReconciled=%s/%s %q does not say why", hook, st, reason, msg)
@@ -471,7 +458,7 @@ func (s *scenarios) scaleWorkers(ctx context.Context, replicas int64) error {
 		}
 	}
 	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"topology": map[string]any{"workers": map[string]any{"machineDeployments": mds}}}})
-	return s.kube.mergePatch(ctx, clusterV, "Cluster", ns, "c1", string(body), false)
+	return s.kube.MergePatch(ctx, clusterV, "Cluster", ns, "c1", string(body), false)
 }
 
 // onlyReplacement checks md-0's Machines when hook was called: exactly one, of version, and not
@@ -490,7 +477,7 @@ func onlyReplacement(hook string, workers []unstructured.Unstructured, version, 
 
 // workerMachines returns the Machines of c1's md-0.
 func (s *scenarios) workerMachines(ctx context.Context) []unstructured.Unstructured {
-	l, _ := s.kube.list(ctx, clusterV, "Machine", ns, map[string]string{clusterNameLabel: "c1", "topology.cluster.x-k8s.io/deployment-name": "md-0"})
+	l, _ := s.kube.List(ctx, clusterV, "Machine", ns, map[string]string{clusterNameLabel: "c1", "topology.cluster.x-k8s.io/deployment-name": "md-0"})
 	return l
 }
 
@@ -498,7 +485,7 @@ func (s *scenarios) workerMachines(ctx context.Context) []unstructured.Unstructu
 // it returns its name.
 func (s *scenarios) waitWorkerMachines(ctx context.Context, version string) (string, error) {
 	var name string
-	err := eventually(timeoutLg, "md-0 with one Machine of "+version+" and its Node", func() (bool, string) {
+	err := Eventually(timeoutLg, "md-0 with one Machine of "+version+" and its Node", func() (bool, string) {
 		l := s.workerMachines(ctx)
 		if len(l) != 1 {
 			return false, fmt.Sprintf("Machines %v", names(l))
@@ -528,7 +515,7 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 	fake := s.startFakeControlPlane(ctx)
 	defer fake.close()
 	machines := s.startFakeMachines(ctx)
-	defer machines.close()
+	defer machines.Close()
 	// md-0's Machine of the upgrade before, which the first step must replace.
 	previous, err := s.waitWorkerMachines(ctx, from)
 	if err != nil {
@@ -594,7 +581,7 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 	if err := s.scaleWorkers(ctx, 0); err != nil {
 		return err
 	}
-	return eventually(timeoutLg, "md-0 scaled back to no Machine", func() (bool, string) {
+	return Eventually(timeoutLg, "md-0 scaled back to no Machine", func() (bool, string) {
 		l := s.workerMachines(ctx)
 		return len(l) == 0, fmt.Sprintf("Machines %v", names(l))
 	})

@@ -17,9 +17,11 @@ target_dir=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import js
 # Prometheus module would raise the Kubernetes libraries the e2e shares with Cluster API).
 promcheck="$target_dir/promcheck"
 (cd conformance/promcheck && go build -o "$promcheck" .) || { echo "e2e: building conformance/promcheck failed (see above)" >&2; exit 1; }
-# The harness's own tests (no servers): its guards, such as refusing an extension that would not
-# check CAPI's client certificate.
-(cd conformance/e2e && go test -count=1 .) || { echo "e2e: the harness's own tests failed (see above)" >&2; exit 1; }
+# The harness's own tests (no servers), in cli/devenv, whose processes, PKI and players it
+# shares with `capi-ext dev`: its guards, such as refusing an extension that would not check
+# CAPI's client certificate, and its releases being versions.env's.
+(cd cli/devenv && go vet ./... && go test -count=1 ./...) || { echo "e2e: the harness's own tests failed (see above)" >&2; exit 1; }
+(cd conformance/e2e && go vet .) || { echo "e2e: go vet of the harness failed (see above)" >&2; exit 1; }
 # The hooks whose requests the scenarios must have recorded: all 17, on every release of the
 # matrix (the count found is printed).
 recorded_hooks() {

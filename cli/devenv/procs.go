@@ -1,4 +1,4 @@
-package main
+package devenv
 
 import (
 	"bufio"
@@ -16,15 +16,15 @@ import (
 	"time"
 )
 
-// process is a component the harness started; it is stopped by its PID at the end.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
+// Process is a component the harness started; it is stopped by its PID at the end.
+type Process struct {
+	Name string
+	Cmd  *exec.Cmd
+	Log  string
 	done chan struct{}
 }
 
-func (p *process) exited() bool {
+func (p *Process) Exited() bool {
 	select {
 	case <-p.done:
 		return true
@@ -33,20 +33,20 @@ func (p *process) exited() bool {
 	}
 }
 
-type processes struct {
-	dir  string
+type Processes struct {
+	Dir  string
 	mu   sync.Mutex // start and stopAll may race when an interrupt arrives
-	list []*process
+	list []*Process
 }
 
-func (ps *processes) start(name, bin string, args ...string) *process {
-	return ps.startWith(name, nil, bin, args...)
+func (ps *Processes) Start(name, bin string, args ...string) *Process {
+	return ps.StartWith(name, nil, bin, args...)
 }
 
-// startWith is start with more environment variables (`NAME=value`). An extension (a process
+// StartWith is start with more environment variables (`NAME=value`). An extension (a process
 // given --webhook-cert-dir) must require CAPI's client certificate: every call of every
 // scenario goes through the mTLS check, and a scenario that forgets it fails here.
-func (ps *processes) startWith(name string, env []string, bin string, args ...string) *process {
+func (ps *Processes) StartWith(name string, env []string, bin string, args ...string) *Process {
 	joined := " " + strings.Join(args, " ")
 	if strings.Contains(joined, " --webhook-cert-dir") && !strings.Contains(joined, " --webhook-client-ca-name") && !strings.Contains(joined, "--feature-gates") {
 		panic(fmt.Sprintf("%s is an extension started without --webhook-client-ca-name: every extension here requires CAPI's client certificate", name))
@@ -54,15 +54,15 @@ func (ps *processes) startWith(name string, env []string, bin string, args ...st
 	return ps.spawn(name, env, bin, args...)
 }
 
-// startPeer starts an extension written elsewhere that has no option to require a client
+// StartPeer starts an extension written elsewhere that has no option to require a client
 // certificate (Go's test extension, the peer the port is compared with); the README says
 // which calls these are.
-func (ps *processes) startPeer(name string, env []string, bin string, args ...string) *process {
+func (ps *Processes) StartPeer(name string, env []string, bin string, args ...string) *Process {
 	return ps.spawn(name, env, bin, args...)
 }
 
-func (ps *processes) spawn(name string, env []string, bin string, args ...string) *process {
-	logPath := filepath.Join(ps.dir, name+".log")
+func (ps *Processes) spawn(name string, env []string, bin string, args ...string) *Process {
+	logPath := filepath.Join(ps.Dir, name+".log")
 	f, err := os.Create(logPath)
 	must(err)
 	cmd := exec.Command(bin, args...)
@@ -74,37 +74,46 @@ func (ps *processes) spawn(name string, env []string, bin string, args ...string
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	must(cmd.Start())
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &Process{Name: name, Cmd: cmd, Log: logPath, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); _ = f.Close(); close(p.done) }()
 	ps.list = append(ps.list, p)
 	fmt.Printf("started %s (pid %d)\n", name, cmd.Process.Pid)
 	return p
 }
 
-// stopAll stops every process by PID, last started first: SIGTERM, then SIGKILL after 10 s.
-func (ps *processes) stopAll() {
+// Stop stops one process by its PID and waits for it: SIGTERM, then SIGKILL to its process
+// group after 10 s.
+func (p *Process) Stop() {
+	_ = syscall.Kill(p.Cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// StopAll stops every process by PID, last started first: SIGTERM, then SIGKILL after 10 s.
+func (ps *Processes) StopAll() {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	for i := len(ps.list) - 1; i >= 0; i-- {
 		p := ps.list[i]
-		if p.exited() {
+		if p.Exited() {
 			continue
 		}
-		_ = syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
-		fmt.Printf("stopped %s (pid %d)\n", p.name, p.cmd.Process.Pid)
+		p.Stop()
+		fmt.Printf("stopped %s (pid %d)\n", p.Name, p.Cmd.Process.Pid)
 	}
 }
 
-// dumpLogs prints the end of every component's log.
-func (ps *processes) dumpLogs(lines int) {
+// DumpLogs prints the end of every component's log.
+func (ps *Processes) DumpLogs(lines int) {
 	for _, p := range ps.list {
-		f, err := os.Open(p.log)
+		f, err := os.Open(p.Log)
 		if err != nil {
 			continue
 		}
@@ -118,18 +127,18 @@ func (ps *processes) dumpLogs(lines int) {
 		if len(all) > lines {
 			all = all[len(all)-lines:]
 		}
-		fmt.Printf("\n===== %s (last %d lines of %s) =====\n%s\n", p.name, len(all), p.log, strings.Join(all, "\n"))
+		fmt.Printf("\n===== %s (last %d lines of %s) =====\n%s\n", p.Name, len(all), p.Log, strings.Join(all, "\n"))
 	}
 }
 
-func freePort() int {
+func FreePort() int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must(err)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func httpClient(caPEM []byte, certFile, keyFile string) *http.Client {
+func HTTPClient(caPEM []byte, certFile, keyFile string) *http.Client {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if caPEM != nil {
 		pool := x509.NewCertPool()
@@ -144,12 +153,12 @@ func httpClient(caPEM []byte, certFile, keyFile string) *http.Client {
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
 }
 
-// waitHTTP polls url until it answers 200.
-func waitHTTP(client *http.Client, url string, timeout time.Duration, p *process) error {
+// WaitHTTP polls url until it answers 200.
+func WaitHTTP(client *http.Client, url string, timeout time.Duration, p *Process) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if p != nil && p.exited() {
-			return fmt.Errorf("%s exited: %s", p.name, p.cmd.ProcessState)
+		if p != nil && p.Exited() {
+			return fmt.Errorf("%s exited: %s", p.Name, p.Cmd.ProcessState)
 		}
 		resp, err := client.Get(url)
 		if err == nil {

@@ -1,4 +1,4 @@
-package main
+package devenv
 
 import (
 	"crypto/ecdsa"
@@ -14,20 +14,20 @@ import (
 	"time"
 )
 
-// pki is a throw-away CA for one run, and the certificates every component needs.
-type pki struct {
-	dir    string
+// PKI is a throw-away CA for one run, and the certificates every component needs.
+type PKI struct {
+	Dir    string
 	caCert *x509.Certificate
 	caKey  *ecdsa.PrivateKey
-	caPEM  []byte
+	CAPEM  []byte
 }
 
 func writePEM(path, kind string, der []byte) {
 	must(os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600))
 }
 
-// newPKI makes a CA named cn (distinct names, so a wrong CA reads as an unknown authority).
-func newPKI(dir, cn string) *pki {
+// NewPKI makes a CA named cn (distinct names, so a wrong CA reads as an unknown authority).
+func NewPKI(dir, cn string) *PKI {
 	must(os.MkdirAll(dir, 0o755))
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	must(err)
@@ -40,16 +40,16 @@ func newPKI(dir, cn string) *pki {
 	must(err)
 	cert, err := x509.ParseCertificate(der)
 	must(err)
-	p := &pki{dir: dir, caCert: cert, caKey: key, caPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-	must(os.WriteFile(filepath.Join(dir, "ca.crt"), p.caPEM, 0o644))
+	p := &PKI{Dir: dir, caCert: cert, caKey: key, CAPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+	must(os.WriteFile(filepath.Join(dir, "ca.crt"), p.CAPEM, 0o644))
 	return p
 }
 
 var serial int64 = 1
 
-// leaf writes <name>.crt and <name>.key signed by the CA; server certificates get the
+// Leaf writes <name>.crt and <name>.key signed by the CA; server certificates get the
 // loopback SANs, client certificates the given organizations.
-func (p *pki) leaf(name, cn string, orgs []string, server bool) (certPath, keyPath string) {
+func (p *PKI) Leaf(name, cn string, orgs []string, server bool) (certPath, keyPath string) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	must(err)
 	serial++
@@ -69,21 +69,21 @@ func (p *pki) leaf(name, cn string, orgs []string, server bool) (certPath, keyPa
 	must(err)
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	must(err)
-	certPath, keyPath = filepath.Join(p.dir, name+".crt"), filepath.Join(p.dir, name+".key")
+	certPath, keyPath = filepath.Join(p.Dir, name+".crt"), filepath.Join(p.Dir, name+".key")
 	writePEM(certPath, "CERTIFICATE", der)
 	writePEM(keyPath, "EC PRIVATE KEY", keyDER)
 	return certPath, keyPath
 }
 
-// serviceAccountKeys writes the key pair kube-apiserver signs service account tokens with.
-func (p *pki) serviceAccountKeys() (pub, priv string) {
+// ServiceAccountKeys writes the key pair kube-apiserver signs service account tokens with.
+func (p *PKI) ServiceAccountKeys() (pub, priv string) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	must(err)
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	must(err)
 	pubDER, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
 	must(err)
-	pub, priv = filepath.Join(p.dir, "sa.pub"), filepath.Join(p.dir, "sa.key")
+	pub, priv = filepath.Join(p.Dir, "sa.pub"), filepath.Join(p.Dir, "sa.key")
 	writePEM(pub, "PUBLIC KEY", pubDER)
 	writePEM(priv, "EC PRIVATE KEY", keyDER)
 	return pub, priv

@@ -1,4 +1,4 @@
-package main
+package devenv
 
 import (
 	"context"
@@ -19,19 +19,19 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-type kube struct {
-	c   client.Client
-	cfg *rest.Config // the admin's, for clients of another configuration
+type Kube struct {
+	C   client.Client
+	Cfg *rest.Config // the admin's, for clients of another configuration
 }
 
-func newKube(host, caFile, certFile, keyFile string) *kube {
+func NewKube(host, caFile, certFile, keyFile string) *Kube {
 	cfg := &rest.Config{Host: host, TLSClientConfig: rest.TLSClientConfig{CAFile: caFile, CertFile: certFile, KeyFile: keyFile}, QPS: 50, Burst: 100}
 	c, err := client.New(rest.CopyConfig(cfg), client.Options{})
 	must(err)
-	return &kube{c: c, cfg: cfg}
+	return &Kube{C: c, Cfg: cfg}
 }
 
-func writeKubeconfig(dir string, port int, ca, cert, key string) string {
+func WriteKubeconfig(dir string, port int, ca, cert, key string) string {
 	path := filepath.Join(dir, "admin.kubeconfig")
 	must(os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -43,10 +43,10 @@ current-context: e2e
 	return path
 }
 
-// writeExecKubeconfig writes a kubeconfig of the same admin whose credentials come from an exec
+// WriteExecKubeconfig writes a kubeconfig of the same admin whose credentials come from an exec
 // credential plugin (a script printing an ExecCredential with the client certificate), as EKS,
 // GKE and AKS kubeconfigs do: what capi-ext's kube-rs clients must run.
-func writeExecKubeconfig(dir string, port int, ca, cert, key string) string {
+func WriteExecKubeconfig(dir string, port int, ca, cert, key string) string {
 	certPEM, err := os.ReadFile(cert)
 	must(err)
 	keyPEM, err := os.ReadFile(key)
@@ -71,8 +71,8 @@ current-context: e2e
 	return path
 }
 
-// docs splits multi-document YAML into objects.
-func docs(text string) ([]*unstructured.Unstructured, error) {
+// Docs splits multi-document YAML into objects.
+func Docs(text string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, doc := range strings.Split("\n"+text, "\n---") {
 		if strings.TrimSpace(doc) == "" {
@@ -90,15 +90,15 @@ func docs(text string) ([]*unstructured.Unstructured, error) {
 	return out, nil
 }
 
-// apply creates every object of a YAML text (retrying while a new kind is not served yet)
+// Apply creates every object of a YAML text (retrying while a new kind is not served yet)
 // and returns their names.
-func (k *kube) apply(ctx context.Context, text string) ([]string, error) {
-	return k.applyLabelled(ctx, text, nil)
+func (k *Kube) Apply(ctx context.Context, text string) ([]string, error) {
+	return k.ApplyLabelled(ctx, text, nil)
 }
 
-// applyLabelled is apply with labels added to every object.
-func (k *kube) applyLabelled(ctx context.Context, text string, labels map[string]string) ([]string, error) {
-	objs, err := docs(text)
+// ApplyLabelled is apply with labels added to every object.
+func (k *Kube) ApplyLabelled(ctx context.Context, text string, labels map[string]string) ([]string, error) {
+	objs, err := Docs(text)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (k *kube) applyLabelled(ctx context.Context, text string, labels map[string
 	for _, obj := range objs {
 		var err error
 		for i := 0; i < 30; i++ {
-			if err = k.c.Create(ctx, obj); err == nil || apierrors.IsAlreadyExists(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+			if err = k.C.Create(ctx, obj); err == nil || apierrors.IsAlreadyExists(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 				break
 			}
 			time.Sleep(time.Second)
@@ -131,9 +131,9 @@ func (k *kube) applyLabelled(ctx context.Context, text string, labels map[string
 	return names, nil
 }
 
-// applyFiles creates the objects of every *.yaml file in dir, with labels added, and returns
+// ApplyFiles creates the objects of every *.yaml file in dir, with labels added, and returns
 // their names.
-func (k *kube) applyFiles(ctx context.Context, dir string, labels map[string]string) ([]string, error) {
+func (k *Kube) ApplyFiles(ctx context.Context, dir string, labels map[string]string) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil || len(files) == 0 {
 		return nil, fmt.Errorf("no *.yaml in %s", dir)
@@ -144,7 +144,7 @@ func (k *kube) applyFiles(ctx context.Context, dir string, labels map[string]str
 		if err != nil {
 			return names, err
 		}
-		created, err := k.applyLabelled(ctx, string(data), labels)
+		created, err := k.ApplyLabelled(ctx, string(data), labels)
 		if err != nil {
 			return names, fmt.Errorf("%s: %w", f, err)
 		}
@@ -153,49 +153,49 @@ func (k *kube) applyFiles(ctx context.Context, dir string, labels map[string]str
 	return names, nil
 }
 
-func (k *kube) get(ctx context.Context, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
+func (k *Kube) Get(ctx context.Context, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
-	err := k.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u)
+	err := k.C.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u)
 	return u, err
 }
 
-// list returns the objects of a kind in a namespace that carry the given labels.
-func (k *kube) list(ctx context.Context, apiVersion, kind, ns string, labels map[string]string) ([]unstructured.Unstructured, error) {
+// List returns the objects of a kind in a namespace that carry the given labels.
+func (k *Kube) List(ctx context.Context, apiVersion, kind, ns string, labels map[string]string) ([]unstructured.Unstructured, error) {
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind+"List"))
-	err := k.c.List(ctx, l, client.InNamespace(ns), client.MatchingLabels(labels))
+	err := k.C.List(ctx, l, client.InNamespace(ns), client.MatchingLabels(labels))
 	return l.Items, err
 }
 
-func (k *kube) mergePatch(ctx context.Context, apiVersion, kind, ns, name, patch string, status bool) error {
+func (k *Kube) MergePatch(ctx context.Context, apiVersion, kind, ns, name, patch string, status bool) error {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
 	u.SetNamespace(ns)
 	u.SetName(name)
 	p := client.RawPatch(types.MergePatchType, []byte(patch))
 	if status {
-		return k.c.Status().Patch(ctx, u, p)
+		return k.C.Status().Patch(ctx, u, p)
 	}
-	return k.c.Patch(ctx, u, p)
+	return k.C.Patch(ctx, u, p)
 }
 
-func (k *kube) delete(ctx context.Context, apiVersion, kind, ns, name string) error {
+func (k *Kube) Delete(ctx context.Context, apiVersion, kind, ns, name string) error {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
 	u.SetNamespace(ns)
 	u.SetName(name)
-	return k.c.Delete(ctx, u)
+	return k.C.Delete(ctx, u)
 }
 
-func (k *kube) waitEstablished(ctx context.Context, names []string) error {
+func (k *Kube) WaitEstablished(ctx context.Context, names []string) error {
 	for _, name := range names {
-		err := eventually(60*time.Second, "CRD "+name+" Established", func() (bool, string) {
-			u, err := k.get(ctx, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+		err := Eventually(60*time.Second, "CRD "+name+" Established", func() (bool, string) {
+			u, err := k.Get(ctx, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
 			if err != nil {
 				return false, err.Error()
 			}
-			st, _, _ := condition(u, "Established")
+			st, _, _ := Condition(u, "Established")
 			return st == "True", "Established=" + st
 		})
 		if err != nil {
@@ -205,10 +205,10 @@ func (k *kube) waitEstablished(ctx context.Context, names []string) error {
 	return nil
 }
 
-// installWebhooks installs a manager's webhook configurations, pointed at its URL, each named
+// InstallWebhooks installs a manager's webhook configurations, pointed at its URL, each named
 // with prefix (as the release's kustomize build names them: managers share the generated names).
-func (k *kube) installWebhooks(ctx context.Context, text, base string, ca []byte, prefix string) error {
-	objs, err := docs(text)
+func (k *Kube) InstallWebhooks(ctx context.Context, text, base string, ca []byte, prefix string) error {
+	objs, err := Docs(text)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (k *kube) installWebhooks(ctx context.Context, text, base string, ca []byte
 		}
 		must(unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"))
 		obj.SetName(prefix + obj.GetName())
-		if err := k.c.Create(ctx, obj); err != nil {
+		if err := k.C.Create(ctx, obj); err != nil {
 			return fmt.Errorf("webhook configuration %s: %w", obj.GetName(), err)
 		}
 	}
@@ -235,8 +235,8 @@ func (k *kube) installWebhooks(ctx context.Context, text, base string, ca []byte
 	return nil
 }
 
-// condition returns status, reason and message of a condition in status.conditions.
-func condition(u *unstructured.Unstructured, kind string) (string, string, string) {
+// Condition returns status, reason and message of a Condition in status.conditions.
+func Condition(u *unstructured.Unstructured, kind string) (string, string, string) {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
@@ -250,8 +250,8 @@ func condition(u *unstructured.Unstructured, kind string) (string, string, strin
 	return "", "", ""
 }
 
-// eventually polls check until it reports done, or fails with the last state it saw.
-func eventually(timeout time.Duration, what string, check func() (bool, string)) error {
+// Eventually polls check until it reports done, or fails with the last state it saw.
+func Eventually(timeout time.Duration, what string, check func() (bool, string)) error {
 	deadline := time.Now().Add(timeout)
 	last := ""
 	for time.Now().Before(deadline) {
@@ -265,7 +265,7 @@ func eventually(timeout time.Duration, what string, check func() (bool, string))
 	return fmt.Errorf("timed out after %s waiting for %s; last seen: %s", timeout, what, last)
 }
 
-func fakeCRD(kind string) string {
+func FakeCRD(kind string) string {
 	group := "infrastructure.cluster.x-k8s.io"
 	if strings.Contains(kind, "ControlPlane") {
 		group = "controlplane.cluster.x-k8s.io"
@@ -296,3 +296,9 @@ spec:
           status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `, plural, group, kind, strings.ToLower(kind))
 }
+
+// GenericKinds are the provider kinds of the Generic* family that a scaffolded project's render/
+// fixtures and the e2e's ClusterClasses use, installed as CRDs by FakeCRD.
+var GenericKinds = []string{"GenericInfrastructureClusterTemplate", "GenericInfrastructureCluster", "GenericControlPlaneTemplate", "GenericControlPlane",
+	"GenericInfrastructureMachineTemplate", "GenericInfrastructureMachine", "GenericBootstrapConfigTemplate", "GenericBootstrapConfig",
+	"GenericInfrastructureMachinePoolTemplate", "GenericInfrastructureMachinePool"}
