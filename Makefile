@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens first-run tutorial package conformance roundtrip differential gotemplate apirules otel e2e fuzz bench bench-compare bench-profile bench-musl soak fmt
+.PHONY: demo test lint unit goldens first-run tutorial package conformance roundtrip differential gotemplate apirules otel e2e dev fuzz bench bench-compare bench-profile bench-musl soak fmt
 
 # The projects the tests generate and build get the workspace's debug setting (see Cargo.toml).
 export CARGO_PROFILE_DEV_DEBUG := line-tables-only
@@ -39,7 +39,7 @@ package:
 
 ## Cluster API judges the wire format: its Go types round-trip our JSON, its desired-state
 ## generator computes what render computes, its real manager calls us.
-conformance: roundtrip differential gotemplate apirules otel e2e
+conformance: roundtrip differential gotemplate apirules otel e2e dev
 
 roundtrip:
 	./conformance/scripts/roundtrip.sh
@@ -60,6 +60,10 @@ otel:
 
 e2e:
 	./conformance/scripts/e2e.sh
+
+## `capi-ext dev` run as an author runs it: a new project under a real Cluster API, edited live.
+dev:
+	./conformance/scripts/dev.sh
 
 ## Coverage-guided fuzzing (cargo-afl): each target for FUZZ_SECONDS (default 60); exit 1 on a crash.
 fuzz:

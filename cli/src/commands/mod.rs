@@ -4,6 +4,7 @@ pub mod call;
 pub mod certs;
 pub mod completions;
 pub mod create;
+pub mod dev;
 pub mod diff;
 pub mod example;
 pub mod generate;
@@ -46,6 +47,8 @@ enum Command {
     /// Say what a new version of the extension does to every Cluster: the fields that change and
     /// whether Machines roll out.
     Diff(diff::Args),
+    /// Run the extension under a real Cluster API on this machine (no containers).
+    Dev(dev::Args),
     /// Write a development CA and serving certificate for local runs.
     Certs(certs::Args),
     /// Print shell completions.
@@ -64,6 +67,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Render(args) => render::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Dev(args) => dev::run(args),
         Command::Certs(args) => certs::run(args).map(|()| ExitCode::SUCCESS),
         Command::Completions(args) => completions::run(args).map(|()| ExitCode::SUCCESS),
     }

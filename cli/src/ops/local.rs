@@ -48,7 +48,7 @@ pub fn target_directory(root: &Path) -> anyhow::Result<PathBuf> {
 
 /// Builds the project's binary with cargo (diagnostics on stderr) into `target_dir` (cargo's
 /// choice when `None`) and returns its path.
-fn build(root: &Path, name: &str, target_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub(crate) fn build(root: &Path, name: &str, target_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
     let mut command = cargo();
     if let Some(dir) = target_dir {
         command.env("CARGO_TARGET_DIR", dir);

@@ -2,6 +2,7 @@
 
 pub mod call;
 pub mod certs;
+pub mod dev;
 pub mod diff;
 pub mod examples;
 pub mod files;

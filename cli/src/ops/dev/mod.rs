@@ -1,0 +1,198 @@
+//! `capi-ext dev`: the project's extension under a real Cluster API on 127.0.0.1, without
+//! containers. The CLI builds the extension and watches its sources; the engine (Go, see
+//! [`engine`]) runs etcd, kube-apiserver and Cluster API's manager, registers the extension and
+//! prints each call.
+
+pub mod engine;
+pub mod watch;
+
+use crate::ops::files::status_line;
+use crate::ops::local;
+use crate::ops::project::Metadata;
+use anyhow::{Context, bail};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// What `capi-ext dev` runs.
+#[derive(Debug, Clone)]
+pub struct DevRequest {
+    /// A folder in the project (or the project's root).
+    pub project: PathBuf,
+    /// The Cluster API release or minor; the project's target when `None`.
+    pub capi_version: Option<String>,
+    /// The extension's port on 127.0.0.1.
+    pub port: u16,
+    /// The run's folder; `<target>/capi-ext-dev` when `None`.
+    pub state_dir: Option<PathBuf>,
+    /// A folder of etcd, kube-apiserver and capi-manager to run instead of building them.
+    pub binaries: Option<PathBuf>,
+    /// Also create the Cluster of `render/cluster.yaml`.
+    pub cluster: bool,
+    /// Rebuild and restart the extension when its sources change.
+    pub watch: bool,
+}
+
+/// The state folder of a project: `--state-dir`, else `capi-ext-dev` in cargo's target folder.
+pub fn state_dir(project: &Path, given: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let dir = match given {
+        Some(dir) => dir.to_path_buf(),
+        None => local::target_directory(project)?.join("capi-ext-dev"),
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    dir.canonicalize()
+        .with_context(|| format!("resolving {}", dir.display()))
+}
+
+/// Runs the project under a real Cluster API until Ctrl-C (or `capi-ext dev down`); returns the
+/// engine's exit status.
+pub fn up(req: &DevRequest) -> anyhow::Result<ExitStatus> {
+    let (root, name) = local::project(&req.project)?;
+    let capi_version = match &req.capi_version {
+        Some(v) => v.clone(),
+        None => Metadata::read(&root)
+            .map(|m| m.capi_version)
+            .unwrap_or_else(|_| "1.14".into()),
+    };
+    let state = state_dir(&root, req.state_dir.as_deref())?;
+    let cache = engine::cache_dir()?;
+    let engine = engine::build(&cache)?;
+    eprintln!("{}", status_line("Building", &format!("{name} (cargo)")));
+    let extension = local::build(&root, &name, None)?;
+    let mut apply = Vec::new();
+    for file in ["templates.yaml", "clusterclass.yaml"]
+        .into_iter()
+        .chain(req.cluster.then_some("cluster.yaml"))
+    {
+        let path = root.join("render").join(file);
+        if path.is_file() {
+            apply.push(path);
+        } else if file == "cluster.yaml" {
+            bail!(
+                "--cluster creates render/cluster.yaml's Cluster, and {} does not exist (`capi-ext generate manifests` writes render/)",
+                path.display()
+            );
+        }
+    }
+    let interrupted = Arc::new(AtomicBool::new(false));
+    listen_for_interrupt(interrupted.clone());
+    let mut command = Command::new(&engine);
+    command
+        .arg(format!("-state-dir={}", state.display()))
+        .arg(format!("-capi-version={capi_version}"))
+        .arg(format!("-cache={}", cache.display()))
+        .arg(format!("-extension={}", extension.display()))
+        .arg(format!("-name={name}"))
+        .arg(format!("-port={}", req.port));
+    if let Some(dir) = &req.binaries {
+        command.arg(format!("-binaries={}", dir.display()));
+    }
+    for file in &apply {
+        command.arg(format!("-apply={}", file.display()));
+    }
+    let mut child = command.spawn().context("starting the capi-ext dev engine")?;
+    let pid = child.id().to_string();
+    let mut sources = watch::snapshot(&root);
+    let mut forwarded = false;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if interrupted.load(Ordering::SeqCst) && !forwarded {
+            // The engine shares the terminal's process group and had Ctrl-C too; a SIGINT sent
+            // to the CLI alone is passed on.
+            forwarded = true;
+            signal(&pid, "TERM");
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        if !req.watch || forwarded || !state.join("ready").exists() {
+            continue;
+        }
+        let now = watch::snapshot(&root);
+        if now == sources {
+            continue;
+        }
+        sources = now;
+        let started = Instant::now();
+        eprintln!(
+            "{}",
+            status_line("Rebuilding", &format!("{name}: its sources changed"))
+        );
+        match local::build(&root, &name, None) {
+            Ok(_) => {
+                eprintln!(
+                    "{}",
+                    status_line(
+                        "Built",
+                        &format!("in {:.1} s; restarting it", started.elapsed().as_secs_f64())
+                    )
+                );
+                signal(&pid, "HUP");
+            }
+            Err(e) => eprintln!(
+                "{}",
+                status_line(
+                    "Failed",
+                    &format!("{e:#}; the running extension is kept until the next change")
+                )
+            ),
+        }
+    }
+}
+
+/// Sends a signal to a process with `kill(1)` (the crate forbids `unsafe`, so no libc).
+fn signal(pid: &str, name: &str) -> bool {
+    Command::new("kill")
+        .args([format!("-{name}").as_str(), pid])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Keeps the CLI alive on Ctrl-C (the engine stops the cluster and exits; the CLI then exits
+/// with it) and records that it came.
+fn listen_for_interrupt(flag: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        runtime.block_on(async {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                flag.store(true, Ordering::SeqCst);
+            }
+        });
+    });
+}
+
+/// Stops the run using `state`: SIGTERM to its engine, which stops every process it started;
+/// waits until it has. Returns false when no run uses the folder.
+pub fn down(state: &Path) -> anyhow::Result<bool> {
+    let pid_file = state.join("engine.pid");
+    let Ok(text) = std::fs::read_to_string(&pid_file) else {
+        return Ok(false);
+    };
+    let pid = text.trim().to_string();
+    if pid.parse::<u32>().is_err() {
+        bail!("{}: not a process id: {pid:?}", pid_file.display());
+    }
+    if !signal(&pid, "TERM") {
+        // The engine is gone (killed without cleaning up): its file is stale.
+        std::fs::remove_file(&pid_file).ok();
+        return Ok(false);
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while pid_file.exists() {
+        if Instant::now() > deadline {
+            bail!(
+                "the capi-ext dev engine (pid {pid}) did not stop within 60 s; its logs are in {}",
+                state.join("logs").display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Ok(true)
+}

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# `capi-ext dev` as an author runs it, outside the repository in a temporary HOME (the CLI
+# installed from the checkout as the README says): a new project under a real Cluster API (etcd,
+# kube-apiserver and CAPI's manager from the shared cache, the providers played), render/'s
+# Cluster created, upgraded and deleted through its hooks, a handler edited and its new answer
+# given to the running manager without restarting CAPI, then `capi-ext dev down` with nothing left
+# running. Prints the start, the time to the Cluster's first hook and the edit-to-new-answer time.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+pid=
+cleanup() {
+  if [ -n "$pid" ]; then kill -- "-$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+# The caches stay where they are (the programs capi-ext dev builds, Go's modules and builds);
+# everything else is new.
+export CAPI_EXT_CACHE=${CAPI_EXT_CACHE:-$HOME/.cache/capi-ext}
+GOMODCACHE=$(go env GOMODCACHE) GOCACHE=$(go env GOCACHE) GOPATH=$(go env GOPATH)
+export GOMODCACHE GOCACHE GOPATH
+# shellcheck source=../../scripts/new-user.sh
+source "$root/scripts/new-user.sh"
+step() { echo "== $*" >&2; }
+fail() { echo "dev: $*" >&2; echo "---- dev.log" >&2; cat "$HOME/dev-ext/dev.log" >&2; exit 1; }
+# wait_for SECONDS PATTERN [COUNT]: until dev.log has COUNT (default 1) lines matching PATTERN.
+wait_for() {
+  local deadline=$(( $(date +%s) + $1 ))
+  until [ "$(grep -cE "$2" dev.log)" -ge "${3:-1}" ]; do
+    [ "$(date +%s)" -lt "$deadline" ] || fail "no line matching '$2' within $1 s"
+    kill -0 "$pid" 2>/dev/null || fail "capi-ext dev exited before a line matching '$2'"
+    sleep 0.5
+  done
+}
+
+step "capi-ext init dev-ext"
+cd "$HOME"
+capi-ext init dev-ext --hooks BeforeClusterCreate,GeneratePatches,AfterControlPlaneInitialized,BeforeClusterUpgrade,AfterClusterUpgrade,BeforeClusterDelete 2> init.log || { cat init.log >&2; exit 1; }
+cd dev-ext
+
+step "capi-ext dev --cluster"
+started=$(date +%s.%N)
+setsid capi-ext dev --cluster > dev.log 2>&1 &
+pid=$!
+wait_for 1800 "^ready in "
+ready=$(date +%s.%N)
+grep -q "before-cluster-create.dev-ext (BeforeClusterCreate)" dev.log || fail "discovery did not list the BeforeClusterCreate handler"
+# render/cluster.yaml's Cluster, created by the real manager through the extension's hooks.
+wait_for 120 "BeforeClusterCreate +before-cluster-create +default/render +Success +200"
+first_hook=$(date +%s.%N)
+wait_for 120 "GeneratePatches +generate-patches +default/render +Success +200"
+state=$(cargo metadata --no-deps --format-version 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/capi-ext-dev
+kubeconfig=$(cat "$state/ready")
+test -s "$kubeconfig"
+api() { # METHOD PATH [BODY [CONTENT-TYPE]]: the API server with the admin's certificate
+  curl -sS --fail-with-body --cacert "$state/pki/ca.crt" --cert "$state/pki/admin.crt" --key "$state/pki/admin.key" \
+    -X "$1" -H "Content-Type: ${4:-application/yaml}" "$(sed -n 's/.*server: "\(.*\)".*/\1/p' "$kubeconfig")$2" ${3:+--data-binary "$3"}
+}
+api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render | python3 -c '
+import json, sys
+c = json.load(sys.stdin)
+ref = c["spec"].get("infrastructureRef") or {}
+assert ref.get("kind") == "GenericInfrastructureCluster", f"the topology controller did not create the infrastructure cluster: {c}"
+' || fail "the Cluster has no infrastructure cluster from its topology"
+
+# The providers played: the control plane initialized, md-0's two Machines provisioned.
+wait_for 120 "AfterControlPlaneInitialized +after-control-plane-initialized +default/render +Success +200"
+wait_for 120 "machine provisioned, Node Ready: default/render-md-0-" 2
+
+step "upgrade the Cluster to v1.35.0 through BeforeClusterUpgrade and AfterClusterUpgrade"
+api PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render '{"spec":{"topology":{"version":"v1.35.0"}}}' application/merge-patch+json > /dev/null
+wait_for 120 "BeforeClusterUpgrade +before-cluster-upgrade +default/render +Success +200"
+wait_for 300 "AfterClusterUpgrade +after-cluster-upgrade +default/render +Success +200"
+
+step "edit BeforeClusterCreate's handler; the running manager gets the new answer"
+handler=$(grep -rl 'fn before_cluster_create' src)
+python3 - "$handler" <<'PY'
+import re, sys
+path = sys.argv[1]
+text = open(path).read()
+text, n = re.subn(r"\n    BeforeClusterCreateResponse::success\(\)\n\}", '\n    BeforeClusterCreateResponse::failure("refused by the edited handler")\n}', text)
+assert n == 1, "the scaffolded handler's last answer was not found"
+open(path, "w").write(text)
+PY
+edited=$(date +%s.%N)
+wait_for 600 "extension restarted"
+api POST /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters "$(sed 's/name: render$/name: edited/' render/cluster.yaml)" > /dev/null
+wait_for 120 "BeforeClusterCreate +before-cluster-create +default/edited +Failure"
+answered=$(date +%s.%N)
+# CAPI took the new answer: the Cluster is held with the handler's message.
+for _ in $(seq 1 60); do
+  if api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/edited | grep -q "refused by the edited handler"; then break; fi
+  sleep 1
+done
+api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/edited | grep -q "refused by the edited handler" \
+  || fail "the Cluster does not carry the edited handler's message"
+
+step "delete the first Cluster through BeforeClusterDelete"
+api DELETE /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render > /dev/null
+wait_for 120 "BeforeClusterDelete +before-cluster-delete +default/render +Success +200"
+# The providers played the deletion too: the Cluster is gone.
+for _ in $(seq 1 120); do
+  api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render > /dev/null 2>&1 || break
+  sleep 1
+done
+! api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render > /dev/null 2>&1 || fail "the Cluster was not deleted within 120 s"
+
+step "capi-ext dev down"
+capi-ext dev down
+wait "$pid" || fail "capi-ext dev exited with $?"
+pid=
+grep -q "stopped capi-manager" dev.log || fail "the manager was not stopped"
+[ ! -e "$state/engine.pid" ] || fail "the engine's pid file is left"
+for p in etcd kube-apiserver capi-manager extension; do
+  leftover=$(grep -oE "started $p \(pid [0-9]+\)" dev.log | grep -oE "[0-9]+" | while read -r n; do kill -0 "$n" 2>/dev/null && echo "$n"; done || true)
+  [ -z "$leftover" ] || fail "$p is still running (pid $leftover)"
+done
+python3 -c 'import sys; s, r, h, e, a = map(float, sys.argv[1:]); print(f"dev: start to ready {r - s:.1f} s, to the first hook {h - s:.1f} s, edit to the new answer {a - e:.1f} s")' \
+  "$started" "$ready" "$first_hook" "$edited" "$answered"
