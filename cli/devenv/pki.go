@@ -88,3 +88,36 @@ func (p *PKI) ServiceAccountKeys() (pub, priv string) {
 	writePEM(priv, "EC PRIVATE KEY", keyDER)
 	return pub, priv
 }
+
+// Certs are the certificates of a run: a CA for serving certificates (IP SAN 127.0.0.1) and the
+// admin client, and a second CA for the client certificate Cluster API's managers present to
+// extensions, which an extension requires (client-ca.crt in its certificate folder).
+type Certs struct {
+	PKI, ClientPKI                *PKI
+	CAPIClientCert, CAPIClientKey string
+	AdminCert, AdminKey           string
+	WebhookDir, ExtensionDir      string
+}
+
+// NewCerts makes them under work: <name>-ca and <name>-client-ca, the managers' client
+// certificate with the common name managerCN, the admin's (system:masters), and the serving
+// certificates of the managers' webhooks (capi-webhook-certs/) and of extensions
+// (extension-certs/, with client-ca.crt).
+func NewCerts(work, name, managerCN string) *Certs {
+	c := &Certs{
+		PKI:          NewPKI(filepath.Join(work, "pki"), name+"-ca"),
+		ClientPKI:    NewPKI(filepath.Join(work, "client-pki"), name+"-client-ca"),
+		WebhookDir:   filepath.Join(work, "capi-webhook-certs"),
+		ExtensionDir: filepath.Join(work, "extension-certs"),
+	}
+	c.CAPIClientCert, c.CAPIClientKey = c.ClientPKI.Leaf("capi-manager", managerCN, nil, false)
+	c.AdminCert, c.AdminKey = c.PKI.Leaf("admin", "admin", []string{"system:masters"}, false)
+	for _, d := range []string{c.WebhookDir, c.ExtensionDir} {
+		must(os.MkdirAll(d, 0o755))
+		crt, key := c.PKI.Leaf(filepath.Base(d), "127.0.0.1", nil, true)
+		must(os.Rename(crt, filepath.Join(d, "tls.crt")))
+		must(os.Rename(key, filepath.Join(d, "tls.key")))
+	}
+	must(os.WriteFile(filepath.Join(c.ExtensionDir, "client-ca.crt"), c.ClientPKI.CAPEM, 0o644))
+	return c
+}

@@ -122,22 +122,13 @@ func runGuarded(o options, work string, ps *Processes) (err error) {
 
 func run(o options, work string, ps *Processes) error {
 	ctx := context.Background()
-	p := NewPKI(filepath.Join(work, "pki"), "capi-ext-e2e-ca")
 	// mTLS: the manager presents a client certificate from its own CA; the extension requires
 	// one signed by that CA (client-ca.crt in its certificate directory).
-	clientPKI := NewPKI(filepath.Join(work, "client-pki"), "capi-ext-e2e-client-ca")
-	capiClientCert, capiClientKey := clientPKI.Leaf("capi-manager", managerClient, nil, false)
+	certs := devenv.NewCerts(work, "capi-ext-e2e", managerClient)
+	p, clientPKI := certs.PKI, certs.ClientPKI
+	capiClientCert, capiClientKey, adminCert, adminKey := certs.CAPIClientCert, certs.CAPIClientKey, certs.AdminCert, certs.AdminKey
+	webhookDir, extDir := certs.WebhookDir, certs.ExtensionDir
 	renderCert, renderKey := clientPKI.Leaf("render", renderClient, nil, false)
-	adminCert, adminKey := p.Leaf("admin", "admin", []string{"system:masters"}, false)
-	webhookDir := filepath.Join(work, "capi-webhook-certs")
-	extDir := filepath.Join(work, "extension-certs")
-	for _, d := range []string{webhookDir, extDir} {
-		must(os.MkdirAll(d, 0o755))
-		c, k := p.Leaf(filepath.Base(d), "127.0.0.1", nil, true)
-		must(os.Rename(c, filepath.Join(d, "tls.crt")))
-		must(os.Rename(k, filepath.Join(d, "tls.key")))
-	}
-	must(os.WriteFile(filepath.Join(extDir, "client-ca.crt"), clientPKI.CAPEM, 0o644))
 
 	extPort, extProbes := FreePort(), FreePort()
 	plain := HTTPClient(nil, "", "")

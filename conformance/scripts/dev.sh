@@ -40,7 +40,8 @@ cd dev-ext
 
 step "capi-ext dev --cluster"
 started=$(date +%s.%N)
-setsid capi-ext dev --cluster > dev.log 2>&1 &
+state=$work/state
+setsid capi-ext dev --cluster --state-dir "$state" > dev.log 2>&1 &
 pid=$!
 wait_for 1800 "^ready in "
 ready=$(date +%s.%N)
@@ -49,12 +50,11 @@ grep -q "before-cluster-create.dev-ext (BeforeClusterCreate)" dev.log || fail "d
 wait_for 120 "BeforeClusterCreate +before-cluster-create +default/render +Success +200"
 first_hook=$(date +%s.%N)
 wait_for 120 "GeneratePatches +generate-patches +default/render +Success +200"
-state=$(cargo metadata --no-deps --format-version 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/capi-ext-dev
 kubeconfig=$(cat "$state/ready")
 test -s "$kubeconfig"
 api() { # METHOD PATH [BODY [CONTENT-TYPE]]: the API server with the admin's certificate
   curl -sS --fail-with-body --cacert "$state/pki/ca.crt" --cert "$state/pki/admin.crt" --key "$state/pki/admin.key" \
-    -X "$1" -H "Content-Type: ${4:-application/yaml}" "$(sed -n 's/.*server: "\(.*\)".*/\1/p' "$kubeconfig")$2" ${3:+--data-binary "$3"}
+    -X "$1" -H "Content-Type: ${4:-application/yaml}" "$(sed -n 's/.*server: "\([^"]*\)".*/\1/p' "$kubeconfig")$2" ${3:+--data-binary "$3"}
 }
 api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render | python3 -c '
 import json, sys
@@ -106,7 +106,7 @@ done
 ! api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render > /dev/null 2>&1 || fail "the Cluster was not deleted within 120 s"
 
 step "capi-ext dev down"
-capi-ext dev down
+capi-ext dev down --state-dir "$state"
 wait "$pid" || fail "capi-ext dev exited with $?"
 pid=
 grep -q "stopped capi-manager" dev.log || fail "the manager was not stopped"
@@ -115,5 +115,8 @@ for p in etcd kube-apiserver capi-manager extension; do
   leftover=$(grep -oE "started $p \(pid [0-9]+\)" dev.log | grep -oE "[0-9]+" | while read -r n; do kill -0 "$n" 2>/dev/null && echo "$n"; done || true)
   [ -z "$leftover" ] || fail "$p is still running (pid $leftover)"
 done
+# What the manager called, by hook, and what the providers' player did.
+grep -oE "^[0-9:]{8}  [A-Za-z]+ " dev.log | awk '{print $2}' | sort | uniq -c | awk '{printf "  %-30s %d\n", $2, $1}'
+grep -oE "\(provider played\) +[^:]+" dev.log | sed -E 's/\(provider played\) +//' | sort | uniq -c | awk '{c=$1; $1=""; printf "  played:%s %d\n", $0, c}'
 python3 -c 'import sys; s, r, h, e, a = map(float, sys.argv[1:]); print(f"dev: start to ready {r - s:.1f} s, to the first hook {h - s:.1f} s, edit to the new answer {a - e:.1f} s")' \
   "$started" "$ready" "$first_hook" "$edited" "$answered"

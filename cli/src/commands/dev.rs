@@ -51,7 +51,7 @@ enum Action {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(Action::Down) = args.action {
         let (root, _) = crate::ops::local::project(&args.project)?;
-        let state = dev::state_dir(&root, args.state_dir.as_deref())?;
+        let state = dev::state_path(&root, args.state_dir.as_deref())?;
         let stopped = dev::down(&state)?;
         eprintln!(
             "{}",

@@ -121,20 +121,10 @@ func run(o options, release devenv.Release, ps *devenv.Processes, signals chan o
 	}
 	fmt.Printf("  programs ready in %s\n", time.Since(started).Round(time.Second))
 	work := o.stateDir
-	p := devenv.NewPKI(filepath.Join(work, "pki"), "capi-ext-dev-ca")
-	clientPKI := devenv.NewPKI(filepath.Join(work, "client-pki"), "capi-ext-dev-client-ca")
-	capiClientCert, capiClientKey := clientPKI.Leaf("capi-manager", "capi-manager", nil, false)
-	adminCert, adminKey := p.Leaf("admin", "admin", []string{"system:masters"}, false)
-	webhookDir, extDir := filepath.Join(work, "capi-webhook-certs"), filepath.Join(work, "extension-certs")
-	for _, d := range []string{webhookDir, extDir} {
-		must(os.MkdirAll(d, 0o755))
-		c, k := p.Leaf(filepath.Base(d), "127.0.0.1", nil, true)
-		must(os.Rename(c, filepath.Join(d, "tls.crt")))
-		must(os.Rename(k, filepath.Join(d, "tls.key")))
-	}
-	must(os.WriteFile(filepath.Join(extDir, "client-ca.crt"), clientPKI.CAPEM, 0o644))
+	certs := devenv.NewCerts(work, "capi-ext-dev", "capi-manager")
+	p := certs.PKI
 
-	apiPort, kube, err := devenv.StartAPIServer(bins, work, ps, p, adminCert, adminKey)
+	apiPort, kube, err := devenv.StartAPIServer(bins, work, ps, p, certs.AdminCert, certs.AdminKey)
 	if err != nil {
 		return err
 	}
@@ -153,15 +143,15 @@ func run(o options, release devenv.Release, ps *devenv.Processes, signals chan o
 	if err := kube.WaitEstablished(ctx, names); err != nil {
 		return err
 	}
-	kubeconfig := devenv.WriteKubeconfig(work, apiPort, filepath.Join(p.Dir, "ca.crt"), adminCert, adminKey)
+	kubeconfig := devenv.WriteKubeconfig(work, apiPort, filepath.Join(p.Dir, "ca.crt"), certs.AdminCert, certs.AdminKey)
 
 	devenv.Step("start the extension")
-	ext := &extension{ps: ps, bin: o.extension, port: o.port, certDir: extDir}
+	ext := &extension{ps: ps, bin: o.extension, port: o.port, certDir: certs.ExtensionDir}
 	if err := ext.start(); err != nil {
 		return err
 	}
 	plain := devenv.HTTPClient(nil, "", "")
-	mgr := devenv.Managers{Kubeconfig: kubeconfig, WebhookDir: webhookDir, ClientCert: capiClientCert, ClientKey: capiClientKey, CA: p.CAPEM, Kube: kube, Processes: ps, Plain: plain}
+	mgr := devenv.Managers{Kubeconfig: kubeconfig, WebhookDir: certs.WebhookDir, ClientCert: certs.CAPIClientCert, ClientKey: certs.CAPIClientKey, CA: p.CAPEM, Kube: kube, Processes: ps, Plain: plain}
 	devenv.Step("start the Cluster API core manager")
 	if _, _, err := mgr.Start(ctx, "capi-manager", bins.CAPIManager, "ClusterTopology=true,RuntimeSDK=true", filepath.Join(bins.Assets, "webhooks.yaml"), "capi-"); err != nil {
 		return err

@@ -12,7 +12,10 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("go.sum", include_str!("../../../devenv/go.sum")),
     ("doc.go", include_str!("../../../devenv/doc.go")),
     ("build.go", include_str!("../../../devenv/build.go")),
-    ("controlplane.go", include_str!("../../../devenv/controlplane.go")),
+    (
+        "controlplane.go",
+        include_str!("../../../devenv/controlplane.go"),
+    ),
     ("kube.go", include_str!("../../../devenv/kube.go")),
     ("pki.go", include_str!("../../../devenv/pki.go")),
     ("procs.go", include_str!("../../../devenv/procs.go")),

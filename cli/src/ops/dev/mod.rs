@@ -35,15 +35,47 @@ pub struct DevRequest {
     pub watch: bool,
 }
 
+/// The file that marks a folder as a state folder of `capi-ext dev`: a run removes what an
+/// earlier run left there, so it only uses a new or empty folder or one that has this file.
+pub const STATE_MARKER: &str = ".capi-ext-dev";
+
 /// The state folder of a project: `--state-dir`, else `capi-ext-dev` in cargo's target folder.
+/// A folder that holds files and is not a state folder is refused (a run would remove its
+/// `logs/`, `pki/`, `etcd/`…).
 pub fn state_dir(project: &Path, given: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let dir = match given {
-        Some(dir) => dir.to_path_buf(),
-        None => local::target_directory(project)?.join("capi-ext-dev"),
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = state_path(project, given)?;
+    claim(&dir)?;
     dir.canonicalize()
         .with_context(|| format!("resolving {}", dir.display()))
+}
+
+/// Where the state folder of a project is (nothing is created).
+pub fn state_path(project: &Path, given: Option<&Path>) -> anyhow::Result<PathBuf> {
+    Ok(match given {
+        Some(dir) => dir.to_path_buf(),
+        None => local::target_directory(project)?.join("capi-ext-dev"),
+    })
+}
+
+/// Makes `dir` a state folder, or checks that it is one.
+fn claim(dir: &Path) -> anyhow::Result<()> {
+    let marker = dir.join(STATE_MARKER);
+    if marker.is_file() {
+        return Ok(());
+    }
+    let has_files = std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some());
+    if has_files {
+        bail!(
+            "{} holds files and is not a state folder of capi-ext dev (it has no {STATE_MARKER}); \
+             a run would remove what it finds there: give --state-dir a new or empty folder",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::ops::files::write_atomic(
+        &marker,
+        "A state folder of `capi-ext dev`: each run replaces what it holds.\n",
+    )
 }
 
 /// Runs the project under a real Cluster API until Ctrl-C (or `capi-ext dev down`); returns the
@@ -92,7 +124,9 @@ pub fn up(req: &DevRequest) -> anyhow::Result<ExitStatus> {
     for file in &apply {
         command.arg(format!("-apply={}", file.display()));
     }
-    let mut child = command.spawn().context("starting the capi-ext dev engine")?;
+    let mut child = command
+        .spawn()
+        .context("starting the capi-ext dev engine")?;
     let pid = child.id().to_string();
     let mut sources = watch::snapshot(&root);
     let mut forwarded = false;
@@ -195,4 +229,33 @@ pub fn down(state: &Path) -> anyhow::Result<bool> {
         std::thread::sleep(Duration::from_millis(200));
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_with_files_of_its_own_is_not_taken_as_a_state_folder() {
+        let dir = std::env::temp_dir().join(format!("capi-ext-dev-state-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // New: made a state folder; again: still one.
+        claim(&dir).unwrap();
+        assert!(dir.join(STATE_MARKER).is_file());
+        claim(&dir).unwrap();
+        // A folder of the user's: refused, nothing written.
+        let theirs = dir.join("theirs");
+        std::fs::create_dir_all(theirs.join("logs")).unwrap();
+        let err = claim(&theirs).unwrap_err().to_string();
+        assert!(
+            err.contains("is not a state folder of capi-ext dev"),
+            "{err}"
+        );
+        assert!(!theirs.join(STATE_MARKER).exists());
+        // An empty one: taken.
+        let empty = dir.join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        claim(&empty).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
