@@ -153,7 +153,7 @@ func run(o options, release devenv.Release, ps *devenv.Processes, signals chan o
 	plain := devenv.HTTPClient(nil, "", "")
 	mgr := devenv.Managers{Kubeconfig: kubeconfig, WebhookDir: certs.WebhookDir, ClientCert: certs.CAPIClientCert, ClientKey: certs.CAPIClientKey, CA: p.CAPEM, Kube: kube, Processes: ps, Plain: plain}
 	devenv.Step("start the Cluster API core manager")
-	if _, _, err := mgr.Start(ctx, "capi-manager", bins.CAPIManager, "ClusterTopology=true,RuntimeSDK=true", filepath.Join(bins.Assets, "webhooks.yaml"), "capi-"); err != nil {
+	if _, _, err := mgr.Start(ctx, "capi-manager", bins.CAPIManager, "ClusterTopology=true,RuntimeSDK=true,InPlaceUpdates=true", filepath.Join(bins.Assets, "webhooks.yaml"), "capi-"); err != nil {
 		return err
 	}
 	devenv.Step("register the extension: ExtensionConfig " + o.name)
