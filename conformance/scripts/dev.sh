@@ -41,7 +41,9 @@ cd dev-ext
 step "capi-ext dev --cluster"
 started=$(date +%s.%N)
 state=$work/state
-setsid capi-ext dev --cluster --state-dir "$state" > dev.log 2>&1 &
+# DEV_FLAGS: more flags of capi-ext dev (`DEV_FLAGS=--no-watch` must fail at the edit).
+# shellcheck disable=SC2086
+setsid capi-ext dev --cluster --state-dir "$state" ${DEV_FLAGS:-} > dev.log 2>&1 &
 pid=$!
 wait_for 1800 "^ready in "
 ready=$(date +%s.%N)
@@ -83,7 +85,7 @@ assert n == 1, "the scaffolded handler's last answer was not found"
 open(path, "w").write(text)
 PY
 edited=$(date +%s.%N)
-wait_for 600 "extension restarted"
+wait_for 180 "extension restarted"
 api POST /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters "$(sed 's/name: render$/name: edited/' render/cluster.yaml)" > /dev/null
 wait_for 120 "BeforeClusterCreate +before-cluster-create +default/edited +Failure"
 answered=$(date +%s.%N)
