@@ -188,11 +188,13 @@ fn tls_config(target: &Target) -> anyhow::Result<rustls::ClientConfig> {
     if roots.is_empty() {
         bail!("{}: no CERTIFICATE in the CA bundle", target.ca.display());
     }
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_root_certificates(roots);
+    // *ring*, as the runtime's server (deprecated by rustls 0.23.48 for lacking post-quantum key
+    // exchange; the extensions called here negotiate X25519).
+    #[allow(deprecated)]
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots);
     let mut config = match &target.identity {
         Some((cert, key)) => {
             let certs = CertificateDer::pem_file_iter(cert)

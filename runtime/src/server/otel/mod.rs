@@ -134,13 +134,11 @@ impl Config {
                         .map_err(|e| format!("OTEL_EXPORTER_OTLP_CERTIFICATE {ca}: {e}"))?;
                 }
                 Some(Arc::new(
-                    rustls::ClientConfig::builder_with_provider(Arc::new(
-                        rustls::crypto::ring::default_provider(),
-                    ))
-                    .with_safe_default_protocol_versions()
-                    .map_err(|e| e.to_string())?
-                    .with_root_certificates(roots)
-                    .with_no_client_auth(),
+                    rustls::ClientConfig::builder_with_provider(crate::server::tls::provider())
+                        .with_safe_default_protocol_versions()
+                        .map_err(|e| e.to_string())?
+                        .with_root_certificates(roots)
+                        .with_no_client_auth(),
                 ))
             }
             (Some("https"), None) => {
