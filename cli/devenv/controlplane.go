@@ -74,3 +74,28 @@ func (m Managers) Start(ctx context.Context, name, bin, gates, webhooksFile, pre
 	must(err)
 	return proc, metrics, m.Kube.InstallWebhooks(ctx, string(webhooks), fmt.Sprintf("https://127.0.0.1:%d", webhookPort), m.CA, prefix)
 }
+
+// InstallCRDs installs Cluster API's CRDs (assets/crds), KubeadmControlPlane's and
+// KubeadmConfig's (assets/kcp-crds, with the contract labels their releases' kustomize builds
+// add; no kubeadm bootstrap manager runs: bootstrap data is played, as for the Generic* kinds),
+// and the Generic* provider kinds (FakeCRD); waits until all are established and returns how
+// many there are.
+func InstallCRDs(ctx context.Context, kube *Kube, assets string) (int, error) {
+	names, err := kube.ApplyFiles(ctx, filepath.Join(assets, "crds"), nil)
+	if err != nil {
+		return 0, err
+	}
+	kcp, err := kube.ApplyFiles(ctx, filepath.Join(assets, "kcp-crds"), map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2"})
+	if err != nil {
+		return 0, err
+	}
+	names = append(names, kcp...)
+	for _, kind := range GenericKinds {
+		created, err := kube.Apply(ctx, FakeCRD(kind))
+		if err != nil {
+			return 0, err
+		}
+		names = append(names, created...)
+	}
+	return len(names), kube.WaitEstablished(ctx, names)
+}

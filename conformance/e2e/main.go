@@ -139,29 +139,11 @@ func run(o options, work string, ps *Processes) error {
 	}
 
 	step("install CAPI's CRDs and the fake provider CRDs")
-	crdNames, err := kube.ApplyFiles(ctx, filepath.Join(o.assets, "crds"), nil)
+	crds, err := devenv.InstallCRDs(ctx, kube, o.assets)
 	if err != nil {
 		return err
 	}
-	// KubeadmControlPlane's and KubeadmConfig's (no kubeadm bootstrap manager runs: the harness
-	// writes the bootstrap data, as it does for the fake bootstrap provider), with the contract
-	// labels their releases' kustomize builds add.
-	kcpCRDs, err := kube.ApplyFiles(ctx, filepath.Join(o.assets, "kcp-crds"), map[string]string{"cluster.x-k8s.io/v1beta1": "v1beta1", "cluster.x-k8s.io/v1beta2": "v1beta2"})
-	if err != nil {
-		return err
-	}
-	crdNames = append(crdNames, kcpCRDs...)
-	for _, kind := range devenv.GenericKinds {
-		names, err := kube.Apply(ctx, FakeCRD(kind))
-		if err != nil {
-			return err
-		}
-		crdNames = append(crdNames, names...)
-	}
-	if err := kube.WaitEstablished(ctx, crdNames); err != nil {
-		return err
-	}
-	fmt.Printf("  %d CRDs established\n", len(crdNames))
+	fmt.Printf("  %d CRDs established\n", crds)
 
 	step("start the capi-ext example extension")
 	// The extension keeps the last request of each handler (the render scenario compares the

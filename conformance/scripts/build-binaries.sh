@@ -39,26 +39,6 @@ build_tool() {
   mv "$out.tmp" "$out"
 }
 
-build_apiserver() {
-  local out=$BIN/kube-apiserver-$KUBERNETES_VERSION
-  [ -x "$out" ] && return
-  log "building kube-apiserver $KUBERNETES_VERSION"
-  wrapper "$SRC/kube-apiserver-$KUBERNETES_VERSION" capi-ext.local/kube-apiserver-build
-  local gomod minor
-  gomod=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["GoMod"])')
-  for m in $(sed -n 's|^[[:space:]]*\(k8s.io/[^ ]*\) => \./staging/.*|\1|p' "$gomod"); do
-    go mod edit -replace="$m=$m@$KUBERNETES_STAGING_VERSION"
-  done
-  go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION" >&2
-  minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
-  local ldf="-s -w" p
-  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldf="$ldf -X $p.gitVersion=$KUBERNETES_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.gitCommit=module-proxy"
-  done
-  go build -trimpath -ldflags "$ldf" -o "$out.tmp" k8s.io/kubernetes/cmd/kube-apiserver
-  mv "$out.tmp" "$out"
-}
-
 build_clusterctl() {
   local out=$BIN/clusterctl-$CLUSTERCTL_VERSION minor
   [ -x "$out" ] && return
@@ -87,57 +67,10 @@ module_files() {
   rm -rf "$out"; mv "$out.tmp" "$out"
 }
 
-build_capi() {
-  local out=$BIN/capi-manager-$CAPI_VERSION assets=$CACHE/assets/capi-$CAPI_VERSION
-  local capi_minor manager_pkg=sigs.k8s.io/cluster-api config=config
-  capi_minor=$(echo "$CAPI_VERSION" | cut -d. -f2)
-  if [ "$capi_minor" -ge 14 ]; then manager_pkg=sigs.k8s.io/cluster-api/core config=core/config; fi
-  if [ ! -x "$out" ]; then
-    log "building the Cluster API core manager $CAPI_VERSION"
-    wrapper "$SRC/capi-$CAPI_VERSION" capi-ext.local/capi-build
-    if [ "$capi_minor" -ge 14 ]; then
-      # From v1.14 the API types are a module of their own and the manager lives in core/.
-      go mod edit -require="sigs.k8s.io/cluster-api/api@$CAPI_VERSION" \
-        -replace="sigs.k8s.io/cluster-api/api=sigs.k8s.io/cluster-api/api@$CAPI_VERSION"
-    fi
-    go get -tool "$manager_pkg@$CAPI_VERSION" >&2
-    go build -trimpath -o "$out.tmp" \
-      -ldflags "-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$capi_minor" \
-      "$manager_pkg"
-    mv "$out.tmp" "$out"
-  fi
-  # KubeadmControlPlane's manager (the only caller of CanUpdateMachine), from the same module.
-  local kcp=$BIN/kcp-manager-$CAPI_VERSION
-  if [ ! -x "$kcp" ]; then
-    log "building the KubeadmControlPlane manager $CAPI_VERSION"
-    cd "$SRC/capi-$CAPI_VERSION"
-    go get -tool "sigs.k8s.io/cluster-api/controlplane/kubeadm@$CAPI_VERSION" >&2
-    go build -trimpath -o "$kcp.tmp" \
-      -ldflags "-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=$capi_minor" \
-      sigs.k8s.io/cluster-api/controlplane/kubeadm
-    mv "$kcp.tmp" "$kcp"
-  fi
-  if [ ! -f "$assets/kcp-webhooks.yaml" ]; then
-    cd "$SRC/capi-$CAPI_VERSION"
-    local root; root=$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)
-    mkdir -p "$assets/kcp-crds"
-    cp "$root"/controlplane/kubeadm/config/crd/bases/*.yaml "$root"/bootstrap/kubeadm/config/crd/bases/*.yaml "$assets/kcp-crds/"
-    cp "$root"/controlplane/kubeadm/config/webhook/manifests.yaml "$assets/kcp-webhooks.yaml.tmp"
-    mv "$assets/kcp-webhooks.yaml.tmp" "$assets/kcp-webhooks.yaml"
-  fi
-  if [ ! -f "$assets/webhooks.yaml" ]; then
-    cd "$SRC/capi-$CAPI_VERSION"
-    local dir; dir=$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)
-    mkdir -p "$assets/crds"
-    cp "$dir"/$config/crd/bases/*.yaml "$assets/crds/"
-    cp "$dir"/$config/webhook/manifests.yaml "$assets/webhooks.yaml.tmp"
-    mv "$assets/webhooks.yaml.tmp" "$assets/webhooks.yaml"
-  fi
-}
-
-(build_tool etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3)
-build_capi
-build_apiserver
+# etcd, kube-apiserver and the managers, with CAPI's CRDs and webhooks: built by the Go builder
+# `capi-ext dev` runs (cli/devenv/build.go), into the same cache, so both share it.
+control_plane=$(cd "$here/../cli/devenv" && go run ./cmd/capi-ext-dev -build-only -capi-version "$CAPI_VERSION" -cache "${CAPI_EXT_CACHE:-$HOME/.cache/capi-ext}") \
+  || { log "building the control plane of Cluster API $CAPI_VERSION failed (see above)"; exit 1; }
 (build_tool kustomize "$KUSTOMIZE_VERSION" sigs.k8s.io/kustomize/kustomize/v5)
 (build_tool helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION")
 (build_clusterctl)
@@ -145,11 +78,7 @@ GO_TEST_EXTENSION=$("$here/scripts/build-test-extension.sh")
 (module_files "$CACHE/assets/cert-manager-$CERT_MANAGER_VERSION" "github.com/cert-manager/cert-manager@$CERT_MANAGER_VERSION" 'deploy/crds/*.yaml')
 (module_files "$CACHE/assets/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION" "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" \
   example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml)
-echo "ETCD=$BIN/etcd-$ETCD_VERSION"
-echo "KUBE_APISERVER=$BIN/kube-apiserver-$KUBERNETES_VERSION"
-echo "CAPI_MANAGER=$BIN/capi-manager-$CAPI_VERSION"
-echo "KCP_MANAGER=$BIN/kcp-manager-$CAPI_VERSION"
-echo "CAPI_ASSETS=$CACHE/assets/capi-$CAPI_VERSION"
+echo "$control_plane"
 echo "KUSTOMIZE=$BIN/kustomize-$KUSTOMIZE_VERSION"
 echo "HELM=$BIN/helm-$HELM_VERSION"
 echo "CLUSTERCTL=$BIN/clusterctl-$CLUSTERCTL_VERSION"

@@ -50,7 +50,11 @@ func main() {
 	flag.StringVar(&o.name, "name", "", "the ExtensionConfig's name: the project's name (required)")
 	flag.IntVar(&o.port, "port", 9443, "the extension's port on 127.0.0.1")
 	flag.Var(&o.apply, "apply", "a YAML file of objects to create once CAPI runs (repeatable)")
+	buildOnly := flag.Bool("build-only", false, "build (or find) the programs of -capi-version in -cache, KubeadmControlPlane's manager included, print their paths as NAME=path lines and exit (the conformance suite's build-binaries.sh)")
 	flag.Parse()
+	if *buildOnly {
+		os.Exit(build(o))
+	}
 	for name, v := range map[string]string{"state-dir": o.stateDir, "cache": o.cache, "extension": o.extension, "name": o.name} {
 		if v == "" {
 			fmt.Fprintf(os.Stderr, "capi-ext-dev: -%s is required\n", name)
@@ -58,6 +62,25 @@ func main() {
 		}
 	}
 	os.Exit(up(o))
+}
+
+// build is -build-only.
+func build(o options) int {
+	release, err := devenv.FindRelease(o.capiVersion)
+	if err == nil && o.cache == "" {
+		err = fmt.Errorf("-cache is required")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 2
+	}
+	bins, err := devenv.Builder{Cache: o.cache, Log: os.Stderr, WithKCP: true}.Build(release)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	fmt.Printf("ETCD=%s\nKUBE_APISERVER=%s\nCAPI_MANAGER=%s\nKCP_MANAGER=%s\nCAPI_ASSETS=%s\n", bins.Etcd, bins.APIServer, bins.CAPIManager, bins.KCPManager, bins.Assets)
+	return 0
 }
 
 func up(o options) (code int) {
@@ -128,21 +151,12 @@ func run(o options, release devenv.Release, ps *devenv.Processes, signals chan o
 	if err != nil {
 		return err
 	}
-	devenv.Step("install Cluster API's CRDs and the Generic* provider kinds of render/")
-	names, err := kube.ApplyFiles(ctx, filepath.Join(bins.Assets, "crds"), nil)
+	devenv.Step("install the CRDs of Cluster API, KubeadmControlPlane and KubeadmConfig, and the Generic* kinds of render/")
+	crds, err := devenv.InstallCRDs(ctx, kube, bins.Assets)
 	if err != nil {
 		return err
 	}
-	for _, kind := range devenv.GenericKinds {
-		created, err := kube.Apply(ctx, devenv.FakeCRD(kind))
-		if err != nil {
-			return err
-		}
-		names = append(names, created...)
-	}
-	if err := kube.WaitEstablished(ctx, names); err != nil {
-		return err
-	}
+	fmt.Printf("  %d CRDs established\n", crds)
 	kubeconfig := devenv.WriteKubeconfig(work, apiPort, filepath.Join(p.Dir, "ca.crt"), certs.AdminCert, certs.AdminKey)
 
 	devenv.Step("start the extension")
