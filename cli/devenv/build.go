@@ -2,6 +2,7 @@ package devenv
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,8 @@ type Builder struct {
 	Cache string
 	// Log receives what is being built and the go tool's output.
 	Log io.Writer
+	// Context, when set, stops a build in progress when it is cancelled (the go tool is killed).
+	Context context.Context
 	// WithKCP builds KubeadmControlPlane's manager too.
 	WithKCP bool
 	// Programs, when set, is a folder holding etcd, kube-apiserver and capi-manager (and
@@ -68,6 +71,13 @@ func (b Builder) Build(r Release) (Binaries, error) {
 	return out, nil
 }
 
+func (b Builder) context() context.Context {
+	if b.Context == nil {
+		return context.Background()
+	}
+	return b.Context
+}
+
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
@@ -88,7 +98,7 @@ func (b Builder) wrapper(dir, module string) error {
 
 // goIn runs the go tool in dir, its output to the log; a failure names the command.
 func (b Builder) goIn(dir string, args ...string) error {
-	cmd := exec.Command("go", args...)
+	cmd := exec.CommandContext(b.context(), "go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
 	cmd.Stdout, cmd.Stderr = b.Log, b.Log
@@ -162,7 +172,7 @@ func (b Builder) apiserver(r Release, out string) error {
 
 // moduleFile is a field (Dir, GoMod) of `go mod download -json module@version`.
 func (b Builder) moduleFile(dir, module, field string) (string, error) {
-	cmd := exec.Command("go", "mod", "download", "-json", module)
+	cmd := exec.CommandContext(b.context(), "go", "mod", "download", "-json", module)
 	cmd.Dir = dir
 	cmd.Stderr = b.Log
 	out, err := cmd.Output()

@@ -21,6 +21,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -103,9 +104,29 @@ func up(o options) (code int) {
 		}
 		ps.StopAll()
 	}()
+	received := make(chan os.Signal, 4)
+	signal.Notify(received, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// While the cluster starts (minutes, when the programs are built), SIGINT and SIGTERM stop
+	// what has started and exit; once it serves, serve takes every signal.
+	var serving atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	if err := run(o, release, ps, signals); err != nil {
+	go func() {
+		for s := range received {
+			switch {
+			case serving.Load():
+				signals <- s
+			case s != syscall.SIGHUP:
+				fmt.Printf("\n%s while starting: stopping\n", s)
+				cancel()
+				ps.StopAll()
+				os.Remove(pidFile)
+				os.Exit(130)
+			}
+		}
+	}()
+	if err := run(ctx, o, release, ps, signals, &serving); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		ps.DumpLogs(20)
 		return 1
@@ -134,11 +155,10 @@ func claim(dir string) error {
 	return os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 }
 
-func run(o options, release devenv.Release, ps *devenv.Processes, signals chan os.Signal) error {
-	ctx := context.Background()
+func run(ctx context.Context, o options, release devenv.Release, ps *devenv.Processes, signals chan os.Signal, serving *atomic.Bool) error {
 	started := time.Now()
 	devenv.Step(fmt.Sprintf("Cluster API %s, kube-apiserver %s, etcd %s", release.CAPI, release.Kubernetes, devenv.EtcdVersion))
-	bins, err := devenv.Builder{Cache: o.cache, Log: os.Stderr, Programs: o.programs}.Build(release)
+	bins, err := devenv.Builder{Cache: o.cache, Log: os.Stderr, Programs: o.programs, Context: ctx}.Build(release)
 	if err != nil {
 		return err
 	}
@@ -221,6 +241,7 @@ spec:
 	ready := filepath.Join(work, "ready")
 	must(os.WriteFile(ready, []byte(kubeconfig+"\n"), 0o644))
 	defer os.Remove(ready)
+	serving.Store(true)
 	return ext.serve(signals)
 }
 
