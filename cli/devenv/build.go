@@ -48,13 +48,13 @@ func (b Builder) Build(r Release) (Binaries, error) {
 	if b.Programs != "" {
 		out.Etcd, out.APIServer = filepath.Join(b.Programs, "etcd"), filepath.Join(b.Programs, "kube-apiserver")
 		out.CAPIManager, out.KCPManager = filepath.Join(b.Programs, "capi-manager"), filepath.Join(b.Programs, "kcp-manager")
-		need := []string{out.Etcd, out.APIServer, out.CAPIManager}
+		need, names := []string{out.Etcd, out.APIServer, out.CAPIManager}, "etcd, kube-apiserver and capi-manager"
 		if b.WithKCP {
-			need = append(need, out.KCPManager)
+			need, names = append(need, out.KCPManager), "etcd, kube-apiserver, capi-manager and kcp-manager (KubeadmControlPlane's manager runs)"
 		}
 		for _, p := range need {
 			if !exists(p) {
-				return out, fmt.Errorf("%s: no such program in the folder of binaries (it needs etcd, kube-apiserver and capi-manager of Cluster API %s)", p, r.CAPI)
+				return out, fmt.Errorf("%s: no such program in the folder of binaries (it needs %s of Cluster API %s)", p, names, r.CAPI)
 			}
 		}
 		return out, b.capi(r, out)

@@ -24,7 +24,8 @@ const (
 // providers of the Generic* kinds and the kubelet would do: bootstrap data for each bootstrap
 // config, a provider ID, a Ready Node and `provisioned` for each infrastructure machine; with
 // Clusters set, also each Cluster's infrastructure provisioned with its kubeconfig Secret (the
-// API server itself) and its control plane initialized at its spec.version.
+// API server itself) and its GenericControlPlane initialized at its spec.version (a
+// KubeadmControlPlane is run by KCP's manager; JoinControlPlane plays kubeadm on its Nodes).
 type Providers struct {
 	Kube *Kube
 	// Namespace limits the play to one namespace ("" plays all).
@@ -34,11 +35,19 @@ type Providers struct {
 	Kubeconfig string
 	// Clusters plays the infrastructure clusters and control planes too.
 	Clusters bool
+	// APIPort, when set, is written as each GenericInfrastructureCluster's
+	// spec.controlPlaneEndpoint (127.0.0.1:APIPort) as an infrastructure provider would;
+	// KubeadmControlPlane waits for the Cluster's endpoint (Clusters only).
+	APIPort int
 	// JoinControlPlane, when set, plays kubeadm for a control plane Machine's Node before its
 	// infrastructure machine is reported provisioned (KubeadmControlPlane's Machines).
 	JoinControlPlane func(ctx context.Context, node string) error
 	// Played, when set, is told each thing played (what, the object's namespace/name).
 	Played func(what, object string)
+	// Warn, when set, is told once of each KubeadmControlPlane whose etcd cannot be played
+	// (stacked etcd: see Kubeadm) (Clusters only).
+	Warn   func(message string)
+	warned map[string]bool
 }
 
 // Player is a Providers playing every 200 ms until Close.
@@ -175,17 +184,34 @@ func (p *Providers) Provision(ctx context.Context, m *unstructured.Unstructured)
 // cluster cache connects only then, and before a version change the Cluster webhook asks the
 // workload cluster about the MachinePools' nodes.
 func (p *Providers) WorkloadCluster(ctx context.Context, namespace, cluster, infra string) error {
+	return p.workloadCluster(ctx, namespace, cluster, infra, "cluster.x-k8s.io/secret")
+}
+
+// workloadCluster is WorkloadCluster with the kubeconfig Secret's type: "" (a user's Secret) for
+// a KubeadmControlPlane, which otherwise adopts the Secret and, finding its client certificate
+// (the API server's admin's, valid a day) due for rotation, rewrites it with a certificate of its
+// own cluster CA, which the API server does not trust.
+func (p *Providers) workloadCluster(ctx context.Context, namespace, cluster, infra, secretType string) error {
 	data, err := os.ReadFile(p.Kubeconfig)
 	if err != nil {
 		return err
 	}
+	typeLine := ""
+	if secretType != "" {
+		typeLine = "type: " + secretType + "\n"
+	}
 	if _, err := p.Kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
 kind: Secret
 metadata: {name: %s-kubeconfig, namespace: %s, labels: {cluster.x-k8s.io/cluster-name: %s}}
-type: cluster.x-k8s.io/secret
-data: {value: %s}
-`, cluster, namespace, cluster, base64.StdEncoding.EncodeToString(data))); err != nil {
+%sdata: {value: %s}
+`, cluster, namespace, cluster, typeLine, base64.StdEncoding.EncodeToString(data))); err != nil {
 		return err
+	}
+	if p.APIPort != 0 {
+		if err := p.Kube.MergePatch(ctx, InfrastructureV, "GenericInfrastructureCluster", namespace, infra,
+			fmt.Sprintf(`{"spec":{"controlPlaneEndpoint":{"host":"127.0.0.1","port":%d}}}`, p.APIPort), false); err != nil {
+			return err
+		}
 	}
 	return p.Kube.MergePatch(ctx, InfrastructureV, "GenericInfrastructureCluster", namespace, infra, `{"status":{"initialization":{"provisioned":true}}}`, true)
 }
@@ -206,10 +232,17 @@ func (p *Providers) PlayClusters(ctx context.Context) {
 			name, _, _ := unstructured.NestedString(c.Object, "spec", "infrastructureRef", "name")
 			infra, err := p.Kube.Get(ctx, InfrastructureV, kind, c.GetNamespace(), name)
 			if provisioned, _, _ := unstructured.NestedBool(infra.Object, "status", "initialization", "provisioned"); err == nil && !provisioned {
-				if p.WorkloadCluster(ctx, c.GetNamespace(), c.GetName(), name) == nil {
+				secretType := "cluster.x-k8s.io/secret"
+				if cp, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "kind"); cp == "KubeadmControlPlane" {
+					secretType = ""
+				}
+				if p.workloadCluster(ctx, c.GetNamespace(), c.GetName(), name, secretType) == nil {
 					p.played("infrastructure provisioned", infra)
 				}
 			}
+		}
+		if kind, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "kind"); kind == "KubeadmControlPlane" {
+			p.warnStackedEtcd(ctx, c.GetNamespace(), c.GetName())
 		}
 		if kind, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "kind"); kind == "GenericControlPlane" {
 			name, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
@@ -228,5 +261,30 @@ func (p *Providers) PlayClusters(ctx context.Context) {
 				p.played("control plane at "+spec, cp)
 			}
 		}
+	}
+}
+
+// warnStackedEtcd tells Warn, once, that the Cluster's KubeadmControlPlane runs stacked etcd.
+func (p *Providers) warnStackedEtcd(ctx context.Context, namespace, cluster string) {
+	key := namespace + "/" + cluster
+	if p.Warn == nil || p.warned[key] {
+		return
+	}
+	c, err := p.Kube.Get(ctx, ClusterV, "Cluster", namespace, cluster)
+	if err != nil {
+		return
+	}
+	name, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
+	kcp, err := p.Kube.Get(ctx, ControlPlaneV, "KubeadmControlPlane", namespace, name)
+	if err != nil {
+		return
+	}
+	if p.warned == nil {
+		p.warned = map[string]bool{}
+	}
+	p.warned[key] = true
+	if !ExternalEtcd(kcp) {
+		p.Warn(fmt.Sprintf("KubeadmControlPlane %s/%s runs stacked etcd, whose members' health KCP reads through a kubelet that is not here: "+
+			"its first Machine is created and the Cluster initialized, but KCP holds further Machines (scale-up, rollouts, upgrades of the control plane) at its preflight checks", namespace, name))
 	}
 }

@@ -43,7 +43,8 @@ func inplaceCalls(logPath string) []inplaceCall {
 
 // startFakeMachines plays the bootstrap and infrastructure providers and the kubelet for every
 // Machine of the namespace (devenv.Providers): bootstrap data, a provider ID, provisioned, and a
-// Ready Node. For a KubeadmControlPlane's Machines it also plays kubeadm (see kcp.go): the Node
+// Ready Node. For a KubeadmControlPlane's Machines it also plays kubeadm (devenv.Kubeadm, with
+// kcp.go's external etcd): the Node
 // labelled and tainted as a control plane Node, its static Pods running, the kubeadm-config
 // ConfigMap.
 func (s *scenarios) startFakeMachines(ctx context.Context) *devenv.Player {
@@ -52,7 +53,7 @@ func (s *scenarios) startFakeMachines(ctx context.Context) *devenv.Player {
 
 // providers plays the providers of the namespace's Machines.
 func (s *scenarios) providers() *devenv.Providers {
-	return &devenv.Providers{Kube: s.kube, Namespace: ns, Kubeconfig: s.kubeconfig, JoinControlPlane: s.kubeadmJoined}
+	return &devenv.Providers{Kube: s.kube, Namespace: ns, Kubeconfig: s.kubeconfig, JoinControlPlane: devenv.Kubeadm{Kube: s.kube, Etcd: externalEtcd}.Joined}
 }
 
 // inplaceDiscovery registers the in-place extension.

@@ -17,10 +17,10 @@ import (
 // to the core manager (both with InPlaceUpdates) and manages the control plane of a Cluster of
 // its own, whose workload cluster is the test API server. KCP moves a Machine in place only
 // when its preflight checks pass, and those read the workload cluster as kubeadm leaves it; with
-// no kubelet and no kubeadm here, the harness plays them (fakeMachines): the Node labelled and
-// tainted as a control plane Node, the static Pods of kube-apiserver, kube-controller-manager
-// and kube-scheduler running and Ready (as mirror Pods, which a drain skips), the kubeadm-config
-// ConfigMap, and the bootstrap data of each KubeadmConfig. etcd is external (KCP then neither
+// no kubelet and no kubeadm here, the harness plays them (startFakeMachines, devenv.Kubeadm): the
+// Node labelled and tainted as a control plane Node, the static Pods of kube-apiserver,
+// kube-controller-manager and kube-scheduler running and Ready (as mirror Pods, which a drain
+// skips), the kubeadm-config ConfigMap, and the bootstrap data of each KubeadmConfig. etcd is external (KCP then neither
 // checks etcd Pods nor dials etcd members), and the certificate expiry KCP would read from the
 // API server's serving certificate is written on the KubeadmConfig as kubeadm's would be.
 
@@ -39,41 +39,6 @@ const (
 func (s *scenarios) kcpMachines(ctx context.Context) []unstructured.Unstructured {
 	l, _ := s.kube.List(ctx, clusterV, "Machine", ns, map[string]string{kcpLabel: kcpCluster})
 	return l
-}
-
-// kubeadmJoined plays what kubeadm leaves on a control plane Node: its static Pods running and
-// Ready, and (after the first init) the kubeadm-config ConfigMap.
-func (s *scenarios) kubeadmJoined(ctx context.Context, node string) error {
-	for _, component := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		name := component + "-" + node
-		if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata:
-  name: %s
-  namespace: kube-system
-  labels: {component: %s, tier: control-plane}
-  annotations: {kubernetes.io/config.mirror: e2e, kubernetes.io/config.source: file}
-spec:
-  nodeName: %s
-  containers: [{name: %s, image: registry.k8s.io/%s:v1.34.0}]
-`, name, component, node, component, component)); err != nil {
-			return err
-		}
-		if err := s.kube.MergePatch(ctx, "v1", "Pod", "kube-system", name,
-			`{"status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True"},{"type":"Initialized","status":"True"},{"type":"ContainersReady","status":"True"},{"type":"Ready","status":"True"}]}}`, true); err != nil {
-			return err
-		}
-	}
-	_, err := s.kube.Apply(ctx, `apiVersion: v1
-kind: ConfigMap
-metadata: {name: kubeadm-config, namespace: kube-system}
-data:
-  ClusterConfiguration: |
-    apiVersion: kubeadm.k8s.io/v1beta4
-    kind: ClusterConfiguration
-    kubernetesVersion: v1.34.0
-    etcd: `+externalEtcd+"\n")
-	return err
 }
 
 // kcpObjects creates the Cluster with its KubeadmControlPlane (three replicas, the fewest KCP

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # `capi-ext dev` as an author runs it, outside the repository in a temporary HOME (the CLI
-# installed from the checkout as the README says): a new project under a real Cluster API (etcd,
-# kube-apiserver and CAPI's manager from the shared cache, the providers played), render/'s
-# Cluster created, upgraded and deleted through its hooks, a handler edited and its new answer
-# given to the running manager without restarting CAPI, then `capi-ext dev down` with nothing left
-# running. Prints the start, the time to the Cluster's first hook and the edit-to-new-answer time.
+# installed from the checkout as the README says): a new project's `make dev` runs it under a real
+# Cluster API (etcd, kube-apiserver and CAPI's managers from the shared cache, the providers
+# played); render/'s Cluster is created, upgraded and deleted through its hooks, a handler edited
+# and its new answer given to the running manager without restarting CAPI, then `capi-ext dev
+# down` leaves nothing running. A KubeadmControlPlaneTemplate added to render/templates.yaml
+# makes it run KubeadmControlPlane's manager too, and a Cluster of a ClusterClass with that
+# template is created (its first control plane Machine, kubeadm played) and deleted through the
+# hooks. Prints the start, the time to the Cluster's first hook and the edit-to-new-answer time.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
@@ -37,17 +40,31 @@ step "capi-ext init dev-ext"
 cd "$HOME"
 capi-ext init dev-ext --hooks BeforeClusterCreate,GeneratePatches,AfterControlPlaneInitialized,BeforeClusterUpgrade,AfterClusterUpgrade,BeforeClusterDelete 2> init.log || { cat init.log >&2; exit 1; }
 cd dev-ext
+# An author's provider template beside the scaffolded ones: capi-ext dev runs KCP's manager for it.
+cat >> render/templates.yaml <<'YAML'
+---
+apiVersion: controlplane.cluster.x-k8s.io/v1beta2
+kind: KubeadmControlPlaneTemplate
+metadata:
+  name: render-kubeadm-control-plane
+  namespace: default
+spec:
+  template:
+    spec:
+      kubeadmConfigSpec:
+        format: cloud-config
+YAML
 
-step "capi-ext dev --cluster"
+step "make dev (the project's target: capi-ext dev --cluster)"
 started=$(date +%s.%N)
 state=$work/state
 # DEV_FLAGS: more flags of capi-ext dev (`DEV_FLAGS=--no-watch` must fail at the edit).
-# shellcheck disable=SC2086
-setsid capi-ext dev --cluster --state-dir "$state" ${DEV_FLAGS:-} > dev.log 2>&1 &
+setsid make dev DEV_FLAGS="--state-dir $state ${DEV_FLAGS:-}" > dev.log 2>&1 &
 pid=$!
 wait_for 1800 "^ready in "
 ready=$(date +%s.%N)
 grep -q "before-cluster-create.dev-ext (BeforeClusterCreate)" dev.log || fail "discovery did not list the BeforeClusterCreate handler"
+grep -qE "started kcp-manager \(pid [0-9]+\)" dev.log || fail "KubeadmControlPlane's manager was not started for render/'s KubeadmControlPlaneTemplate"
 # render/cluster.yaml's Cluster, created by the real manager through the extension's hooks.
 wait_for 120 "BeforeClusterCreate +before-cluster-create +default/render +Success +200"
 first_hook=$(date +%s.%N)
@@ -74,6 +91,28 @@ api PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render '{"s
 wait_for 120 "BeforeClusterUpgrade +before-cluster-upgrade +default/render +Success +200"
 wait_for 300 "AfterClusterUpgrade +after-cluster-upgrade +default/render +Success +200"
 
+step "a Cluster whose control plane is a KubeadmControlPlane: created through the hooks, kubeadm played"
+class=$(sed -n 's/^  name: \(.*-render\)$/\1/p' render/clusterclass.yaml)
+api POST /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusterclasses "$(sed -e "s/^  name: $class\$/  name: kcp/" \
+  -e 's/kind: GenericControlPlaneTemplate/kind: KubeadmControlPlaneTemplate/' -e 's/name: render-control-plane$/name: render-kubeadm-control-plane/' render/clusterclass.yaml)" > /dev/null
+api POST /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters '
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+metadata: {name: kcp, namespace: default}
+spec:
+  topology:
+    classRef: {name: kcp}
+    version: v1.34.0
+    controlPlane: {replicas: 1}
+    workers:
+      machineDeployments: [{class: default-worker, name: md-0, replicas: 1}]
+' > /dev/null
+wait_for 120 "BeforeClusterCreate +before-cluster-create +default/kcp +Success +200"
+wait_for 60 "\(warning\) +KubeadmControlPlane default/kcp-[a-z0-9]+ runs stacked etcd"
+wait_for 180 "AfterControlPlaneInitialized +after-control-plane-initialized +default/kcp +Success +200"
+api GET /api/v1/namespaces/kube-system/configmaps/kubeadm-config > /dev/null || fail "kubeadm was not played: no kubeadm-config ConfigMap"
+wait_for 120 "machine provisioned, Node Ready: default/kcp-md-0-"
+
 step "edit BeforeClusterCreate's handler; the running manager gets the new answer"
 handler=$(grep -rl 'fn before_cluster_create' src)
 python3 - "$handler" <<'PY'
@@ -97,15 +136,19 @@ done
 api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/edited | grep -q "refused by the edited handler" \
   || fail "the Cluster does not carry the edited handler's message"
 
-step "delete the first Cluster through BeforeClusterDelete"
-api DELETE /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render > /dev/null
-wait_for 120 "BeforeClusterDelete +before-cluster-delete +default/render +Success +200"
-# The providers played the deletion too: the Cluster is gone.
-for _ in $(seq 1 120); do
-  api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render > /dev/null 2>&1 || break
-  sleep 1
+step "delete the first Cluster and the KubeadmControlPlane's through BeforeClusterDelete"
+for cluster in render kcp; do
+  api DELETE /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/$cluster > /dev/null
+  wait_for 120 "BeforeClusterDelete +before-cluster-delete +default/$cluster +Success +200"
 done
-! api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render > /dev/null 2>&1 || fail "the Cluster was not deleted within 120 s"
+# The providers played the deletion too: the Clusters are gone.
+for cluster in render kcp; do
+  for _ in $(seq 1 120); do
+    api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/$cluster > /dev/null 2>&1 || break
+    sleep 1
+  done
+  ! api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/$cluster > /dev/null 2>&1 || fail "Cluster $cluster was not deleted within 120 s"
+done
 
 step "capi-ext dev down"
 capi-ext dev down --state-dir "$state"
@@ -113,7 +156,7 @@ wait "$pid" || fail "capi-ext dev exited with $?"
 pid=
 grep -q "stopped capi-manager" dev.log || fail "the manager was not stopped"
 [ ! -e "$state/engine.pid" ] || fail "the engine's pid file is left"
-for p in etcd kube-apiserver capi-manager extension; do
+for p in etcd kube-apiserver capi-manager kcp-manager extension; do
   leftover=$(grep -oE "started $p \(pid [0-9]+\)" dev.log | grep -oE "[0-9]+" | while read -r n; do kill -0 "$n" 2>/dev/null && echo "$n"; done || true)
   [ -z "$leftover" ] || fail "$p is still running (pid $leftover)"
 done

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 /// Run the project's extension under a real Cluster API on 127.0.0.1: etcd, kube-apiserver and
 /// Cluster API's manager of the project's release (built once from the Go module proxy, cached by
 /// version), the extension built with cargo, served with development certificates, registered
-/// with an ExtensionConfig; render/'s ClusterClass and templates applied. Prints each call;
+/// with an ExtensionConfig; render/'s ClusterClass and templates applied (and KubeadmControlPlane's
+/// manager run when they use it). Prints each call;
 /// rebuilds and restarts the extension when its sources change; Ctrl-C stops everything.
 /// Needs Go.
 #[derive(Debug, clap::Args)]
@@ -30,7 +31,8 @@ pub struct Args {
     /// The extension's port on 127.0.0.1.
     #[arg(long, default_value_t = 9443)]
     port: u16,
-    /// A folder holding etcd, kube-apiserver and capi-manager to run instead of building them.
+    /// A folder holding etcd, kube-apiserver and capi-manager (and kcp-manager when
+    /// KubeadmControlPlane's manager runs) to run instead of building them.
     #[arg(long, value_name = "DIR")]
     binaries: Option<PathBuf>,
     /// Also create the Cluster of render/cluster.yaml once CAPI runs.
@@ -39,6 +41,10 @@ pub struct Args {
     /// Do not rebuild the extension when its sources change.
     #[arg(long)]
     no_watch: bool,
+    /// Also run KubeadmControlPlane's manager (it runs anyway when render/ holds a
+    /// KubeadmControlPlaneTemplate or a KubeadmControlPlane).
+    #[arg(long)]
+    kcp: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -71,6 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         binaries: args.binaries,
         cluster: args.cluster,
         watch: !args.no_watch,
+        kcp: args.kcp,
     })?;
     Ok(if status.success() {
         ExitCode::SUCCESS

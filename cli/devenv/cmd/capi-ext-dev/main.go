@@ -33,6 +33,7 @@ type options struct {
 	stateDir, capiVersion, cache, programs, extension, name string
 	port                                                    int
 	apply                                                   list
+	kcp                                                     bool
 }
 
 // list is a flag given more than once.
@@ -46,11 +47,12 @@ func main() {
 	flag.StringVar(&o.stateDir, "state-dir", "", "the folder of the run: logs, certificates, etcd's data, the kubeconfig (required)")
 	flag.StringVar(&o.capiVersion, "capi-version", "1.14", "the Cluster API release (v1.14.2) or minor (1.14)")
 	flag.StringVar(&o.cache, "cache", "", "the cache of programs built from the Go module proxy (required)")
-	flag.StringVar(&o.programs, "binaries", "", "a folder holding etcd, kube-apiserver and capi-manager to run instead of building them")
+	flag.StringVar(&o.programs, "binaries", "", "a folder holding etcd, kube-apiserver and capi-manager (and kcp-manager when KubeadmControlPlane's manager runs) to run instead of building them")
 	flag.StringVar(&o.extension, "extension", "", "the extension's program (required)")
 	flag.StringVar(&o.name, "name", "", "the ExtensionConfig's name: the project's name (required)")
 	flag.IntVar(&o.port, "port", 9443, "the extension's port on 127.0.0.1")
 	flag.Var(&o.apply, "apply", "a YAML file of objects to create once CAPI runs (repeatable)")
+	flag.BoolVar(&o.kcp, "kcp", false, "run KubeadmControlPlane's manager too (it runs anyway when an -apply file holds a KubeadmControlPlane or its template)")
 	buildOnly := flag.Bool("build-only", false, "build (or find) the programs of -capi-version in -cache, KubeadmControlPlane's manager included, print their paths as NAME=path lines and exit (the conformance suite's build-binaries.sh)")
 	flag.Parse()
 	if *buildOnly {
@@ -157,8 +159,12 @@ func claim(dir string) error {
 
 func run(ctx context.Context, o options, release devenv.Release, ps *devenv.Processes, signals chan os.Signal, serving *atomic.Bool) error {
 	started := time.Now()
+	withKCP, err := needsKCP(o)
+	if err != nil {
+		return err
+	}
 	devenv.Step(fmt.Sprintf("Cluster API %s, kube-apiserver %s, etcd %s", release.CAPI, release.Kubernetes, devenv.EtcdVersion))
-	bins, err := devenv.Builder{Cache: o.cache, Log: os.Stderr, Programs: o.programs, Context: ctx}.Build(release)
+	bins, err := devenv.Builder{Cache: o.cache, Log: os.Stderr, Programs: o.programs, Context: ctx, WithKCP: withKCP}.Build(release)
 	if err != nil {
 		return err
 	}
@@ -190,6 +196,12 @@ func run(ctx context.Context, o options, release devenv.Release, ps *devenv.Proc
 	if _, _, err := mgr.Start(ctx, "capi-manager", bins.CAPIManager, "ClusterTopology=true,RuntimeSDK=true,InPlaceUpdates=true", filepath.Join(bins.Assets, "webhooks.yaml"), "capi-"); err != nil {
 		return err
 	}
+	if withKCP {
+		devenv.Step("start KubeadmControlPlane's manager")
+		if _, _, err := mgr.Start(ctx, "kcp-manager", bins.KCPManager, "ClusterTopology=true,InPlaceUpdates=true", filepath.Join(bins.Assets, "kcp-webhooks.yaml"), "capi-kubeadm-control-plane-"); err != nil {
+			return err
+		}
+	}
 	devenv.Step("register the extension: ExtensionConfig " + o.name)
 	if _, err := kube.Apply(ctx, fmt.Sprintf(`apiVersion: runtime.cluster.x-k8s.io/v1beta2
 kind: ExtensionConfig
@@ -220,10 +232,15 @@ spec:
 		hook, _ := m["requestHook"].(map[string]any)
 		fmt.Printf("  %s (%v)\n", m["name"], hook["hook"])
 	}
-	devenv.Step("play the providers of the Generic* kinds and the kubelet")
-	player := (&devenv.Providers{Kube: kube, Kubeconfig: kubeconfig, Clusters: true, Played: func(what, object string) {
-		fmt.Printf("%s  %-28s %s\n", time.Now().Format("15:04:05"), "(provider played)", what+": "+object)
-	}}).Start(ctx)
+	devenv.Step("play the providers of the Generic* kinds, kubeadm and the kubelet")
+	player := (&devenv.Providers{Kube: kube, Kubeconfig: kubeconfig, Clusters: true, APIPort: apiPort,
+		JoinControlPlane: devenv.Kubeadm{Kube: kube, Version: release.Kubernetes}.Joined,
+		Played: func(what, object string) {
+			fmt.Printf("%s  %-28s %s\n", time.Now().Format("15:04:05"), "(provider played)", what+": "+object)
+		},
+		Warn: func(message string) {
+			fmt.Printf("%s  %-28s %s\n", time.Now().Format("15:04:05"), "(warning)", message)
+		}}).Start(ctx)
 	defer player.Close()
 	for _, file := range o.apply {
 		data, err := os.ReadFile(file)
@@ -243,6 +260,39 @@ spec:
 	defer os.Remove(ready)
 	serving.Store(true)
 	return ext.serve(signals)
+}
+
+// needsKCP says whether KubeadmControlPlane's manager runs: -kcp, or an -apply file holds a
+// KubeadmControlPlane or a KubeadmControlPlaneTemplate.
+func needsKCP(o options) (bool, error) {
+	if o.kcp {
+		return true, nil
+	}
+	for _, file := range o.apply {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return false, err
+		}
+		if holdsKCP(string(data)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// holdsKCP says whether a YAML text holds a KubeadmControlPlane or its template (a text that
+// does not parse says no: its apply reports the error).
+func holdsKCP(text string) bool {
+	objs, err := devenv.Docs(text)
+	if err != nil {
+		return false
+	}
+	for _, obj := range objs {
+		if obj.GetKind() == "KubeadmControlPlane" || obj.GetKind() == "KubeadmControlPlaneTemplate" {
+			return true
+		}
+	}
+	return false
 }
 
 func must(err error) {

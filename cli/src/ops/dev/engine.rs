@@ -17,6 +17,7 @@ pub const SOURCES: &[(&str, &str)] = &[
         include_str!("../../../devenv/controlplane.go"),
     ),
     ("kube.go", include_str!("../../../devenv/kube.go")),
+    ("kubeadm.go", include_str!("../../../devenv/kubeadm.go")),
     ("pki.go", include_str!("../../../devenv/pki.go")),
     ("procs.go", include_str!("../../../devenv/procs.go")),
     ("providers.go", include_str!("../../../devenv/providers.go")),

@@ -27,12 +27,16 @@ pub struct DevRequest {
     pub port: u16,
     /// The run's folder; `<target>/capi-ext-dev` when `None`.
     pub state_dir: Option<PathBuf>,
-    /// A folder of etcd, kube-apiserver and capi-manager to run instead of building them.
+    /// A folder of etcd, kube-apiserver and capi-manager (and kcp-manager with KCP) to run
+    /// instead of building them.
     pub binaries: Option<PathBuf>,
     /// Also create the Cluster of `render/cluster.yaml`.
     pub cluster: bool,
     /// Rebuild and restart the extension when its sources change.
     pub watch: bool,
+    /// Run KubeadmControlPlane's manager even when render/ holds no KubeadmControlPlane or
+    /// template (it runs anyway when it does).
+    pub kcp: bool,
 }
 
 /// The file that marks a folder as a state folder of `capi-ext dev`: a run removes what an
@@ -120,6 +124,9 @@ pub fn up(req: &DevRequest) -> anyhow::Result<ExitStatus> {
         .arg(format!("-port={}", req.port));
     if let Some(dir) = &req.binaries {
         command.arg(format!("-binaries={}", dir.display()));
+    }
+    if req.kcp {
+        command.arg("-kcp");
     }
     for file in &apply {
         command.arg(format!("-apply={}", file.display()));

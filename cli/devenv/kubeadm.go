@@ -1,0 +1,83 @@
+package devenv
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Kubeadm plays what kubeadm leaves in the workload cluster (the one API server) when a
+// KubeadmControlPlane's Machine joins: the control plane components' static Pods running and
+// Ready (as mirror Pods, which a drain skips), etcd's too when the control plane runs it
+// (stacked etcd), and the kubeadm-config ConfigMap whose presence KubeadmControlPlane takes as
+// "kubeadm init done" (controlPlaneInitialized). Its Joined is a Providers.JoinControlPlane.
+//
+// What cannot be played: KubeadmControlPlane checks a stacked etcd's members through a
+// port-forward to the etcd Pod, which needs a kubelet; with none, each Machine's
+// EtcdMemberHealthy stays false and KCP's preflight checks hold every scale-up, scale-down and
+// rollout after the first Machine. A KubeadmControlPlane with external etcd (EtcdExternal)
+// passes them.
+type Kubeadm struct {
+	Kube *Kube
+	// Etcd is the etcd of the kubeadm-config ClusterConfiguration (YAML flow style); EtcdLocal
+	// when empty. A non-local one also leaves out the etcd static Pod.
+	Etcd string
+	// Version is the static Pods' image tag (v1.34.0 when empty).
+	Version string
+}
+
+// EtcdLocal is kubeadm's stacked etcd, the default of a KubeadmControlPlane.
+const EtcdLocal = `{local: {dataDir: /var/lib/etcd}}`
+
+// Joined plays kubeadm on the control plane Node.
+func (k Kubeadm) Joined(ctx context.Context, node string) error {
+	etcd, version := k.Etcd, k.Version
+	if etcd == "" {
+		etcd = EtcdLocal
+	}
+	if version == "" {
+		version = "v1.34.0"
+	}
+	components := []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}
+	if etcd == EtcdLocal {
+		components = append(components, "etcd")
+	}
+	for _, component := range components {
+		name := component + "-" + node
+		if _, err := k.Kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  namespace: kube-system
+  labels: {component: %s, tier: control-plane}
+  annotations: {kubernetes.io/config.mirror: played, kubernetes.io/config.source: file}
+spec:
+  nodeName: %s
+  containers: [{name: %s, image: registry.k8s.io/%s:%s}]
+`, name, component, node, component, component, version)); err != nil {
+			return err
+		}
+		if err := k.Kube.MergePatch(ctx, "v1", "Pod", "kube-system", name,
+			`{"status":{"phase":"Running","conditions":[{"type":"PodScheduled","status":"True"},{"type":"Initialized","status":"True"},{"type":"ContainersReady","status":"True"},{"type":"Ready","status":"True"}]}}`, true); err != nil {
+			return err
+		}
+	}
+	_, err := k.Kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: kubeadm-config, namespace: kube-system}
+data:
+  ClusterConfiguration: |
+    apiVersion: kubeadm.k8s.io/v1beta4
+    kind: ClusterConfiguration
+    kubernetesVersion: %s
+    etcd: %s
+`, version, etcd))
+	return err
+}
+
+// ExternalEtcd says whether a KubeadmControlPlane's etcd is external (its endpoints given).
+func ExternalEtcd(kcp *unstructured.Unstructured) bool {
+	endpoints, _, _ := unstructured.NestedStringSlice(kcp.Object, "spec", "kubeadmConfigSpec", "clusterConfiguration", "etcd", "external", "endpoints")
+	return len(endpoints) > 0
+}
