@@ -31,14 +31,17 @@ func NewKube(host, caFile, certFile, keyFile string) *Kube {
 	return &Kube{C: c, Cfg: cfg}
 }
 
+// WriteKubeconfig writes the admin's kubeconfig of the API server on 127.0.0.1:port into dir
+// and returns its path; its cluster and context are named capi-ext-dev (what `kubectl config
+// get-contexts` shows to an author of `capi-ext dev`).
 func WriteKubeconfig(dir string, port int, ca, cert, key string) string {
 	path := filepath.Join(dir, "admin.kubeconfig")
 	must(os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
-clusters: [{name: e2e, cluster: {server: "https://127.0.0.1:%d", certificate-authority: %q}}]
+clusters: [{name: capi-ext-dev, cluster: {server: "https://127.0.0.1:%d", certificate-authority: %q}}]
 users: [{name: admin, user: {client-certificate: %q, client-key: %q}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: admin}}]
-current-context: e2e
+contexts: [{name: capi-ext-dev, context: {cluster: capi-ext-dev, user: admin}}]
+current-context: capi-ext-dev
 `, port, ca, cert, key)), 0o600))
 	return path
 }
@@ -63,10 +66,10 @@ func WriteExecKubeconfig(dir string, port int, ca, cert, key string) string {
 	path := filepath.Join(dir, "exec.kubeconfig")
 	must(os.WriteFile(path, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
-clusters: [{name: e2e, cluster: {server: "https://127.0.0.1:%d", certificate-authority: %q}}]
+clusters: [{name: capi-ext-dev, cluster: {server: "https://127.0.0.1:%d", certificate-authority: %q}}]
 users: [{name: exec-admin, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: %q, interactiveMode: Never}}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: exec-admin}}]
-current-context: e2e
+contexts: [{name: capi-ext-dev, context: {cluster: capi-ext-dev, user: exec-admin}}]
+current-context: capi-ext-dev
 `, port, ca, plugin)), 0o600))
 	return path
 }

@@ -42,6 +42,8 @@ type Providers struct {
 	// JoinControlPlane, when set, plays kubeadm for a control plane Machine's Node before its
 	// infrastructure machine is reported provisioned (KubeadmControlPlane's Machines).
 	JoinControlPlane func(ctx context.Context, node string) error
+	// MachinePools plays GenericInfrastructureMachinePools and their Nodes (PlayMachinePools).
+	MachinePools bool
 	// Played, when set, is told each thing played (what, the object's namespace/name).
 	Played func(what, object string)
 	// Warn, when set, is told once of each KubeadmControlPlane whose etcd cannot be played
@@ -72,6 +74,9 @@ func (p *Providers) Start(ctx context.Context) *Player {
 				p.PlayClusters(ctx)
 			}
 			p.PlayMachines(ctx)
+			if p.MachinePools {
+				p.PlayMachinePools(ctx)
+			}
 		}
 	}()
 	return pl
@@ -139,6 +144,16 @@ stringData: {value: "#cloud-config", format: cloud-config}
 // Ready nor Available, and a surging rollout never goes on) until all four are reported
 // (summarizeNodeConditions in core/reconcilers/machine/machine_controller_status.go).
 func NodeConditions(at time.Time) string {
+	return nodeStatus(at, "")
+}
+
+// nodeStatus is NodeConditions with, when version is set, the kubelet's version in
+// status.nodeInfo (what CAPI's topology controller compares with a MachinePool's version).
+func nodeStatus(at time.Time, version string) string {
+	nodeInfo := ""
+	if version != "" {
+		nodeInfo = fmt.Sprintf(`"nodeInfo":{"kubeletVersion":%q},`, version)
+	}
 	now := at.UTC().Format(time.RFC3339)
 	conditions := make([]string, 0, 4)
 	for _, c := range []struct{ kind, status, reason string }{
@@ -149,7 +164,7 @@ func NodeConditions(at time.Time) string {
 	} {
 		conditions = append(conditions, fmt.Sprintf(`{"type":%q,"status":%q,"reason":%q,"message":"played","lastHeartbeatTime":%q,"lastTransitionTime":%q}`, c.kind, c.status, c.reason, now, now))
 	}
-	return `{"status":{"conditions":[` + strings.Join(conditions, ",") + `]}}`
+	return `{"status":{` + nodeInfo + `"conditions":[` + strings.Join(conditions, ",") + `]}}`
 }
 
 // Provision gives an infrastructure machine its Ready Node and provider ID, then reports it

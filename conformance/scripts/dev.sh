@@ -40,8 +40,27 @@ step "capi-ext init dev-ext"
 cd "$HOME"
 capi-ext init dev-ext --hooks BeforeClusterCreate,GeneratePatches,AfterControlPlaneInitialized,BeforeClusterUpgrade,AfterClusterUpgrade,BeforeClusterDelete 2> init.log || { cat init.log >&2; exit 1; }
 cd dev-ext
-# An author's provider template beside the scaffolded ones: capi-ext dev runs KCP's manager for it.
+# An author's provider templates beside the scaffolded ones: a KubeadmControlPlaneTemplate
+# (capi-ext dev runs KCP's manager for it) and a machine pool's, which a MachinePool class of the
+# ClusterClass and a MachinePool of the Cluster use.
+sed -i 's/^  workers:$/  workers:\
+    machinePools:\
+    - class: default-pool\
+      bootstrap: {templateRef: {apiVersion: bootstrap.cluster.x-k8s.io\/v1beta2, kind: GenericBootstrapConfigTemplate, name: render-worker-bootstrap}}\
+      infrastructure: {templateRef: {apiVersion: infrastructure.cluster.x-k8s.io\/v1beta2, kind: GenericInfrastructureMachinePoolTemplate, name: render-worker-pool}}/' render/clusterclass.yaml
+sed -i 's/^    workers:$/    workers:\
+      machinePools: [{class: default-pool, name: mp-0, replicas: 2}]/' render/cluster.yaml
+grep -q "class: default-pool" render/clusterclass.yaml && grep -q "name: mp-0" render/cluster.yaml || { echo "dev: the scaffolded render/ files changed shape" >&2; exit 1; }
 cat >> render/templates.yaml <<'YAML'
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: GenericInfrastructureMachinePoolTemplate
+metadata:
+  name: render-worker-pool
+  namespace: default
+spec:
+  template:
+    spec: {}
 ---
 apiVersion: controlplane.cluster.x-k8s.io/v1beta2
 kind: KubeadmControlPlaneTemplate
@@ -82,14 +101,39 @@ ref = c["spec"].get("infrastructureRef") or {}
 assert ref.get("kind") == "GenericInfrastructureCluster", f"the topology controller did not create the infrastructure cluster: {c}"
 ' || fail "the Cluster has no infrastructure cluster from its topology"
 
-# The providers played: the control plane initialized, md-0's two Machines provisioned.
+# The providers played: the control plane initialized, md-0's two Machines provisioned, mp-0's
+# two Nodes, which CAPI's MachinePool controller found.
 wait_for 120 "AfterControlPlaneInitialized +after-control-plane-initialized +default/render +Success +200"
 wait_for 120 "machine provisioned, Node Ready: default/render-md-0-" 2
+wait_for 120 "machine pool, 2 Ready Nodes at v1.34.0: default/render-mp-0-"
+pool_ready() { # VERSION: render's MachinePool has two Nodes CAPI found, at VERSION
+  api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/machinepools | python3 -c '
+import json, sys
+pools = [p for p in json.load(sys.stdin)["items"] if p["metadata"]["name"].startswith("render-mp-0-")]
+assert len(pools) == 1, [p["metadata"]["name"] for p in pools]
+p = pools[0]
+ok = len(p.get("status", {}).get("nodeRefs") or []) == 2 and p["status"].get("readyReplicas") == 2 and p["spec"]["template"]["spec"]["version"] == sys.argv[1]
+sys.exit(0 if ok else 1)' "$1"
+}
+pool_state() { # what CAPI says of render's MachinePool, and its infrastructure's status
+  api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/machinepools | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["items"]:
+    print(p["metadata"]["name"], json.dumps(p["spec"].get("providerIDList")), json.dumps(p.get("status")))'
+  api GET /apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/default/genericinfrastructuremachinepools
+}
+for _ in $(seq 1 120); do pool_ready v1.34.0 && break; sleep 1; done
+pool_ready v1.34.0 || fail "CAPI's MachinePool controller did not find mp-0's two Nodes within 120 s: $(pool_state)"
 
 step "upgrade the Cluster to v1.35.0 through BeforeClusterUpgrade and AfterClusterUpgrade"
 api PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render '{"spec":{"topology":{"version":"v1.35.0"}}}' application/merge-patch+json > /dev/null
 wait_for 120 "BeforeClusterUpgrade +before-cluster-upgrade +default/render +Success +200"
 wait_for 300 "AfterClusterUpgrade +after-cluster-upgrade +default/render +Success +200"
+# CAPI called AfterClusterUpgrade only once the MachinePool's Nodes were at the new version.
+pool_upgraded=$(grep -nE "machine pool, 2 Ready Nodes at v1.35.0: default/render-mp-0-" dev.log | head -1 | cut -d: -f1)
+after_upgrade=$(grep -nE "AfterClusterUpgrade +after-cluster-upgrade +default/render" dev.log | head -1 | cut -d: -f1)
+[ -n "$pool_upgraded" ] && [ "$pool_upgraded" -lt "$after_upgrade" ] || fail "AfterClusterUpgrade came before mp-0's Nodes were at v1.35.0"
+pool_ready v1.35.0 || fail "mp-0 is not at v1.35.0 with its two Nodes after AfterClusterUpgrade"
 
 step "a Cluster whose control plane is a KubeadmControlPlane: created through the hooks, kubeadm played"
 class=$(sed -n 's/^  name: \(.*-render\)$/\1/p' render/clusterclass.yaml)

@@ -233,7 +233,7 @@ spec:
 		fmt.Printf("  %s (%v)\n", m["name"], hook["hook"])
 	}
 	devenv.Step("play the providers of the Generic* kinds, kubeadm and the kubelet")
-	player := (&devenv.Providers{Kube: kube, Kubeconfig: kubeconfig, Clusters: true, APIPort: apiPort,
+	player := (&devenv.Providers{Kube: kube, Kubeconfig: kubeconfig, Clusters: true, MachinePools: true, APIPort: apiPort,
 		JoinControlPlane: devenv.Kubeadm{Kube: kube, Version: release.Kubernetes}.Joined,
 		Played: func(what, object string) {
 			fmt.Printf("%s  %-28s %s\n", time.Now().Format("15:04:05"), "(provider played)", what+": "+object)

@@ -18,6 +18,10 @@ pub const SOURCES: &[(&str, &str)] = &[
     ),
     ("kube.go", include_str!("../../../devenv/kube.go")),
     ("kubeadm.go", include_str!("../../../devenv/kubeadm.go")),
+    (
+        "machinepools.go",
+        include_str!("../../../devenv/machinepools.go"),
+    ),
     ("pki.go", include_str!("../../../devenv/pki.go")),
     ("procs.go", include_str!("../../../devenv/procs.go")),
     ("providers.go", include_str!("../../../devenv/providers.go")),
