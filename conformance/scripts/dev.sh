@@ -51,6 +51,13 @@ sed -i 's/^  workers:$/  workers:\
 sed -i 's/^    workers:$/    workers:\
       machinePools: [{class: default-pool, name: mp-0, replicas: 2}]/' render/cluster.yaml
 grep -q "class: default-pool" render/clusterclass.yaml && grep -q "name: mp-0" render/cluster.yaml || { echo "dev: the scaffolded render/ files changed shape" >&2; exit 1; }
+# A provider's CRD in crds/, as the scaffold's crds/README.md asks: Docker's machine template CRD
+# of CAPI's own test module, at the newest release the suite proves (no contract label there).
+# shellcheck source=../versions.env
+source "$root/conformance/versions.env"
+capi_version=${CAPI_MATRIX%%:*}
+test_module=$(go mod download -json "sigs.k8s.io/cluster-api/test@$capi_version" | python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')
+cp "$test_module/infrastructure/docker/config/crd/bases/infrastructure.cluster.x-k8s.io_dockermachinetemplates.yaml" crds/
 cat >> render/templates.yaml <<'YAML'
 ---
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
@@ -84,6 +91,7 @@ wait_for 1800 "^ready in "
 ready=$(date +%s.%N)
 grep -q "before-cluster-create.dev-ext (BeforeClusterCreate)" dev.log || fail "discovery did not list the BeforeClusterCreate handler"
 grep -qE "started kcp-manager \(pid [0-9]+\)" dev.log || fail "KubeadmControlPlane's manager was not started for render/'s KubeadmControlPlaneTemplate"
+grep -q "1 CRDs established: dockermachinetemplates.infrastructure.cluster.x-k8s.io" dev.log || fail "crds/'s CRD was not installed"
 # render/cluster.yaml's Cluster, created by the real manager through the extension's hooks.
 wait_for 120 "BeforeClusterCreate +before-cluster-create +default/render +Success +200"
 first_hook=$(date +%s.%N)
@@ -94,6 +102,12 @@ api() { # METHOD PATH [BODY [CONTENT-TYPE]]: the API server with the admin's cer
   curl -sS --fail-with-body --cacert "$state/pki/ca.crt" --cert "$state/pki/admin.crt" --key "$state/pki/admin.key" \
     -X "$1" -H "Content-Type: ${4:-application/yaml}" "$(sed -n 's/.*server: "\([^"]*\)".*/\1/p' "$kubeconfig")$2" ${3:+--data-binary "$3"}
 }
+# crds/'s CRD, served with the contract label CAPI reads.
+api GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/dockermachinetemplates.infrastructure.cluster.x-k8s.io | python3 -c '
+import json, sys
+crd = json.load(sys.stdin)
+assert "v1beta2" in crd["metadata"]["labels"]["cluster.x-k8s.io/v1beta2"].split("_"), crd["metadata"]["labels"]
+' || fail "crds/'s CRD is not served with a cluster.x-k8s.io/v1beta2 contract label"
 api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render | python3 -c '
 import json, sys
 c = json.load(sys.stdin)

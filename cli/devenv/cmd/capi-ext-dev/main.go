@@ -30,10 +30,10 @@ import (
 )
 
 type options struct {
-	stateDir, capiVersion, cache, programs, extension, name string
-	port                                                    int
-	apply                                                   list
-	kcp                                                     bool
+	stateDir, capiVersion, cache, programs, extension, name, crds string
+	port                                                          int
+	apply                                                         list
+	kcp                                                           bool
 }
 
 // list is a flag given more than once.
@@ -52,6 +52,7 @@ func main() {
 	flag.StringVar(&o.name, "name", "", "the ExtensionConfig's name: the project's name (required)")
 	flag.IntVar(&o.port, "port", 9443, "the extension's port on 127.0.0.1")
 	flag.Var(&o.apply, "apply", "a YAML file of objects to create once CAPI runs (repeatable)")
+	flag.StringVar(&o.crds, "crds", "", "a folder of the project's CRDs (*.yaml, *.yml) to install with Cluster API's")
 	flag.BoolVar(&o.kcp, "kcp", false, "run KubeadmControlPlane's manager too (it runs anyway when an -apply file holds a KubeadmControlPlane or its template)")
 	buildOnly := flag.Bool("build-only", false, "build (or find) the programs of -capi-version in -cache, KubeadmControlPlane's manager included, print their paths as NAME=path lines and exit (the conformance suite's build-binaries.sh)")
 	flag.Parse()
@@ -176,6 +177,14 @@ func run(ctx context.Context, o options, release devenv.Release, ps *devenv.Proc
 	apiPort, kube, err := devenv.StartAPIServer(bins, work, ps, p, certs.AdminCert, certs.AdminKey)
 	if err != nil {
 		return err
+	}
+	if o.crds != "" {
+		devenv.Step("install the project's CRDs (" + o.crds + ")")
+		names, err := devenv.InstallProjectCRDs(ctx, kube, o.crds)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("  %d CRDs established: %s\n", len(names), strings.Join(names, ", "))
 	}
 	devenv.Step("install the CRDs of Cluster API, KubeadmControlPlane and KubeadmConfig, and the Generic* kinds of render/")
 	crds, err := devenv.InstallCRDs(ctx, kube, bins.Assets)

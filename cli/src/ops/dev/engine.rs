@@ -17,6 +17,10 @@ pub const SOURCES: &[(&str, &str)] = &[
         include_str!("../../../devenv/controlplane.go"),
     ),
     ("kube.go", include_str!("../../../devenv/kube.go")),
+    (
+        "projectcrds.go",
+        include_str!("../../../devenv/projectcrds.go"),
+    ),
     ("kubeadm.go", include_str!("../../../devenv/kubeadm.go")),
     (
         "machinepools.go",

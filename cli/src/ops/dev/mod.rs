@@ -128,6 +128,9 @@ pub fn up(req: &DevRequest) -> anyhow::Result<ExitStatus> {
     if req.kcp {
         command.arg("-kcp");
     }
+    if let Some(crds) = project_crds(&root) {
+        command.arg(format!("-crds={}", crds.display()));
+    }
     for file in &apply {
         command.arg(format!("-apply={}", file.display()));
     }
@@ -181,6 +184,21 @@ pub fn up(req: &DevRequest) -> anyhow::Result<ExitStatus> {
             ),
         }
     }
+}
+
+/// The project's `crds/` folder when it holds a CRD file (`*.yaml` or `*.yml`; the scaffold puts
+/// only a README there).
+fn project_crds(root: &Path) -> Option<PathBuf> {
+    let dir = root.join("crds");
+    let holds_crd = std::fs::read_dir(&dir).ok()?.flatten().any(|e| {
+        let path = e.path();
+        path.is_file()
+            && matches!(
+                path.extension().and_then(|x| x.to_str()),
+                Some("yaml" | "yml")
+            )
+    });
+    holds_crd.then_some(dir)
 }
 
 /// Sends a signal to a process with `kill(1)` (the crate forbids `unsafe`, so no libc).
@@ -241,6 +259,23 @@ pub fn down(state: &Path) -> anyhow::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn crds_is_passed_on_only_when_it_holds_a_crd_file() {
+        let root = std::env::temp_dir().join(format!("capi-ext-dev-crds-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        assert_eq!(project_crds(&root), None, "no crds/");
+        std::fs::create_dir_all(root.join("crds")).unwrap();
+        std::fs::write(root.join("crds/README.md"), "put CRDs here").unwrap();
+        assert_eq!(project_crds(&root), None, "the scaffold's README only");
+        std::fs::write(
+            root.join("crds/docker.yml"),
+            "kind: CustomResourceDefinition",
+        )
+        .unwrap();
+        assert_eq!(project_crds(&root), Some(root.join("crds")));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn a_folder_with_files_of_its_own_is_not_taken_as_a_state_folder() {
