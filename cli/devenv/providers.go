@@ -257,7 +257,7 @@ func (p *Providers) PlayClusters(ctx context.Context) {
 			}
 		}
 		if kind, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "kind"); kind == "KubeadmControlPlane" {
-			p.warnStackedEtcd(ctx, c.GetNamespace(), c.GetName())
+			p.warnStackedEtcd(ctx, &c)
 		}
 		if kind, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "kind"); kind == "GenericControlPlane" {
 			name, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
@@ -280,13 +280,9 @@ func (p *Providers) PlayClusters(ctx context.Context) {
 }
 
 // warnStackedEtcd tells Warn, once, that the Cluster's KubeadmControlPlane runs stacked etcd.
-func (p *Providers) warnStackedEtcd(ctx context.Context, namespace, cluster string) {
-	key := namespace + "/" + cluster
+func (p *Providers) warnStackedEtcd(ctx context.Context, c *unstructured.Unstructured) {
+	namespace, key := c.GetNamespace(), c.GetNamespace()+"/"+c.GetName()
 	if p.Warn == nil || p.warned[key] {
-		return
-	}
-	c, err := p.Kube.Get(ctx, ClusterV, "Cluster", namespace, cluster)
-	if err != nil {
 		return
 	}
 	name, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
