@@ -7,7 +7,11 @@
 # down` leaves nothing running. A KubeadmControlPlaneTemplate added to render/templates.yaml
 # makes it run KubeadmControlPlane's manager too, and a Cluster of a ClusterClass with that
 # template is created (its first control plane Machine, kubeadm played) and deleted through the
-# hooks. Prints the start, the time to the Cluster's first hook and the edit-to-new-answer time.
+# hooks. The project's GenerateUpgradePlan plans the upgrade (render/'s ClusterClass names it),
+# its scaffolded CanUpdateMachineSet refuses the upgrade's change of md-0 (the Machines are
+# replaced); edited to accept every template change, it has a later change of md-0's template
+# carried out in place by UpdateMachine on the same Machines. Prints the start, the time to the
+# Cluster's first hook and the edit-to-new-answer time.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
@@ -38,7 +42,7 @@ wait_for() {
 
 step "capi-ext init dev-ext"
 cd "$HOME"
-capi-ext init dev-ext --hooks BeforeClusterCreate,GeneratePatches,AfterControlPlaneInitialized,BeforeClusterUpgrade,AfterClusterUpgrade,BeforeClusterDelete 2> init.log || { cat init.log >&2; exit 1; }
+capi-ext init dev-ext --hooks BeforeClusterCreate,GeneratePatches,AfterControlPlaneInitialized,BeforeClusterUpgrade,AfterClusterUpgrade,BeforeClusterDelete,GenerateUpgradePlan,CanUpdateMachineSet,UpdateMachine 2> init.log || { cat init.log >&2; exit 1; }
 cd dev-ext
 # An author's provider templates beside the scaffolded ones: a KubeadmControlPlaneTemplate
 # (capi-ext dev runs KCP's manager for it) and a machine pool's, which a MachinePool class of the
@@ -50,7 +54,7 @@ sed -i 's/^  workers:$/  workers:\
       infrastructure: {templateRef: {apiVersion: infrastructure.cluster.x-k8s.io\/v1beta2, kind: GenericInfrastructureMachinePoolTemplate, name: render-worker-pool}}/' render/clusterclass.yaml
 sed -i 's/^    workers:$/    workers:\
       machinePools: [{class: default-pool, name: mp-0, replicas: 2}]/' render/cluster.yaml
-grep -q "class: default-pool" render/clusterclass.yaml && grep -q "name: mp-0" render/cluster.yaml || { echo "dev: the scaffolded render/ files changed shape" >&2; exit 1; }
+grep -q "generateUpgradePlanExtension: generate-upgrade-plan.dev-ext" render/clusterclass.yaml && grep -q "class: default-pool" render/clusterclass.yaml && grep -q "name: mp-0" render/cluster.yaml || { echo "dev: the scaffolded render/ files changed shape" >&2; exit 1; }
 # A provider's CRD in crds/, as the scaffold's crds/README.md asks: Docker's machine template CRD
 # of CAPI's own test module, at the newest release the suite proves (no contract label there).
 # shellcheck source=../versions.env
@@ -138,11 +142,36 @@ for p in json.load(sys.stdin)["items"]:
 }
 for _ in $(seq 1 120); do pool_ready v1.34.0 && break; sleep 1; done
 pool_ready v1.34.0 || fail "CAPI's MachinePool controller did not find mp-0's two Nodes within 120 s: $(pool_state)"
+md0() { # the names of render's md-0 Machines (not being deleted), sorted
+  api GET "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machines?labelSelector=cluster.x-k8s.io/cluster-name%3Drender,topology.cluster.x-k8s.io/deployment-name%3Dmd-0" | python3 -c '
+import json, sys
+print(" ".join(sorted(m["metadata"]["name"] for m in json.load(sys.stdin)["items"] if not m["metadata"].get("deletionTimestamp"))))'
+}
+# until_md0 SECONDS CONDITION: until CONDITION (a python expression over `names`, md-0's Machines) holds
+until_md0() {
+  local names
+  for _ in $(seq 1 "$1"); do
+    names=$(md0)
+    python3 -c 'import sys; names = sys.argv[1].split(); sys.exit(0 if eval(sys.argv[2]) else 1)' "$names" "$2" && return 0
+    sleep 1
+  done
+  fail "md-0's Machines are [$names] after $1 s, want $2"
+}
+until_md0 60 "len(names) == 2"
+md0_created=$(md0)
 
-step "upgrade the Cluster to v1.35.0 through BeforeClusterUpgrade and AfterClusterUpgrade"
+class=$(sed -n 's/^  name: \(.*-render\)$/\1/p' render/clusterclass.yaml)
+
+step "upgrade the Cluster to v1.35.0 through GenerateUpgradePlan, BeforeClusterUpgrade and AfterClusterUpgrade"
 api PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render '{"spec":{"topology":{"version":"v1.35.0"}}}' application/merge-patch+json > /dev/null
 wait_for 120 "BeforeClusterUpgrade +before-cluster-upgrade +default/render +Success +200"
 wait_for 300 "AfterClusterUpgrade +after-cluster-upgrade +default/render +Success +200"
+# CAPI asked the project's GenerateUpgradePlan for the plan, and its CanUpdateMachineSet about
+# md-0's new version: the scaffolded answer patches nothing, so CAPI replaced md-0's Machines.
+wait_for 5 "GenerateUpgradePlan +generate-upgrade-plan +default/render +Success +200"
+wait_for 5 "CanUpdateMachineSet +can-update-machine-set +default/render-md-0-[a-z0-9-]+ +Success +200"
+until_md0 120 "len(names) == 2 and not set(names) & set('$md0_created'.split())"
+md0_upgraded=$(md0)
 # CAPI called AfterClusterUpgrade only once the MachinePool's Nodes were at the new version.
 pool_upgraded=$(grep -nE "machine pool, 2 Ready Nodes at v1.35.0: default/render-mp-0-" dev.log | head -1 | cut -d: -f1)
 after_upgrade=$(grep -nE "AfterClusterUpgrade +after-cluster-upgrade +default/render" dev.log | head -1 | cut -d: -f1)
@@ -150,7 +179,6 @@ after_upgrade=$(grep -nE "AfterClusterUpgrade +after-cluster-upgrade +default/re
 pool_ready v1.35.0 || fail "mp-0 is not at v1.35.0 with its two Nodes after AfterClusterUpgrade"
 
 step "a Cluster whose control plane is a KubeadmControlPlane: created through the hooks, kubeadm played"
-class=$(sed -n 's/^  name: \(.*-render\)$/\1/p' render/clusterclass.yaml)
 api POST /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusterclasses "$(sed -e "s/^  name: $class\$/  name: kcp/" \
   -e 's/kind: GenericControlPlaneTemplate/kind: KubeadmControlPlaneTemplate/' -e 's/name: render-control-plane$/name: render-kubeadm-control-plane/' render/clusterclass.yaml)" > /dev/null
 api POST /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters '
@@ -171,15 +199,28 @@ wait_for 180 "AfterControlPlaneInitialized +after-control-plane-initialized +def
 api GET /api/v1/namespaces/kube-system/configmaps/kubeadm-config > /dev/null || fail "kubeadm was not played: no kubeadm-config ConfigMap"
 wait_for 120 "machine provisioned, Node Ready: default/kcp-md-0-"
 
-step "edit BeforeClusterCreate's handler; the running manager gets the new answer"
-handler=$(grep -rl 'fn before_cluster_create' src)
-python3 - "$handler" <<'PY'
+step "edit BeforeClusterCreate's and CanUpdateMachineSet's handlers; the running manager gets the new answers"
+in_place_calls=$(grep -cE "CanUpdateMachineSet +can-update-machine-set" dev.log)
+python3 - "$(grep -rl 'fn before_cluster_create' src)" "$(grep -rl 'fn can_update_machine_set' src)" <<'PY'
 import re, sys
-path = sys.argv[1]
-text = open(path).read()
-text, n = re.subn(r"\n    BeforeClusterCreateResponse::success\(\)\n\}", '\n    BeforeClusterCreateResponse::failure("refused by the edited handler")\n}', text)
-assert n == 1, "the scaffolded handler's last answer was not found"
-open(path, "w").write(text)
+edits = [
+    (r"\n    BeforeClusterCreateResponse::success\(\)\n\}", '\n    BeforeClusterCreateResponse::failure("refused by the edited handler")\n}'),
+    # Every change of the templates in place: the patches that turn the current templates into
+    # the desired ones (CAPI compares their spec.template.spec after applying them).
+    (r"\n    let _ = &req;\n    CanUpdateMachineSetResponse::success\(\)\n\}", '''
+    let patch = |current: &serde_json::Value, desired: &serde_json::Value| Some(Patch::Json(capi_ext::patches::diff(current, desired)));
+    CanUpdateMachineSetResponse {
+        infrastructure_machine_template_patch: patch(&req.current.infrastructure_machine_template, &req.desired.infrastructure_machine_template),
+        bootstrap_config_template_patch: patch(&req.current.bootstrap_config_template, &req.desired.bootstrap_config_template),
+        ..CanUpdateMachineSetResponse::success()
+    }
+}'''),
+]
+for path, (pattern, replacement) in zip(sys.argv[1:], edits):
+    text = open(path).read()
+    text, n = re.subn(pattern, lambda _: replacement, text)
+    assert n == 1, f"{path}: the scaffolded handler's answer was not found"
+    open(path, "w").write(text)
 PY
 edited=$(date +%s.%N)
 wait_for 180 "extension restarted"
@@ -193,6 +234,34 @@ for _ in $(seq 1 60); do
 done
 api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/edited | grep -q "refused by the edited handler" \
   || fail "the Cluster does not carry the edited handler's message"
+
+step "a new template for md-0 in the ClusterClass: the edited CanUpdateMachineSet accepts it, UpdateMachine carries it out on the same Machines"
+# md-0 rolls out without a surge Machine (by default CAPI adds one new Machine and moves the
+# other in place), so both of its Machines are moved to the new MachineSet and updated in place.
+api PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render \
+  '[{"op": "add", "path": "/spec/topology/workers/machineDeployments/0/rollout", "value": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}}}]' application/json-patch+json > /dev/null
+api POST /apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/default/genericinfrastructuremachinetemplates '
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: GenericInfrastructureMachineTemplate
+metadata: {name: render-worker-machine-motd, namespace: default}
+spec: {template: {spec: {motd: updated in place}}}
+' > /dev/null
+api PATCH "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusterclasses/$class" \
+  '[{"op": "replace", "path": "/spec/workers/machineDeployments/0/infrastructure/templateRef/name", "value": "render-worker-machine-motd"}]' application/json-patch+json > /dev/null
+wait_for 120 "CanUpdateMachineSet +can-update-machine-set +default/render-md-0-[a-z0-9-]+ +Success +200" $((in_place_calls + 1))
+wait_for 180 "UpdateMachine +update-machine +default/render-md-0-[a-z0-9-]+ +Success +200" 2
+motds() { # md-0's Machines and the motd of their infrastructure machines
+  for m in $(md0); do
+    infra=$(api GET "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machines/$m" | python3 -c 'import json, sys; print(json.load(sys.stdin)["spec"]["infrastructureRef"]["name"])')
+    printf '%s=%s ' "$m" "$(api GET "/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/default/genericinfrastructuremachines/$infra" | python3 -c 'import json, sys; print(json.load(sys.stdin)["spec"].get("motd", ""))')"
+  done
+}
+for _ in $(seq 1 120); do
+  [ "$(md0)" = "$md0_upgraded" ] && [ "$(motds | grep -o "=updated in place" | wc -l)" -eq 2 ] && break
+  sleep 1
+done
+[ "$(md0)" = "$md0_upgraded" ] || fail "md-0's Machines were replaced ([$md0_upgraded] became [$(md0)]), not updated in place"
+[ "$(motds | grep -o "=updated in place" | wc -l)" -eq 2 ] || fail "md-0's infrastructure machines did not get the new template's motd: $(motds)"
 
 step "delete the first Cluster and the KubeadmControlPlane's through BeforeClusterDelete"
 for cluster in render kcp; do
@@ -214,12 +283,30 @@ wait "$pid" || fail "capi-ext dev exited with $?"
 pid=
 grep -q "stopped capi-manager" dev.log || fail "the manager was not stopped"
 [ ! -e "$state/engine.pid" ] || fail "the engine's pid file is left"
-for p in etcd kube-apiserver capi-manager kcp-manager extension; do
-  leftover=$(grep -oE "started $p \(pid [0-9]+\)" dev.log | grep -oE "[0-9]+" | while read -r n; do kill -0 "$n" 2>/dev/null && echo "$n"; done || true)
-  [ -z "$leftover" ] || fail "$p is still running (pid $leftover)"
-done
+no_leftover() { # WHEN: no process capi-ext dev started is still running
+  local p leftover
+  for p in etcd kube-apiserver capi-manager kcp-manager extension; do
+    leftover=$(grep -oE "started $p \(pid [0-9]+\)" dev.log | grep -oE "[0-9]+" | while read -r n; do kill -0 "$n" 2>/dev/null && echo "$n"; done || true)
+    [ -z "$leftover" ] || fail "$p is still running $1 (pid $leftover)"
+  done
+}
+no_leftover "after capi-ext dev down"
 # What the manager called, by hook, and what the providers' player did.
 grep -oE "^[0-9:]{8}  [A-Za-z]+ " dev.log | awk '{print $2}' | sort | uniq -c | awk '{printf "  %-30s %d\n", $2, $1}'
 grep -oE "\(provider played\) +[^:]+" dev.log | sed -E 's/\(provider played\) +//' | sort | uniq -c | awk '{c=$1; $1=""; printf "  played:%s %d\n", $0, c}'
 python3 -c 'import sys; s, r, h, e, a = map(float, sys.argv[1:]); print(f"dev: start to ready {r - s:.1f} s, to the first hook {h - s:.1f} s, edit to the new answer {a - e:.1f} s")' \
   "$started" "$ready" "$first_hook" "$edited" "$answered"
+
+step "make dev again, stopped by Ctrl-C (SIGINT to its process group, as a terminal sends it)"
+setsid make dev DEV_FLAGS="--state-dir $state --no-watch" >> dev.log 2>&1 &
+pid=$!
+wait_for 600 "^ready in " 2
+kill -INT -- "-$pid"
+for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+! kill -0 "$pid" 2>/dev/null || fail "make dev still runs 60 s after Ctrl-C"
+wait "$pid" || true
+pid=
+[ "$(grep -c "stopped capi-manager" dev.log)" -eq 2 ] || fail "Ctrl-C did not stop the manager"
+[ ! -e "$state/engine.pid" ] || fail "the engine's pid file is left after Ctrl-C"
+no_leftover "after Ctrl-C"
+echo "dev: Ctrl-C stopped every process"
