@@ -2,6 +2,7 @@ package devenv
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,8 +21,9 @@ import (
 // passes them.
 type Kubeadm struct {
 	Kube *Kube
-	// Etcd is the etcd of the kubeadm-config ClusterConfiguration (YAML flow style); EtcdLocal
-	// when empty. A non-local one also leaves out the etcd static Pod.
+	// Etcd is the etcd of the kubeadm-config ClusterConfiguration (YAML flow style); when
+	// empty, the etcd of the Machine's KubeadmControlPlane (EtcdLocal unless it is external). A
+	// non-local one also leaves out the etcd static Pod.
 	Etcd string
 	// Version is the static Pods' image tag (v1.34.0 when empty).
 	Version string
@@ -30,11 +32,14 @@ type Kubeadm struct {
 // EtcdLocal is kubeadm's stacked etcd, the default of a KubeadmControlPlane.
 const EtcdLocal = `{local: {dataDir: /var/lib/etcd}}`
 
-// Joined plays kubeadm on the control plane Node.
-func (k Kubeadm) Joined(ctx context.Context, node string) error {
-	etcd, version := k.Etcd, k.Version
+// Joined plays kubeadm on the Node of a control plane Machine's infrastructure machine m.
+func (k Kubeadm) Joined(ctx context.Context, m *unstructured.Unstructured) error {
+	node, etcd, version := m.GetName(), k.Etcd, k.Version
 	if etcd == "" {
-		etcd = EtcdLocal
+		var err error
+		if etcd, err = k.etcdOf(ctx, m); err != nil {
+			return err
+		}
 	}
 	if version == "" {
 		version = "v1.34.0"
@@ -74,6 +79,25 @@ data:
     etcd: %s
 `, version, etcd))
 	return err
+}
+
+// etcdOf is the etcd of the KubeadmControlPlane whose machine m is (its control-plane-name
+// label): its external etcd, else EtcdLocal.
+func (k Kubeadm) etcdOf(ctx context.Context, m *unstructured.Unstructured) (string, error) {
+	name := m.GetLabels()["cluster.x-k8s.io/control-plane-name"]
+	if name == "" {
+		return EtcdLocal, nil
+	}
+	kcp, err := k.Kube.Get(ctx, ControlPlaneV, "KubeadmControlPlane", m.GetNamespace(), name)
+	if err != nil {
+		return "", err
+	}
+	if !ExternalEtcd(kcp) {
+		return EtcdLocal, nil
+	}
+	external, _, _ := unstructured.NestedMap(kcp.Object, "spec", "kubeadmConfigSpec", "clusterConfiguration", "etcd", "external")
+	flow, err := json.Marshal(map[string]any{"external": external}) // JSON is YAML's flow style
+	return string(flow), err
 }
 
 // ExternalEtcd says whether a KubeadmControlPlane's etcd is external (its endpoints given).

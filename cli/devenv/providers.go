@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -40,16 +41,22 @@ type Providers struct {
 	// KubeadmControlPlane waits for the Cluster's endpoint (Clusters only).
 	APIPort int
 	// JoinControlPlane, when set, plays kubeadm for a control plane Machine's Node before its
-	// infrastructure machine is reported provisioned (KubeadmControlPlane's Machines).
-	JoinControlPlane func(ctx context.Context, node string) error
+	// infrastructure machine (given) is reported provisioned (KubeadmControlPlane's Machines).
+	JoinControlPlane func(ctx context.Context, infraMachine *unstructured.Unstructured) error
 	// MachinePools plays GenericInfrastructureMachinePools and their Nodes (PlayMachinePools).
 	MachinePools bool
 	// Played, when set, is told each thing played (what, the object's namespace/name).
 	Played func(what, object string)
 	// Warn, when set, is told once of each KubeadmControlPlane whose etcd cannot be played
 	// (stacked etcd: see Kubeadm) (Clusters only).
-	Warn   func(message string)
-	warned map[string]bool
+	Warn func(message string)
+	// EtcdPKI, when set, signs the Secrets a KubeadmControlPlane with external etcd reads and
+	// its user would otherwise create, `<cluster>-etcd` (the etcd CA) and
+	// `<cluster>-apiserver-etcd-client`, written for each such Cluster that lacks them (nothing
+	// dials that etcd: KCP only needs them to exist) (Clusters only).
+	EtcdPKI *PKI
+	// kcpDone marks the Clusters whose KubeadmControlPlane was looked at (namespace/name).
+	kcpDone map[string]bool
 }
 
 // Player is a Providers playing every 200 ms until Close.
@@ -184,7 +191,7 @@ func (p *Providers) Provision(ctx context.Context, m *unstructured.Unstructured)
 	if p.Kube.MergePatch(ctx, "v1", "Node", "", m.GetName(), NodeConditions(time.Now()), true) != nil {
 		return
 	}
-	if controlPlane && p.JoinControlPlane != nil && p.JoinControlPlane(ctx, m.GetName()) != nil {
+	if controlPlane && p.JoinControlPlane != nil && p.JoinControlPlane(ctx, m) != nil {
 		return
 	}
 	if p.Kube.MergePatch(ctx, InfrastructureV, "GenericInfrastructureMachine", m.GetNamespace(), m.GetName(), fmt.Sprintf(`{"spec":{"providerID":%q}}`, id), false) == nil {
@@ -257,7 +264,7 @@ func (p *Providers) PlayClusters(ctx context.Context) {
 			}
 		}
 		if kind, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "kind"); kind == "KubeadmControlPlane" {
-			p.warnStackedEtcd(ctx, &c)
+			p.kubeadmControlPlaneEtcd(ctx, &c)
 		}
 		if kind, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "kind"); kind == "GenericControlPlane" {
 			name, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
@@ -279,10 +286,11 @@ func (p *Providers) PlayClusters(ctx context.Context) {
 	}
 }
 
-// warnStackedEtcd tells Warn, once, that the Cluster's KubeadmControlPlane runs stacked etcd.
-func (p *Providers) warnStackedEtcd(ctx context.Context, c *unstructured.Unstructured) {
+// kubeadmControlPlaneEtcd looks once at the etcd of the Cluster's KubeadmControlPlane: a
+// stacked one is told to Warn, an external one gets its Secrets when EtcdPKI is set.
+func (p *Providers) kubeadmControlPlaneEtcd(ctx context.Context, c *unstructured.Unstructured) {
 	namespace, key := c.GetNamespace(), c.GetNamespace()+"/"+c.GetName()
-	if p.Warn == nil || p.warned[key] {
+	if p.kcpDone[key] {
 		return
 	}
 	name, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
@@ -290,12 +298,54 @@ func (p *Providers) warnStackedEtcd(ctx context.Context, c *unstructured.Unstruc
 	if err != nil {
 		return
 	}
-	if p.warned == nil {
-		p.warned = map[string]bool{}
-	}
-	p.warned[key] = true
-	if !ExternalEtcd(kcp) {
+	switch {
+	case !ExternalEtcd(kcp) && p.Warn != nil:
 		p.Warn(fmt.Sprintf("KubeadmControlPlane %s/%s runs stacked etcd, whose members' health KCP reads through a kubelet that is not here: "+
 			"its first Machine is created and the Cluster initialized, but KCP holds further Machines (scale-up, rollouts, upgrades of the control plane) at its preflight checks", namespace, name))
+	case ExternalEtcd(kcp) && p.EtcdPKI != nil:
+		if p.externalEtcdSecrets(ctx, namespace, c.GetName()) != nil {
+			return // again next round
+		}
 	}
+	if p.kcpDone == nil {
+		p.kcpDone = map[string]bool{}
+	}
+	p.kcpDone[key] = true
+}
+
+// externalEtcdSecrets writes the Secrets of an external etcd KCP reads, `<cluster>-etcd` (the CA)
+// and `<cluster>-apiserver-etcd-client`, unless the first is there already (the user's).
+func (p *Providers) externalEtcdSecrets(ctx context.Context, namespace, cluster string) error {
+	if _, err := p.Kube.Get(ctx, "v1", "Secret", namespace, cluster+"-etcd"); err == nil {
+		return nil
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	certPath, keyPath := p.EtcdPKI.Leaf(namespace+"-"+cluster+"-apiserver-etcd-client", "kube-apiserver-etcd-client", nil, false)
+	cert, err := os.ReadFile(certPath)
+	if err != nil {
+		return err
+	}
+	key, err := os.ReadFile(keyPath)
+	if err != nil {
+		return err
+	}
+	b64 := base64.StdEncoding.EncodeToString
+	// The CA's Secret last: the player takes it as the sign that both are there.
+	if _, err := p.Kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: %[1]s-apiserver-etcd-client, namespace: %[2]s, labels: {cluster.x-k8s.io/cluster-name: %[1]s}}
+data: {tls.crt: %[3]s, tls.key: %[4]s}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: %[1]s-etcd, namespace: %[2]s, labels: {cluster.x-k8s.io/cluster-name: %[1]s}}
+data: {tls.crt: %[5]s}
+`, cluster, namespace, b64(cert), b64(key), b64(p.EtcdPKI.CAPEM))); err != nil {
+		return err
+	}
+	if p.Played != nil {
+		p.Played("external etcd Secrets", namespace+"/"+cluster)
+	}
+	return nil
 }

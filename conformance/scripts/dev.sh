@@ -4,10 +4,11 @@
 # Cluster API (etcd, kube-apiserver and CAPI's managers from the shared cache, the providers
 # played); render/'s Cluster is created, upgraded and deleted through its hooks, a handler edited
 # and its new answer given to the running manager without restarting CAPI, then `capi-ext dev
-# down` leaves nothing running. A KubeadmControlPlaneTemplate added to render/templates.yaml
-# makes it run KubeadmControlPlane's manager too, and a Cluster of a ClusterClass with that
-# template is created (its first control plane Machine, kubeadm played) and deleted through the
-# hooks. The project's GenerateUpgradePlan plans the upgrade (render/'s ClusterClass names it),
+# down` leaves nothing running. A KubeadmControlPlaneTemplate (external etcd, no surge) added
+# to render/templates.yaml makes it run KubeadmControlPlane's manager too, and a Cluster of a
+# ClusterClass with that template is created (three control plane Machines, kubeadm and the
+# etcd Secrets played), updated in place through CanUpdateMachine and UpdateMachine, and deleted
+# through the hooks. The project's GenerateUpgradePlan plans the upgrade (render/'s ClusterClass names it),
 # its scaffolded CanUpdateMachineSet refuses the upgrade's change of md-0 (the Machines are
 # replaced); edited to accept every template change, it has a later change of md-0's template
 # carried out in place by UpdateMachine on the same Machines. Prints the start, the time to the
@@ -42,10 +43,11 @@ wait_for() {
 
 step "capi-ext init dev-ext"
 cd "$HOME"
-capi-ext init dev-ext --hooks BeforeClusterCreate,GeneratePatches,AfterControlPlaneInitialized,BeforeClusterUpgrade,AfterClusterUpgrade,BeforeClusterDelete,GenerateUpgradePlan,CanUpdateMachineSet,UpdateMachine 2> init.log || { cat init.log >&2; exit 1; }
+capi-ext init dev-ext --hooks BeforeClusterCreate,GeneratePatches,AfterControlPlaneInitialized,BeforeClusterUpgrade,AfterClusterUpgrade,BeforeClusterDelete,GenerateUpgradePlan,CanUpdateMachineSet,CanUpdateMachine,UpdateMachine 2> init.log || { cat init.log >&2; exit 1; }
 cd dev-ext
 # An author's provider templates beside the scaffolded ones: a KubeadmControlPlaneTemplate
-# (capi-ext dev runs KCP's manager for it) and a machine pool's, which a MachinePool class of the
+# (capi-ext dev runs KCP's manager for it; external etcd, so KCP's preflight checks pass without
+# a kubelet, and no surge, so a rollout moves Machines in place) and a machine pool's, which a MachinePool class of the
 # ClusterClass and a MachinePool of the Cluster use.
 sed -i 's/^  workers:$/  workers:\
     machinePools:\
@@ -83,6 +85,14 @@ spec:
     spec:
       kubeadmConfigSpec:
         format: cloud-config
+        clusterConfiguration:
+          etcd:
+            external:
+              endpoints: ["https://127.0.0.1:2379"]
+              caFile: /etc/kubernetes/pki/etcd/ca.crt
+              certFile: /etc/kubernetes/pki/apiserver-etcd-client.crt
+              keyFile: /etc/kubernetes/pki/apiserver-etcd-client.key
+      rollout: {strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0}}}
 YAML
 
 step "make dev (the project's target: capi-ext dev --cluster)"
@@ -142,23 +152,28 @@ for p in json.load(sys.stdin)["items"]:
 }
 for _ in $(seq 1 120); do pool_ready v1.34.0 && break; sleep 1; done
 pool_ready v1.34.0 || fail "CAPI's MachinePool controller did not find mp-0's two Nodes within 120 s: $(pool_state)"
-md0() { # the names of render's md-0 Machines (not being deleted), sorted
-  api GET "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machines?labelSelector=cluster.x-k8s.io/cluster-name%3Drender,topology.cluster.x-k8s.io/deployment-name%3Dmd-0" | python3 -c '
+# The label selectors of render's md-0 Machines and of the KubeadmControlPlane Cluster's
+# control plane Machines.
+md0=cluster.x-k8s.io/cluster-name%3Drender,topology.cluster.x-k8s.io/deployment-name%3Dmd-0
+kcp_cp=cluster.x-k8s.io/cluster-name%3Dkcp,cluster.x-k8s.io/control-plane
+machines() { # SELECTOR: the names of the Machines (not being deleted), sorted
+  api GET "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machines?labelSelector=$1" | python3 -c '
 import json, sys
 print(" ".join(sorted(m["metadata"]["name"] for m in json.load(sys.stdin)["items"] if not m["metadata"].get("deletionTimestamp"))))'
 }
-# until_md0 SECONDS CONDITION: until CONDITION (a python expression over `names`, md-0's Machines) holds
-until_md0() {
+# until_machines SECONDS SELECTOR CONDITION: until CONDITION (a python expression over `names`,
+# the Machines) holds
+until_machines() {
   local names
   for _ in $(seq 1 "$1"); do
-    names=$(md0)
-    python3 -c 'import sys; names = sys.argv[1].split(); sys.exit(0 if eval(sys.argv[2]) else 1)' "$names" "$2" && return 0
+    names=$(machines "$2")
+    python3 -c 'import sys; names = sys.argv[1].split(); sys.exit(0 if eval(sys.argv[2]) else 1)' "$names" "$3" && return 0
     sleep 1
   done
-  fail "md-0's Machines are [$names] after $1 s, want $2"
+  fail "the Machines of $2 are [$names] after $1 s, want $3"
 }
-until_md0 60 "len(names) == 2"
-md0_created=$(md0)
+until_machines 60 "$md0" "len(names) == 2"
+md0_created=$(machines "$md0")
 
 class=$(sed -n 's/^  name: \(.*-render\)$/\1/p' render/clusterclass.yaml)
 
@@ -170,8 +185,8 @@ wait_for 300 "AfterClusterUpgrade +after-cluster-upgrade +default/render +Succes
 # md-0's new version: the scaffolded answer patches nothing, so CAPI replaced md-0's Machines.
 wait_for 5 "GenerateUpgradePlan +generate-upgrade-plan +default/render +Success +200"
 wait_for 5 "CanUpdateMachineSet +can-update-machine-set +default/render-md-0-[a-z0-9-]+ +Success +200"
-until_md0 120 "len(names) == 2 and not set(names) & set('$md0_created'.split())"
-md0_upgraded=$(md0)
+until_machines 120 "$md0" "len(names) == 2 and not set(names) & set('$md0_created'.split())"
+md0_upgraded=$(machines "$md0")
 # CAPI called AfterClusterUpgrade only once the MachinePool's Nodes were at the new version.
 pool_upgraded=$(grep -nE "machine pool, 2 Ready Nodes at v1.35.0: default/render-mp-0-" dev.log | head -1 | cut -d: -f1)
 after_upgrade=$(grep -nE "AfterClusterUpgrade +after-cluster-upgrade +default/render" dev.log | head -1 | cut -d: -f1)
@@ -189,19 +204,23 @@ spec:
   topology:
     classRef: {name: kcp}
     version: v1.34.0
-    controlPlane: {replicas: 1}
+    controlPlane: {replicas: 3}
     workers:
       machineDeployments: [{class: default-worker, name: md-0, replicas: 1}]
 ' > /dev/null
 wait_for 120 "BeforeClusterCreate +before-cluster-create +default/kcp +Success +200"
-wait_for 60 "\(warning\) +KubeadmControlPlane default/kcp-[a-z0-9]+ runs stacked etcd"
+wait_for 60 "external etcd Secrets: default/kcp$"
 wait_for 180 "AfterControlPlaneInitialized +after-control-plane-initialized +default/kcp +Success +200"
+# KCP's preflight checks pass (external etcd): its three Machines join one after the other.
+wait_for 300 "machine provisioned, Node Ready: default/kcp-[a-z0-9]{5}-[a-z0-9]{5}$" 3
+! grep -q "runs stacked etcd" dev.log || fail "a stacked-etcd warning for a KubeadmControlPlane with external etcd"
+until_machines 60 "$kcp_cp" "len(names) == 3"
 api GET /api/v1/namespaces/kube-system/configmaps/kubeadm-config > /dev/null || fail "kubeadm was not played: no kubeadm-config ConfigMap"
 wait_for 120 "machine provisioned, Node Ready: default/kcp-md-0-"
 
-step "edit BeforeClusterCreate's and CanUpdateMachineSet's handlers; the running manager gets the new answers"
+step "edit the BeforeClusterCreate, CanUpdateMachineSet and CanUpdateMachine handlers; the running manager gets the new answers"
 in_place_calls=$(grep -cE "CanUpdateMachineSet +can-update-machine-set" dev.log)
-python3 - "$(grep -rl 'fn before_cluster_create' src)" "$(grep -rl 'fn can_update_machine_set' src)" <<'PY'
+python3 - "$(grep -rl 'fn before_cluster_create' src)" "$(grep -rl 'fn can_update_machine_set' src)" "$(grep -rl 'fn can_update_machine(' src)" <<'PY'
 import re, sys
 edits = [
     (r"\n    BeforeClusterCreateResponse::success\(\)\n\}", '\n    BeforeClusterCreateResponse::failure("refused by the edited handler")\n}'),
@@ -213,6 +232,15 @@ edits = [
         infrastructure_machine_template_patch: patch(&req.current.infrastructure_machine_template, &req.desired.infrastructure_machine_template),
         bootstrap_config_template_patch: patch(&req.current.bootstrap_config_template, &req.desired.bootstrap_config_template),
         ..CanUpdateMachineSetResponse::success()
+    }
+}'''),
+    # The same for a Machine's objects (KubeadmControlPlane asks).
+    (r"\n    let _ = &req;\n    CanUpdateMachineResponse::success\(\)\n\}", '''
+    let patch = |current: &serde_json::Value, desired: &serde_json::Value| Some(Patch::Json(capi_ext::patches::diff(current, desired)));
+    CanUpdateMachineResponse {
+        infrastructure_machine_patch: patch(&req.current.infrastructure_machine, &req.desired.infrastructure_machine),
+        bootstrap_config_patch: patch(&req.current.bootstrap_config, &req.desired.bootstrap_config),
+        ..CanUpdateMachineResponse::success()
     }
 }'''),
 ]
@@ -250,18 +278,36 @@ api PATCH "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusterclasses/$cla
   '[{"op": "replace", "path": "/spec/workers/machineDeployments/0/infrastructure/templateRef/name", "value": "render-worker-machine-motd"}]' application/json-patch+json > /dev/null
 wait_for 120 "CanUpdateMachineSet +can-update-machine-set +default/render-md-0-[a-z0-9-]+ +Success +200" $((in_place_calls + 1))
 wait_for 180 "UpdateMachine +update-machine +default/render-md-0-[a-z0-9-]+ +Success +200" 2
-motds() { # md-0's Machines and the motd of their infrastructure machines
-  for m in $(md0); do
+motds() { # SELECTOR: the Machines and the motd of their infrastructure machines
+  for m in $(machines "$1"); do
     infra=$(api GET "/apis/cluster.x-k8s.io/v1beta2/namespaces/default/machines/$m" | python3 -c 'import json, sys; print(json.load(sys.stdin)["spec"]["infrastructureRef"]["name"])')
     printf '%s=%s ' "$m" "$(api GET "/apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/default/genericinfrastructuremachines/$infra" | python3 -c 'import json, sys; print(json.load(sys.stdin)["spec"].get("motd", ""))')"
   done
 }
-for _ in $(seq 1 120); do
-  [ "$(md0)" = "$md0_upgraded" ] && [ "$(motds | grep -o "=updated in place" | wc -l)" -eq 2 ] && break
-  sleep 1
-done
-[ "$(md0)" = "$md0_upgraded" ] || fail "md-0's Machines were replaced ([$md0_upgraded] became [$(md0)]), not updated in place"
-[ "$(motds | grep -o "=updated in place" | wc -l)" -eq 2 ] || fail "md-0's infrastructure machines did not get the new template's motd: $(motds)"
+# in_place SELECTOR BEFORE COUNT: the same Machines as BEFORE, COUNT of them with the new motd
+in_place() {
+  for _ in $(seq 1 120); do
+    [ "$(machines "$1")" = "$2" ] && [ "$(motds "$1" | grep -o "=updated in place" | wc -l)" -eq "$3" ] && return 0
+    sleep 1
+  done
+  [ "$(machines "$1")" = "$2" ] || fail "Machines replaced ([$2] became [$(machines "$1")]), not updated in place"
+  fail "the infrastructure machines did not get the new template's motd: $(motds "$1")"
+}
+in_place "$md0" "$md0_upgraded" 2
+
+step "a new machine template for the KubeadmControlPlane in its ClusterClass: CanUpdateMachine accepts it, UpdateMachine carries it out on the same three Machines"
+kcp_created=$(machines "$kcp_cp")
+api POST /apis/infrastructure.cluster.x-k8s.io/v1beta2/namespaces/default/genericinfrastructuremachinetemplates '
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta2
+kind: GenericInfrastructureMachineTemplate
+metadata: {name: render-control-plane-machine-motd, namespace: default}
+spec: {template: {spec: {motd: updated in place}}}
+' > /dev/null
+api PATCH /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusterclasses/kcp \
+  '[{"op": "replace", "path": "/spec/controlPlane/machineInfrastructure/templateRef/name", "value": "render-control-plane-machine-motd"}]' application/json-patch+json > /dev/null
+wait_for 300 "UpdateMachine +update-machine +default/kcp-[a-z0-9]{5}-[a-z0-9]{5} +Success +200" 3
+grep -qE "CanUpdateMachine +can-update-machine +default/kcp-[a-z0-9]{5}-[a-z0-9]{5} +Success +200" dev.log || fail "KCP did not call CanUpdateMachine"
+in_place "$kcp_cp" "$kcp_created" 3
 
 step "delete the first Cluster and the KubeadmControlPlane's through BeforeClusterDelete"
 for cluster in render kcp; do

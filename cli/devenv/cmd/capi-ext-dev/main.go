@@ -243,7 +243,7 @@ spec:
 	}
 	devenv.Step("play the providers of the Generic* kinds, kubeadm and the kubelet")
 	player := (&devenv.Providers{Kube: kube, Kubeconfig: kubeconfig, Clusters: true, MachinePools: true, APIPort: apiPort,
-		JoinControlPlane: devenv.Kubeadm{Kube: kube, Version: release.Kubernetes}.Joined,
+		JoinControlPlane: devenv.Kubeadm{Kube: kube, Version: release.Kubernetes}.Joined, EtcdPKI: p,
 		Played: func(what, object string) {
 			fmt.Printf("%s  %-28s %s\n", time.Now().Format("15:04:05"), "(provider played)", what+": "+object)
 		},
