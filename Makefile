@@ -61,9 +61,12 @@ otel:
 e2e:
 	./conformance/scripts/e2e.sh
 
-## `capi-ext dev` run as an author runs it: a new project under a real Cluster API, edited live.
+## `capi-ext dev` run as an author runs it: a new project under a real Cluster API, edited live,
+## on each Cluster API release of the matrix (conformance/versions.env).
 dev:
-	./conformance/scripts/dev.sh
+	bash -ec '. conformance/versions.env; for entry in $$CAPI_MATRIX; do \
+	  DEV_FLAGS="--capi-version $${entry%%:*} $(DEV_FLAGS)" ./conformance/scripts/dev.sh; \
+	done'
 
 ## Coverage-guided fuzzing (cargo-afl): each target for FUZZ_SECONDS (default 60); exit 1 on a crash.
 fuzz:

@@ -313,15 +313,28 @@ func (p *Providers) kubeadmControlPlaneEtcd(ctx context.Context, c *unstructured
 	p.kcpDone[key] = true
 }
 
-// externalEtcdSecrets writes the Secrets of an external etcd KCP reads, `<cluster>-etcd` (the CA)
-// and `<cluster>-apiserver-etcd-client`, unless the first is there already (the user's).
+// externalEtcdSecrets writes the Secrets of an external etcd (WriteExternalEtcdSecrets) unless
+// `<cluster>-etcd` is there already (the user's).
 func (p *Providers) externalEtcdSecrets(ctx context.Context, namespace, cluster string) error {
 	if _, err := p.Kube.Get(ctx, "v1", "Secret", namespace, cluster+"-etcd"); err == nil {
 		return nil
 	} else if !apierrors.IsNotFound(err) {
 		return err
 	}
-	certPath, keyPath := p.EtcdPKI.Leaf(namespace+"-"+cluster+"-apiserver-etcd-client", "kube-apiserver-etcd-client", nil, false)
+	if err := WriteExternalEtcdSecrets(ctx, p.Kube, p.EtcdPKI, namespace, cluster); err != nil {
+		return err
+	}
+	if p.Played != nil {
+		p.Played("external etcd Secrets", namespace+"/"+cluster)
+	}
+	return nil
+}
+
+// WriteExternalEtcdSecrets writes the Secrets KubeadmControlPlane requires of a Cluster whose
+// etcd is external, `<cluster>-apiserver-etcd-client` (a client certificate signed by pki)
+// and, last, `<cluster>-etcd` (pki's CA).
+func WriteExternalEtcdSecrets(ctx context.Context, kube *Kube, pki *PKI, namespace, cluster string) error {
+	certPath, keyPath := pki.Leaf(namespace+"-"+cluster+"-apiserver-etcd-client", "kube-apiserver-etcd-client", nil, false)
 	cert, err := os.ReadFile(certPath)
 	if err != nil {
 		return err
@@ -331,8 +344,7 @@ func (p *Providers) externalEtcdSecrets(ctx context.Context, namespace, cluster 
 		return err
 	}
 	b64 := base64.StdEncoding.EncodeToString
-	// The CA's Secret last: the player takes it as the sign that both are there.
-	if _, err := p.Kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
+	_, err = kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
 kind: Secret
 metadata: {name: %[1]s-apiserver-etcd-client, namespace: %[2]s, labels: {cluster.x-k8s.io/cluster-name: %[1]s}}
 data: {tls.crt: %[3]s, tls.key: %[4]s}
@@ -341,11 +353,6 @@ apiVersion: v1
 kind: Secret
 metadata: {name: %[1]s-etcd, namespace: %[2]s, labels: {cluster.x-k8s.io/cluster-name: %[1]s}}
 data: {tls.crt: %[5]s}
-`, cluster, namespace, b64(cert), b64(key), b64(p.EtcdPKI.CAPEM))); err != nil {
-		return err
-	}
-	if p.Played != nil {
-		p.Played("external etcd Secrets", namespace+"/"+cluster)
-	}
-	return nil
+`, cluster, namespace, b64(cert), b64(key), b64(pki.CAPEM)))
+	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"capi-ext.local/devenv"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -47,40 +48,29 @@ func (s *scenarios) kcpMachines(ctx context.Context) []unstructured.Unstructured
 // the Secrets a KCP with external etcd and an existing workload cluster needs, and the
 // infrastructure.
 func (s *scenarios) kcpObjects(ctx context.Context) error {
-	cert, key := s.pki.Leaf("kcp-etcd-client", "kube-apiserver-etcd-client", nil, false)
-	read := func(path string) string {
-		data, err := os.ReadFile(path)
-		must(err)
-		return base64.StdEncoding.EncodeToString(data)
-	}
+	kubeconfig, err := os.ReadFile(s.kubeconfig)
+	must(err)
 	if err := s.infraTemplate(ctx, "kcp-1", "small", "one"); err != nil {
+		return err
+	}
+	if err := devenv.WriteExternalEtcdSecrets(ctx, s.kube, s.pki, ns, kcpCluster); err != nil {
 		return err
 	}
 	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
 kind: Secret
-metadata: {name: %[1]s-etcd, namespace: %[2]s, labels: {cluster.x-k8s.io/cluster-name: %[1]s}}
-data: {tls.crt: %[3]s}
----
-apiVersion: v1
-kind: Secret
-metadata: {name: %[1]s-apiserver-etcd-client, namespace: %[2]s, labels: {cluster.x-k8s.io/cluster-name: %[1]s}}
-data: {tls.crt: %[4]s, tls.key: %[5]s}
----
-apiVersion: v1
-kind: Secret
 metadata: {name: %[1]s-kubeconfig, namespace: %[2]s, labels: {cluster.x-k8s.io/cluster-name: %[1]s}}
-data: {value: %[6]s}
+data: {value: %[3]s}
 ---
-apiVersion: %[7]s
+apiVersion: %[4]s
 kind: GenericInfrastructureCluster
 metadata: {name: %[1]s, namespace: %[2]s}
 spec: {}
 ---
-apiVersion: %[8]s
+apiVersion: %[5]s
 kind: KubeadmControlPlane
 metadata: {name: %[1]s, namespace: %[2]s}
 spec:
-  replicas: %[11]d
+  replicas: %[8]d
   version: v1.34.0
   rollout: {strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0}}}
   machineTemplate:
@@ -88,16 +78,16 @@ spec:
       infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: GenericInfrastructureMachineTemplate, name: kcp-1}
   kubeadmConfigSpec:
     clusterConfiguration:
-      etcd: %[12]s
+      etcd: %[9]s
 ---
-apiVersion: %[9]s
+apiVersion: %[6]s
 kind: Cluster
 metadata: {name: %[1]s, namespace: %[2]s}
 spec:
-  controlPlaneEndpoint: {host: 127.0.0.1, port: %[10]d}
+  controlPlaneEndpoint: {host: 127.0.0.1, port: %[7]d}
   infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: GenericInfrastructureCluster, name: %[1]s}
   controlPlaneRef: {apiGroup: controlplane.cluster.x-k8s.io, kind: KubeadmControlPlane, name: %[1]s}
-`, kcpCluster, ns, base64.StdEncoding.EncodeToString(s.pki.CAPEM), read(cert), read(key), read(s.kubeconfig), infraV, cpV, clusterV, s.apiPort, kcpReplicas, externalEtcd)); err != nil {
+`, kcpCluster, ns, base64.StdEncoding.EncodeToString(kubeconfig), infraV, cpV, clusterV, s.apiPort, kcpReplicas, externalEtcd)); err != nil {
 		return err
 	}
 	// CAPI's cluster cache (and so KCP's) connects once the infrastructure is provisioned.
