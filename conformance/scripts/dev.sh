@@ -224,25 +224,17 @@ python3 - "$(grep -rl 'fn before_cluster_create' src)" "$(grep -rl 'fn can_updat
 import re, sys
 edits = [
     (r"\n    BeforeClusterCreateResponse::success\(\)\n\}", '\n    BeforeClusterCreateResponse::failure("refused by the edited handler")\n}'),
-    # Every change of the templates in place: the patches that turn the current templates into
-    # the desired ones (CAPI compares their spec.template.spec after applying them).
-    (r"\n    let _ = &req;\n    CanUpdateMachineSetResponse::success\(\)\n\}", '''
+    # Every change in place: the patches that turn the current objects into the desired ones
+    # (CAPI compares their spec after applying them); CanUpdateMachineSet is asked about a
+    # MachineSet's templates, CanUpdateMachine (by KubeadmControlPlane) about a Machine's objects.
+    *[(rf"\n    let _ = &req;\n    {hook}Response::success\(\)\n\}}", f"""
     let patch = |current: &serde_json::Value, desired: &serde_json::Value| Some(Patch::Json(capi_ext::patches::diff(current, desired)));
-    CanUpdateMachineSetResponse {
-        infrastructure_machine_template_patch: patch(&req.current.infrastructure_machine_template, &req.desired.infrastructure_machine_template),
-        bootstrap_config_template_patch: patch(&req.current.bootstrap_config_template, &req.desired.bootstrap_config_template),
-        ..CanUpdateMachineSetResponse::success()
-    }
-}'''),
-    # The same for a Machine's objects (KubeadmControlPlane asks).
-    (r"\n    let _ = &req;\n    CanUpdateMachineResponse::success\(\)\n\}", '''
-    let patch = |current: &serde_json::Value, desired: &serde_json::Value| Some(Patch::Json(capi_ext::patches::diff(current, desired)));
-    CanUpdateMachineResponse {
-        infrastructure_machine_patch: patch(&req.current.infrastructure_machine, &req.desired.infrastructure_machine),
-        bootstrap_config_patch: patch(&req.current.bootstrap_config, &req.desired.bootstrap_config),
-        ..CanUpdateMachineResponse::success()
-    }
-}'''),
+    {hook}Response {{
+        infrastructure_{infra}_patch: patch(&req.current.infrastructure_{infra}, &req.desired.infrastructure_{infra}),
+        bootstrap_{bootstrap}_patch: patch(&req.current.bootstrap_{bootstrap}, &req.desired.bootstrap_{bootstrap}),
+        ..{hook}Response::success()
+    }}
+}}""") for hook, infra, bootstrap in [("CanUpdateMachineSet", "machine_template", "config_template"), ("CanUpdateMachine", "machine", "config")]],
 ]
 for path, (pattern, replacement) in zip(sys.argv[1:], edits):
     text = open(path).read()
