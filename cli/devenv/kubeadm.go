@@ -17,7 +17,7 @@ import (
 // What cannot be played: KubeadmControlPlane checks a stacked etcd's members through a
 // port-forward to the etcd Pod, which needs a kubelet; with none, each Machine's
 // EtcdMemberHealthy stays false and KCP's preflight checks hold every scale-up, scale-down and
-// rollout after the first Machine. A KubeadmControlPlane with external etcd (EtcdExternal)
+// rollout after the first Machine. A KubeadmControlPlane with external etcd (ExternalEtcd)
 // passes them.
 type Kubeadm struct {
 	Kube *Kube
