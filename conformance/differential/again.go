@@ -155,7 +155,7 @@ func runAgain(ctx context.Context, opts options, rc runtimeClientWithConfig, tc 
 		r.kept += kept
 		return diffs
 	})
-	judge(&second, again.expect)
+	judge(&second, again)
 	r.again = edit
 	if second.outcome == "both-failed" {
 		r.againRefused = second.step

@@ -149,6 +149,8 @@ type result struct {
 	againRefused string
 	// Why each side refused, when both did.
 	capiErr, renderErr error
+	// The steps the case's invalid draws aim at (testCase.mayRefuse).
+	mayRefuse map[string]bool
 }
 
 // runCases computes the given cases, `parallel` at a time.
@@ -399,7 +401,7 @@ func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *
 		r.objects = len(want)
 		return compareObjects(want, rendered, generatedNames(state))
 	})
-	judge(&r, tc.expect)
+	judge(&r, tc)
 	if r.outcome == "mismatch" {
 		writeFailure(dir, r, capiErr, renderErr, state)
 		return r
@@ -441,19 +443,27 @@ func agree(r *result, s sides, refErr, gotErr error, compare func() []string) {
 }
 
 // What a case expects of both sides (testCase.expect): computed, refused at one step, or,
-// for a generated topology, either (refusals then counted against refusalBounds).
+// for a generated topology, either: refused only at a step its invalid draws aim at
+// (testCase.mayRefuse), and refusals then counted against refusalBounds.
 const (
 	expectComputed = ""
 	expectBounded  = "bounded"
 )
 
 // judge holds an agreeing outcome to the case's expectation: a case meant to be computed that
-// both refused, or one meant to be refused at a step that both computed or refused elsewhere,
-// is a mismatch too.
-func judge(r *result, expect string) {
-	r.expect = expect
+// both refused, one meant to be refused at a step that both computed or refused elsewhere, or
+// a generated topology both refused at a step none of its invalid draws aims at, is a mismatch
+// too.
+func judge(r *result, tc *testCase) {
+	expect := tc.expect
+	r.expect, r.mayRefuse = expect, tc.mayRefuse
 	switch {
-	case r.outcome == "mismatch" || expect == expectBounded:
+	case r.outcome == "mismatch":
+	case expect == expectBounded:
+		if r.outcome == "both-failed" && tc.mayRefuse != nil && !tc.mayRefuse[r.step] {
+			r.outcome = "mismatch"
+			r.differences = []string{fmt.Sprintf("both refused at %s a generated topology with no invalid draw for that step: %v", r.step, r.capiErr)}
+		}
 	case expect == expectComputed && r.outcome == "both-failed":
 		r.outcome = "mismatch"
 		r.differences = []string{fmt.Sprintf("both refused a topology meant to be computed, at %s: %v", r.step, r.capiErr)}
@@ -533,6 +543,8 @@ func report(results []result, took time.Duration, verbose bool) {
 	var failed []result
 	// Refusals per step, of the generated topologies (bounded) and of the others (expected).
 	bounded, expected := map[string]int{}, map[string]int{}
+	// The generated topologies with an invalid draw aimed at each step.
+	drawn := map[string]int{}
 	generated := 0
 	for _, r := range results {
 		counts[r.outcome]++
@@ -542,6 +554,9 @@ func report(results []result, took time.Duration, verbose bool) {
 		}
 		if r.expect == expectBounded {
 			generated++
+			for step := range r.mayRefuse {
+				drawn[step]++
+			}
 		}
 		if r.outcome == "both-failed" {
 			if r.expect == expectBounded {
@@ -564,6 +579,9 @@ func report(results []result, took time.Duration, verbose bool) {
 	}
 	fmt.Printf("%d topologies in %.1fs: %d computed identically (%d objects), %d refused by both at the same step (%s), %d mismatches\n",
 		len(results), took.Seconds(), counts["equal"], objects, counts["both-failed"], bySteps(bounded, expected), counts["mismatch"])
+	if generated > 0 {
+		fmt.Printf("  generated topologies with an invalid draw, per step (refused by both / drawn): %s\n", refusedOfDrawn(bounded, drawn))
+	}
 	if again := pastCreation(results); again != "" {
 		fmt.Printf("  of those computed identically, also past creation (the objects existing, the Cluster edited, computed again): %s\n", again)
 	}
@@ -587,6 +605,21 @@ func report(results []result, took time.Duration, verbose bool) {
 	if over {
 		os.Exit(1)
 	}
+}
+
+// refusedOfDrawn prints, per step, the generated topologies both refused there and those with
+// an invalid draw aimed there (a draw need not fail: a selector may match nothing).
+func refusedOfDrawn(refused, drawn map[string]int) string {
+	steps := make([]string, 0, len(drawn))
+	for step := range drawn {
+		steps = append(steps, step)
+	}
+	sort.Strings(steps)
+	var parts []string
+	for _, step := range steps {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", step, refused[step], drawn[step]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // bySteps prints refusal counts per step: the generated topologies' (with their bound) and the

@@ -166,7 +166,7 @@ func runPeerCase(ctx context.Context, work string, port, goes runtimeClientWithC
 		r.objects = len(want)
 		return sides{want: "Go", got: "port"}.compareObjects(want, peerObjects(portState))
 	})
-	judge(&r, tc.expect)
+	judge(&r, tc)
 	if r.outcome == "mismatch" {
 		var b strings.Builder
 		fmt.Fprintf(&b, "case %s\n%s\n", r.name, strings.Join(r.differences, "\n"))
