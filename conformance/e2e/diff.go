@@ -72,16 +72,21 @@ func (v *versionProcess) stop() {
 
 func (v *versionProcess) url() string { return fmt.Sprintf("https://127.0.0.1:%d", v.port) }
 
-// diff's names of the control plane's machines' template, the MachineDeployment and its
-// MachineHealthCheck.
+// diff's names of the control plane's machines' template, the MachineDeployment, its
+// infrastructure template and MachineHealthCheck, and the MachinePool.
 const (
 	cpMachineRole     = "the control plane's infrastructure machine template"
+	mdInfraRole       = "MachineDeployment md-0's infrastructure template"
 	mdRole            = "MachineDeployment md-0"
 	mdHealthCheckRole = "MachineDeployment md-0's MachineHealthCheck"
+	mpRole            = "MachinePool mp-0"
 )
 
 // diffState is what the scenario reads of the Cluster's objects: each object's labels,
-// annotations and spec, the MachineDeployment's template references, its MachineSets.
+// annotations and spec (every object the topology owns: the infrastructure cluster, the
+// control plane and its machines' template, md-0, its templates and MachineHealthCheck, mp-0
+// and its bootstrap config and infrastructure machine pool), the references to them, md-0's
+// MachineSets.
 type diffState struct {
 	objects     map[string]map[string]any // by diff's role name
 	refs        map[string]string         // role → the name the holder references
@@ -126,7 +131,7 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 	for _, o := range []struct{ role, apiVersion, kind, name string }{
 		{"the infrastructure cluster", infraV, "GenericInfrastructureCluster", infraName},
 		{"the control plane", cpV, "GenericControlPlane", cpName},
-		{"MachineDeployment md-0's infrastructure template", infraV, "GenericInfrastructureMachineTemplate", mdInfra},
+		{mdInfraRole, infraV, "GenericInfrastructureMachineTemplate", mdInfra},
 		{"MachineDeployment md-0's bootstrap template", bootstrapV, "GenericBootstrapConfigTemplate", mdBootstrap},
 		{"MachinePool mp-0's infrastructure machine pool", infraV, "GenericInfrastructureMachinePool", mpInfra},
 		{"MachinePool mp-0's bootstrap config", bootstrapV, "GenericBootstrapConfig", mpBootstrap},
@@ -158,6 +163,16 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 	}
 	st.objects[mdRole] = content(mdObject)
 	st.refs[mdRole] = md.GetName()
+	// The MachinePool itself, its references read as its objects' (refs).
+	mpObject := mp.DeepCopy()
+	for _, path := range [][]string{
+		{"spec", "template", "spec", "infrastructureRef", "name"},
+		{"spec", "template", "spec", "bootstrap", "configRef", "name"},
+	} {
+		unstructured.RemoveNestedField(mpObject.Object, path...)
+	}
+	st.objects[mpRole] = content(mpObject)
+	st.refs[mpRole] = mp.GetName()
 	if mhc, err := s.kube.Get(ctx, clusterV, "MachineHealthCheck", ns, md.GetName()); err == nil {
 		st.objects[mdHealthCheckRole] = content(mhc)
 		st.refs[mdHealthCheckRole] = mhc.GetName()
@@ -443,9 +458,21 @@ spec:
         templateRef: {apiVersion: %[9]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
       infrastructure:
         templateRef: {apiVersion: %[7]s, kind: GenericInfrastructureMachinePoolTemplate, name: e2e-pool}
+  variables:
+  - name: %[12]s
+    required: false
+    schema: {openAPIV3Schema: {type: string, default: a}}
   patches:
   - name: versions
     external: {generatePatchesExtension: patches.%[2]s}
+  - name: zone
+    definitions:
+    - selector:
+        apiVersion: %[7]s
+        kind: GenericInfrastructureMachineTemplate
+        matchResources: {machineDeploymentClass: {names: [default-worker]}}
+      jsonPatches:
+      - {op: add, path: /spec/template/spec/zone, valueFrom: {variable: %[12]s}}
 ---
 apiVersion: %[5]s
 kind: Cluster
@@ -456,12 +483,14 @@ spec:
     classRef: {name: diff-class}
     version: v1.34.0
     controlPlane: {replicas: 1}
+    variables:
+    - {name: %[12]s, value: a}
     workers:
       machineDeployments:
       - {class: default-worker, name: md-0, replicas: 1}
       machinePools:
       - {class: default-pool, name: mp-0, replicas: 1}
-`, runtimeV, versionsExt, deployed.url(), s.caB64, clusterV, ns, infraV, cpV, bootstrapV, diffClusterName, approved)); err != nil {
+`, runtimeV, versionsExt, deployed.url(), s.caB64, clusterV, ns, infraV, cpV, bootstrapV, diffClusterName, approved, zoneVariable)); err != nil {
 		return err
 	}
 	// Play the control plane provider: initialized at the Cluster's version, so CAPI creates
@@ -547,7 +576,7 @@ spec:
 	if deployed, err = s.renamedHandlerBreaks(ctx, deployed, portA); err != nil {
 		return err
 	}
-	return s.editPredictsCAPI(ctx, deployed)
+	return s.editsPredictCAPI(ctx, deployed)
 }
 
 // renamedHandlerBreaks: a head that renamed the handler the deployed ClusterClass calls. diff
@@ -610,34 +639,94 @@ func (s *scenarios) renamedHandlerBreaks(ctx context.Context, deployed *versionP
 	return deployed, rediscover(VariantLast)
 }
 
-// editPredictsCAPI: the running version stays; the ClusterClass gains a health check for its
-// MachineDeployment class and the Cluster sets md-0's minReadySeconds. `capi-ext diff
+// caseEdit sets key to value in the first entry of the list at path of a case's object.
+type caseEdit struct {
+	path  []string
+	key   string
+	value any
+}
+
+// inputEdit is an edit of the Cluster's inputs, not of the extension: of its ClusterClass, of
+// the Cluster itself, or both, with what CAPI must do.
+type inputEdit struct {
+	what           string
+	class, cluster *caseEdit
+	want           map[string]string
+	rollout        bool
+}
+
+// inputEdits are applied in turn, each after the one before has settled.
+var inputEdits = []inputEdit{
+	{
+		what: "ClusterClass: md class health check; Cluster: md-0 minReadySeconds",
+		class: &caseEdit{[]string{"spec", "workers", "machineDeployments"}, "healthCheck", map[string]any{"checks": map[string]any{
+			"nodeStartupTimeoutSeconds": int64(0),
+			"unhealthyNodeConditions":   []any{map[string]any{"type": "Ready", "status": "Unknown", "timeoutSeconds": int64(3600)}},
+		}}},
+		cluster: &caseEdit{[]string{"spec", "topology", "workers", "machineDeployments"}, "minReadySeconds", int64(7)},
+		want:    map[string]string{mdRole: "in-place", mdHealthCheckRole: "created"},
+	},
+	{
+		what:    "Cluster: variable " + zoneVariable + " a → b",
+		cluster: &caseEdit{[]string{"spec", "topology", "variables"}, "value", "b"},
+		want:    map[string]string{mdInfraRole: "template-rotated"},
+		rollout: true,
+	},
+	{
+		what:    "Cluster: mp-0 minReadySeconds",
+		cluster: &caseEdit{[]string{"spec", "topology", "workers", "machinePools"}, "minReadySeconds", int64(9)},
+		want:    map[string]string{mpRole: "in-place"},
+	},
+}
+
+// The ClusterClass's variable, which its inline patch copies into md-0's infrastructure
+// template (the Cluster sets it to "a").
+const zoneVariable = "workerZone"
+
+// editsPredictCAPI: the running version stays; each of inputEdits in turn. `capi-ext diff
 // --base-cases <as stored> --cases <as edited>` says what the edit does; applied, CAPI must do
-// exactly that: the MachineDeployment patched in place (no new MachineSet) and its
-// MachineHealthCheck created.
-func (s *scenarios) editPredictsCAPI(ctx context.Context, deployed *versionProcess) error {
+// exactly that (the first: the MachineDeployment patched in place, no new MachineSet, and its
+// MachineHealthCheck created; the second: md-0's infrastructure template rotated, a new
+// MachineSet; the third: the MachinePool patched in place).
+func (s *scenarios) editsPredictCAPI(ctx context.Context, deployed *versionProcess) error {
+	for i, edit := range inputEdits {
+		if err := s.editPredictsCAPI(ctx, deployed, fmt.Sprint(i), edit); err != nil {
+			return fmt.Errorf("the edit (%s): %w", edit.what, err)
+		}
+	}
+	return nil
+}
+
+func (s *scenarios) editPredictsCAPI(ctx context.Context, deployed *versionProcess, id string, edit inputEdit) error {
 	before, err := s.settle(ctx, deployed)
 	if err != nil {
 		return err
 	}
-	stored := filepath.Join(s.work, "diff", "edit-stored")
-	edited := filepath.Join(s.work, "diff", "edit-edited")
+	stored := filepath.Join(s.work, "diff", "edit-stored-"+id)
+	edited := filepath.Join(s.work, "diff", "edit-edited-"+id)
 	for _, dir := range []string{stored, edited} {
 		if err := s.writeDiffCases(ctx, dir); err != nil {
 			return err
 		}
 	}
-	healthCheck := map[string]any{"checks": map[string]any{
-		"nodeStartupTimeoutSeconds": int64(0),
-		"unhealthyNodeConditions":   []any{map[string]any{"type": "Ready", "status": "Unknown", "timeoutSeconds": int64(3600)}},
-	}}
-	classWorkers, err := editCase(filepath.Join(edited, "01-clusterclass.json"), []string{"spec", "workers", "machineDeployments"}, "healthCheck", healthCheck)
-	if err != nil {
-		return err
+	type applied struct {
+		kind, name string
+		path       []string
+		list       []any
 	}
-	clusterWorkers, err := editCase(filepath.Join(edited, "00-cluster.json"), []string{"spec", "topology", "workers", "machineDeployments"}, "minReadySeconds", int64(7))
-	if err != nil {
-		return err
+	var apply []applied
+	for _, e := range []struct {
+		kind, name, file string
+		edit             *caseEdit
+	}{{"ClusterClass", "diff-class", "01-clusterclass.json", edit.class}, {"Cluster", diffClusterName, "00-cluster.json", edit.cluster}} {
+		if e.edit == nil {
+			continue
+		}
+		list, err := editCase(filepath.Join(edited, e.file), e.edit.path, e.edit.key, e.edit.value)
+		if err != nil {
+			return err
+		}
+		apply = append(apply, applied{e.kind, e.name, e.edit.path, list})
 	}
 	report, out, code, err := s.runDiffOn(ctx, deployed, deployed, "--base-cases", stored, "--cases", edited)
 	if err != nil {
@@ -649,23 +738,19 @@ func (s *scenarios) editPredictsCAPI(ctx context.Context, deployed *versionProce
 	predicted := asCAPISees(report.Inputs[0].Objects)
 	// Apply the edit: the class first, then the Cluster, and wait for the topology controller
 	// to have reconciled the Cluster's new generation.
-	patch := func(kind, name string, path []string, list []any) error {
+	for _, a := range apply {
 		body := map[string]any{}
 		at := body
-		for _, key := range path[:len(path)-1] {
+		for _, key := range a.path[:len(a.path)-1] {
 			next := map[string]any{}
 			at[key] = next
 			at = next
 		}
-		at[path[len(path)-1]] = list
+		at[a.path[len(a.path)-1]] = a.list
 		data, _ := json.Marshal(body)
-		return s.kube.MergePatch(ctx, clusterV, kind, ns, name, string(data), false)
-	}
-	if err := patch("ClusterClass", "diff-class", []string{"spec", "workers", "machineDeployments"}, classWorkers); err != nil {
-		return err
-	}
-	if err := patch("Cluster", diffClusterName, []string{"spec", "topology", "workers", "machineDeployments"}, clusterWorkers); err != nil {
-		return err
+		if err := s.kube.MergePatch(ctx, clusterV, a.kind, ns, a.name, string(data), false); err != nil {
+			return err
+		}
 	}
 	if err := Eventually(timeoutLg, "the Cluster's edit reconciled (TopologyReconciled=True at its generation)", func() (bool, string) {
 		u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, diffClusterName)
@@ -684,15 +769,14 @@ func (s *scenarios) editPredictsCAPI(ctx context.Context, deployed *versionProce
 		return err
 	}
 	did := observed(before, after)
-	want := map[string]string{mdRole: "in-place", mdHealthCheckRole: "created"}
 	rolled := after.machineSets > before.machineSets
-	fmt.Printf("  edit (ClusterClass: md class health check; Cluster: md-0 minReadySeconds): diff predicted %s (rollout: %s); CAPI did %s (MachineSets %d → %d)\n",
-		describe(predicted), report.Inputs[0].Rollout, describe(did), before.machineSets, after.machineSets)
-	if !reflect.DeepEqual(did, want) || rolled {
-		return fmt.Errorf("the edit: CAPI did %s (new MachineSet: %v), the scenario expects %s and no new MachineSet", describe(did), rolled, describe(want))
+	fmt.Printf("  edit (%s): diff predicted %s (rollout: %s); CAPI did %s (MachineSets %d → %d)\n",
+		edit.what, describe(predicted), report.Inputs[0].Rollout, describe(did), before.machineSets, after.machineSets)
+	if !reflect.DeepEqual(did, edit.want) || rolled != edit.rollout {
+		return fmt.Errorf("CAPI did %s (new MachineSet: %v), the scenario expects %s (new MachineSet: %v)", describe(did), rolled, describe(edit.want), edit.rollout)
 	}
-	if !reflect.DeepEqual(predicted, did) || report.Inputs[0].Rollout != "no" {
-		return fmt.Errorf("the edit: capi-ext diff predicted %s (rollout %s), CAPI did %s; diff's report:\n%s", describe(predicted), report.Inputs[0].Rollout, describe(did), out)
+	if !reflect.DeepEqual(predicted, did) || (report.Inputs[0].Rollout == "yes") != rolled {
+		return fmt.Errorf("capi-ext diff predicted %s (rollout %s), CAPI did %s; diff's report:\n%s", describe(predicted), report.Inputs[0].Rollout, describe(did), out)
 	}
 	return nil
 }
