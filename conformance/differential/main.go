@@ -16,9 +16,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -610,13 +612,8 @@ func report(results []result, took time.Duration, verbose bool) {
 // refusedOfDrawn prints, per step, the generated topologies both refused there and those with
 // an invalid draw aimed there (a draw need not fail: a selector may match nothing).
 func refusedOfDrawn(refused, drawn map[string]int) string {
-	steps := make([]string, 0, len(drawn))
-	for step := range drawn {
-		steps = append(steps, step)
-	}
-	sort.Strings(steps)
 	var parts []string
-	for _, step := range steps {
+	for _, step := range slices.Sorted(maps.Keys(drawn)) {
 		parts = append(parts, fmt.Sprintf("%s %d/%d", step, refused[step], drawn[step]))
 	}
 	return strings.Join(parts, ", ")
