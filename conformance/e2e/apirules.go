@@ -7,7 +7,11 @@ package main
 // (`capi-ext-conformance api-rules`). For each object: both store it, with the same object
 // (spec and everything else but the server's metadata) and the same pruned fields (the API
 // server's `unknown field` warnings), or both refuse it with the same causes (field path and
-// type, as a multiset).
+// type, as a multiset). Each object the server stores is also applied the way Cluster API writes
+// its objects, by a server-side apply dry run without its status (CAPI's desired objects have
+// none): accepted when nothing outside the status was pruned, refused naming every such pruned
+// field (`field not declared in schema`) otherwise, as render's error for a field a patch sets
+// that the CRD lacks says.
 
 import (
 	"bufio"
@@ -24,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -190,6 +195,10 @@ type apiRulesCase struct {
 	mutation string
 	server   apiRulesAnswer
 	render   apiRulesAnswer
+	// applied: the server-side apply dry run's refusal ("" when accepted), for an object the
+	// create stored, and the object it would store when accepted
+	applied       string
+	appliedObject map[string]any
 }
 
 type apiRulesCause struct {
@@ -211,7 +220,11 @@ type apiRulesAnswer struct {
 type apiRulesReport struct {
 	seed                                           int64
 	cases, stored, refused, differences, unchecked int
-	byMutation                                     map[string]int
+	// server-side apply of the stored objects: accepted (nothing pruned), refused naming the
+	// pruned fields, accepted with them dropped (a schema server-side apply cannot type), not
+	// compared (a null: see compareApply)
+	applyAccepted, applyRefused, applyDropped, applyNull int
+	byMutation                                           map[string]int
 }
 
 func (r apiRulesReport) String() string {
@@ -220,8 +233,8 @@ func (r apiRulesReport) String() string {
 		muts = append(muts, fmt.Sprintf("%s %d", m, n))
 	}
 	sort.Strings(muts)
-	return fmt.Sprintf("seed %d: %d objects: %d stored by both (same object, same pruned fields), %d refused by both (same causes), %d differences; %d with CEL rules render could not run; mutations: %s",
-		r.seed, r.cases, r.stored, r.refused, r.differences, r.unchecked, strings.Join(muts, ", "))
+	return fmt.Sprintf("seed %d: %d objects: %d stored by both (same object, same pruned fields; server-side apply: %d accepted, %d refused naming every pruned field, %d accepted with every pruned field dropped, %d with a null not compared), %d refused by both (same causes), %d differences; %d with CEL rules render could not run; mutations: %s",
+		r.seed, r.cases, r.stored, r.applyAccepted, r.applyRefused, r.applyDropped, r.applyNull, r.refused, r.differences, r.unchecked, strings.Join(muts, ", "))
 }
 
 func apiRulesRound(o options, admin *http.Client, base string, crds []crdUnderTest, paths []string, seed int64) (apiRulesReport, error) {
@@ -250,6 +263,9 @@ func apiRulesRound(o options, admin *http.Client, base string, crds []crdUnderTe
 			defer wg.Done()
 			for c := range next {
 				a, err := dryRunCreate(admin, base, c)
+				if err == nil && a.Stored != nil {
+					c.applied, c.appliedObject, err = dryRunApply(admin, base, c)
+				}
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -303,11 +319,24 @@ func apiRulesRound(o options, admin *http.Client, base string, crds []crdUnderTe
 			report.unchecked++
 		}
 		diff := compareAPIRules(c)
+		if diff == "" && c.server.Stored != nil {
+			diff = compareApply(c)
+		}
 		if diff == "" {
 			if len(c.server.Causes) > 0 {
 				report.refused++
 			} else {
 				report.stored++
+				switch applyOutcome(c) {
+				case "null":
+					report.applyNull++
+				case "dropped":
+					report.applyDropped++
+				case "refused":
+					report.applyRefused++
+				default:
+					report.applyAccepted++
+				}
 			}
 			continue
 		}
@@ -375,6 +404,157 @@ func dryRunCreate(client *http.Client, base string, c *apiRulesCase) (apiRulesAn
 	}
 	return a, nil
 }
+
+// dryRunApply applies the object as Cluster API writes its objects (server-side apply, its
+// field manager, forced), dry run, and returns the server's refusal ("" when it accepts) or the
+// object it would store.
+func dryRunApply(client *http.Client, base string, c *apiRulesCase) (string, map[string]any, error) {
+	url := fmt.Sprintf("%s/apis/%s/%s/", base, c.crd.group, c.crd.version)
+	if c.crd.namespaced {
+		url += "namespaces/api-rules/"
+	}
+	name, _ := c.object["metadata"].(map[string]any)["name"].(string)
+	url += c.crd.plural + "/" + name + "?dryRun=All&fieldManager=capi-topology&force=true"
+	body, _ := json.Marshal(withoutStatus(c.object))
+	req, _ := http.NewRequest(http.MethodPatch, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/apply-patch+yaml")
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", nil, err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated {
+		stored := map[string]any{}
+		return "", stored, json.Unmarshal(data, &stored)
+	}
+	var status struct{ Message string }
+	if json.Unmarshal(data, &status) != nil || status.Message == "" {
+		status.Message = strings.TrimSpace(string(data))
+	}
+	return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, status.Message), nil, nil
+}
+
+// applyOutcome is how the server-side apply of a stored object went, once compareApply agrees:
+// "null", "dropped", "refused" or "accepted".
+func applyOutcome(c *apiRulesCase) string {
+	switch {
+	case hasNull(withoutStatus(c.object)):
+		return "null"
+	case c.applied != "":
+		return "refused"
+	case len(prunedOutsideStatus(c)) > 0:
+		return "dropped"
+	}
+	return "accepted"
+}
+
+func withoutStatus(object map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range object {
+		if k != "status" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func hasNull(v any) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		for _, x := range v {
+			if hasNull(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if hasNull(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func prunedOutsideStatus(c *apiRulesCase) []string {
+	var pruned []string
+	for _, field := range c.server.Pruned {
+		if field != "status" && !strings.HasPrefix(field, "status.") && !strings.HasPrefix(field, "status[") {
+			pruned = append(pruned, field)
+		}
+	}
+	return pruned
+}
+
+// fieldAt is the value at a field path as the API server writes it (`spec.items[0].name`).
+func fieldAt(object any, path string) (any, bool) {
+	at := object
+	for _, segment := range strings.Split(strings.ReplaceAll(path, "[", ".["), ".") {
+		if segment == "" {
+			continue
+		}
+		if strings.HasPrefix(segment, "[") {
+			var i int
+			list, ok := at.([]any)
+			if _, err := fmt.Sscanf(segment, "[%d]", &i); err != nil || !ok || i >= len(list) {
+				return nil, false
+			}
+			at = list[i]
+			continue
+		}
+		m, ok := at.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if at, ok = m[segment]; !ok {
+			return nil, false
+		}
+	}
+	return at, true
+}
+
+// compareApply says how the server-side apply of a stored object (without its status) differs
+// from what its pruned fields predict ("" when it agrees): accepted when none outside the
+// status, else refused naming each. A list item is named by its index in the create's
+// warning and by its key in the apply's refusal: items are compared without either.
+func compareApply(c *apiRulesCase) string {
+	if hasNull(withoutStatus(c.object)) {
+		// A create drops the null of a field that is neither nullable nor defaulted, as
+		// render does; server-side apply refuses it (`must be of type object: "null"`).
+		// render models the create here: not compared, counted apart.
+		return ""
+	}
+	pruned := prunedOutsideStatus(c)
+	if len(pruned) == 0 {
+		if c.applied != "" {
+			return "server-side apply refused an object nothing was pruned from: " + c.applied
+		}
+		return ""
+	}
+	if c.applied == "" {
+		// A CRD whose schema server-side apply cannot type (it then types nothing) takes the
+		// apply; the fields must still be dropped.
+		for _, field := range pruned {
+			if _, found := fieldAt(c.appliedObject, field); found {
+				return fmt.Sprintf("server-side apply accepted and kept %s, which the create pruned", field)
+			}
+		}
+		return ""
+	}
+	refusal := listItem.ReplaceAllString(c.applied, "[]")
+	for _, field := range pruned {
+		if !strings.Contains(refusal, "."+listItem.ReplaceAllString(field, "[]")+": field not declared in schema") {
+			return fmt.Sprintf("server-side apply refused it, but not naming the pruned field %s: %s", field, c.applied)
+		}
+	}
+	return ""
+}
+
+// listItem is a list item's index or key in a field path.
+var listItem = regexp.MustCompile(`\[[^\]]*\]`)
 
 // compareAPIRules says how the two answers differ ("" when they agree).
 func compareAPIRules(c *apiRulesCase) string {

@@ -129,12 +129,12 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 	mpBootstrap, _, _ := unstructured.NestedString(mp.Object, "spec", "template", "spec", "bootstrap", "configRef", "name")
 	cpMachine := ""
 	for _, o := range []struct{ role, apiVersion, kind, name string }{
-		{"the infrastructure cluster", infraV, "GenericInfrastructureCluster", infraName},
+		{"the infrastructure cluster", infraV, "DockerCluster", infraName},
 		{"the control plane", cpV, "GenericControlPlane", cpName},
-		{mdInfraRole, infraV, "GenericInfrastructureMachineTemplate", mdInfra},
-		{"MachineDeployment md-0's bootstrap template", bootstrapV, "GenericBootstrapConfigTemplate", mdBootstrap},
-		{"MachinePool mp-0's infrastructure machine pool", infraV, "GenericInfrastructureMachinePool", mpInfra},
-		{"MachinePool mp-0's bootstrap config", bootstrapV, "GenericBootstrapConfig", mpBootstrap},
+		{mdInfraRole, infraV, "DockerMachineTemplate", mdInfra},
+		{"MachineDeployment md-0's bootstrap template", bootstrapV, "KubeadmConfigTemplate", mdBootstrap},
+		{"MachinePool mp-0's infrastructure machine pool", infraV, "DockerMachinePool", mpInfra},
+		{"MachinePool mp-0's bootstrap config", bootstrapV, "KubeadmConfig", mpBootstrap},
 	} {
 		u, err := s.kube.Get(ctx, o.apiVersion, o.kind, ns, o.name)
 		if err != nil {
@@ -180,7 +180,7 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 		return st, err
 	}
 	if cpMachine != "" {
-		u, err := s.kube.Get(ctx, infraV, "GenericInfrastructureMachineTemplate", ns, cpMachine)
+		u, err := s.kube.Get(ctx, infraV, "DockerMachineTemplate", ns, cpMachine)
 		if err != nil {
 			return st, err
 		}
@@ -237,12 +237,12 @@ func (s *scenarios) writeDiffCases(ctx context.Context, dir string) error {
 	objects := []*unstructured.Unstructured{c}
 	for _, o := range []struct{ apiVersion, kind, name string }{
 		{clusterV, "ClusterClass", "diff-class"},
-		{infraV, "GenericInfrastructureClusterTemplate", "e2e-infra"},
-		{cpV, "GenericControlPlaneTemplate", "e2e-cp"},
-		{infraV, "GenericInfrastructureMachineTemplate", "e2e-cp-machine"},
-		{infraV, "GenericInfrastructureMachineTemplate", "e2e-worker-machine"},
-		{bootstrapV, "GenericBootstrapConfigTemplate", "e2e-worker-bootstrap"},
-		{infraV, "GenericInfrastructureMachinePoolTemplate", "e2e-pool"},
+		{infraV, "DockerClusterTemplate", "diff-infra"},
+		{cpV, "GenericControlPlaneTemplate", "diff-cp"},
+		{infraV, "DockerMachineTemplate", "diff-cp-machine"},
+		{infraV, "DockerMachineTemplate", "diff-worker-machine"},
+		{bootstrapV, "KubeadmConfigTemplate", "diff-worker-bootstrap"},
+		{infraV, "DockerMachinePoolTemplate", "diff-pool"},
 		{cpV, "GenericControlPlane", cpName},
 	} {
 		u, err := s.kube.Get(ctx, o.apiVersion, o.kind, ns, o.name)
@@ -312,6 +312,10 @@ func (s *scenarios) runDiffOn(ctx context.Context, base, head *versionProcess, c
 	args := append([]string{"diff", "--base", base.url(), "--base-ca", caFile, "--head", head.url(), "--head-ca", caFile,
 		"--cert", s.clientCert, "--key", s.clientKey},
 		append(cases, "--json", "--allow-rollout", "--capi-version", fmt.Sprintf("1.%d", s.minor))...)
+	// The CRDs the API server has of the scenario's kinds: diff renders as it stores.
+	for _, crds := range s.diffCRDs {
+		args = append(args, "--crds", crds)
+	}
 	cmd := exec.CommandContext(ctx, s.capiExt, args...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -428,6 +432,8 @@ func (s *scenarios) diffPredictsCAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The templates are of real CRDs (CAPI's Docker provider's, Kubeadm's), as installed; the
+	// control plane is a kind no one ships, which the harness plays.
 	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
 kind: ExtensionConfig
 metadata: {name: %[2]s}
@@ -435,44 +441,74 @@ spec:
   clientConfig: {url: %[3]q, caBundle: %[4]s}
   namespaceSelector: {}
 ---
+apiVersion: %[7]s
+kind: DockerClusterTemplate
+metadata: {name: diff-infra, namespace: %[6]s}
+spec: {template: {spec: {}}}
+---
+apiVersion: %[8]s
+kind: GenericControlPlaneTemplate
+metadata: {name: diff-cp, namespace: %[6]s}
+spec: {template: {spec: {}}}
+---
+apiVersion: %[7]s
+kind: DockerMachineTemplate
+metadata: {name: diff-cp-machine, namespace: %[6]s}
+spec: {template: {spec: {customImage: "e2e/node:control-plane"}}}
+---
+apiVersion: %[7]s
+kind: DockerMachineTemplate
+metadata: {name: diff-worker-machine, namespace: %[6]s}
+spec: {template: {spec: {}}}
+---
+apiVersion: %[9]s
+kind: KubeadmConfigTemplate
+metadata: {name: diff-worker-bootstrap, namespace: %[6]s}
+spec: {template: {spec: {joinConfiguration: {nodeRegistration: {kubeletExtraArgs: [{name: eviction-hard, value: "nodefs.available<0%%"}]}}}}}
+---
+apiVersion: %[7]s
+kind: DockerMachinePoolTemplate
+metadata: {name: diff-pool, namespace: %[6]s}
+spec: {template: {spec: {template: {preLoadImages: ["e2e/pool:cache"]}}}}
+---
 apiVersion: %[5]s
 kind: ClusterClass
 metadata: {name: diff-class, namespace: %[6]s}
 spec:
   infrastructure:
-    templateRef: {apiVersion: %[7]s, kind: GenericInfrastructureClusterTemplate, name: e2e-infra}
+    templateRef: {apiVersion: %[7]s, kind: DockerClusterTemplate, name: diff-infra}
   controlPlane:
-    templateRef: {apiVersion: %[8]s, kind: GenericControlPlaneTemplate, name: e2e-cp}
+    templateRef: {apiVersion: %[8]s, kind: GenericControlPlaneTemplate, name: diff-cp}
     machineInfrastructure:
-      templateRef: {apiVersion: %[7]s, kind: GenericInfrastructureMachineTemplate, name: e2e-cp-machine}
+      templateRef: {apiVersion: %[7]s, kind: DockerMachineTemplate, name: diff-cp-machine}
   workers:
     machineDeployments:
     - class: default-worker
       bootstrap:
-        templateRef: {apiVersion: %[9]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
+        templateRef: {apiVersion: %[9]s, kind: KubeadmConfigTemplate, name: diff-worker-bootstrap}
       infrastructure:
-        templateRef: {apiVersion: %[7]s, kind: GenericInfrastructureMachineTemplate, name: e2e-worker-machine}
+        templateRef: {apiVersion: %[7]s, kind: DockerMachineTemplate, name: diff-worker-machine}
     machinePools:
     - class: default-pool
       bootstrap:
-        templateRef: {apiVersion: %[9]s, kind: GenericBootstrapConfigTemplate, name: e2e-worker-bootstrap}
+        templateRef: {apiVersion: %[9]s, kind: KubeadmConfigTemplate, name: diff-worker-bootstrap}
       infrastructure:
-        templateRef: {apiVersion: %[7]s, kind: GenericInfrastructureMachinePoolTemplate, name: e2e-pool}
+        templateRef: {apiVersion: %[7]s, kind: DockerMachinePoolTemplate, name: diff-pool}
   variables:
   - name: %[12]s
     required: false
-    schema: {openAPIV3Schema: {type: string, default: a}}
+    schema: {openAPIV3Schema: {type: string, default: "e2e/node:a"}}
   patches:
   - name: versions
     external: {generatePatchesExtension: patches.%[2]s}
-  - name: zone
+  - name: worker-image
     definitions:
     - selector:
         apiVersion: %[7]s
-        kind: GenericInfrastructureMachineTemplate
+        kind: DockerMachineTemplate
         matchResources: {machineDeploymentClass: {names: [default-worker]}}
       jsonPatches:
-      - {op: add, path: /spec/template/spec/zone, valueFrom: {variable: %[12]s}}
+      - {op: add, path: /spec/template/spec/customImage, valueFrom: {variable: %[12]s}}
 ---
 apiVersion: %[5]s
 kind: Cluster
@@ -484,13 +520,13 @@ spec:
     version: v1.34.0
     controlPlane: {replicas: 1}
     variables:
-    - {name: %[12]s, value: a}
+    - {name: %[12]s, value: "e2e/node:a"}
     workers:
       machineDeployments:
       - {class: default-worker, name: md-0, replicas: 1}
       machinePools:
       - {class: default-pool, name: mp-0, replicas: 1}
-`, runtimeV, versionsExt, deployed.url(), s.caB64, clusterV, ns, infraV, cpV, bootstrapV, diffClusterName, approved, zoneVariable)); err != nil {
+`, runtimeV, versionsExt, deployed.url(), s.caB64, clusterV, ns, infraV, cpV, bootstrapV, diffClusterName, approved, imageVariable)); err != nil {
 		return err
 	}
 	// Play the control plane provider: initialized at the Cluster's version, so CAPI creates
@@ -573,22 +609,60 @@ spec:
 		}
 		state = after
 	}
-	if deployed, err = s.renamedHandlerBreaks(ctx, deployed, portA); err != nil {
+	if deployed, err = s.faultyHeadsBreak(ctx, deployed, portA); err != nil {
 		return err
 	}
 	return s.editsPredictCAPI(ctx, deployed)
 }
 
-// renamedHandlerBreaks: a head that renamed the handler the deployed ClusterClass calls. diff
-// says it BREAKS the Cluster (exit 1) and why; deployed, the manager's reconcile of the Cluster
-// fails calling that handler, as diff said. The last good version is deployed again after, and
-// returned.
-func (s *scenarios) renamedHandlerBreaks(ctx context.Context, deployed *versionProcess, port int) (*versionProcess, error) {
-	dir := filepath.Join(s.work, "diff", "renamed")
+// faultyHead is a head version that must never ship: what diff must say of the Cluster (its
+// error contains diffSays, exit 1), and what CAPI does once it is deployed: its reconcile of
+// the Cluster fails with a TopologyReconciled message containing capiSays.
+type faultyHead struct {
+	variant, why       string
+	diffSays, capiSays string
+	// rediscover: CAPI reads the new version's Discovery (a handler renamed) only when it
+	// reconciles the ExtensionConfig again.
+	rediscover bool
+}
+
+var faultyHeads = []faultyHead{
+	{variant: "renamed", why: "the GeneratePatches handler the ClusterClass calls renamed",
+		diffSays: "calls the GeneratePatches handler `patches`, which the head does not serve",
+		capiSays: fmt.Sprintf("failed to call extension handler %q", "patches."+versionsExt), rediscover: true},
+	// A plain create or update would drop (prune) the field; CAPI's server-side apply is
+	// refused.
+	{variant: "undeclared", why: "a field DockerMachineTemplate's CRD does not declare",
+		diffSays: "/spec/template/spec/zone", capiSays: ".spec.template.spec.zone: field not declared in schema"},
+	// A value of the wrong type: the API server refuses CAPI's apply.
+	{variant: "invalid", why: "a number where DockerMachineTemplate's CRD says string",
+		diffSays: "spec.template.spec.bootstrapTimeout", capiSays: "spec.template.spec.bootstrapTimeout"},
+}
+
+// faultyHeadsBreak runs faultyHeads in turn from the last good version, which is deployed again
+// after each, and returned.
+func (s *scenarios) faultyHeadsBreak(ctx context.Context, deployed *versionProcess, port int) (*versionProcess, error) {
+	for _, f := range faultyHeads {
+		var err error
+		if deployed, err = s.faultyHeadBreaks(ctx, deployed, port, f); err != nil {
+			return nil, fmt.Errorf("the head %s (%s): %w", f.variant, f.why, err)
+		}
+	}
+	return deployed, nil
+}
+
+// faultyHeadBreaks: diff says the head BREAKS the Cluster (exit 1) and why; deployed, CAPI's
+// reconcile of the Cluster fails for that reason. The last good version is deployed again
+// after, and returned.
+func (s *scenarios) faultyHeadBreaks(ctx context.Context, deployed *versionProcess, port int, f faultyHead) (*versionProcess, error) {
+	if _, err := s.settle(ctx, deployed); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(s.work, "diff", f.variant)
 	if err := s.writeDiffCases(ctx, dir); err != nil {
 		return nil, err
 	}
-	head, err := s.startVersion("renamed", FreePort())
+	head, err := s.startVersion(f.variant, FreePort())
 	if err != nil {
 		return nil, err
 	}
@@ -598,45 +672,51 @@ func (s *scenarios) renamedHandlerBreaks(ctx context.Context, deployed *versionP
 		return nil, err
 	}
 	cluster := report.Clusters[0]
-	if code != 1 || cluster.Outcome != "breaks" ||
-		!strings.Contains(cluster.Error, "calls the GeneratePatches handler `patches`, which the head does not serve") {
-		return nil, fmt.Errorf("capi-ext diff of a head without the deployed handler: exit %d, outcome %s, not 1 and breaks naming the handler:\n%s", code, cluster.Outcome, out)
+	if code != 1 || cluster.Outcome != "breaks" || !strings.Contains(cluster.Error, f.diffSays) {
+		return nil, fmt.Errorf("capi-ext diff: exit %d, outcome %s, not 1 and breaks saying %q:\n%s", code, cluster.Outcome, f.diffSays, out)
 	}
 	deployed.stop()
-	if deployed, err = s.startVersion("renamed", port); err != nil {
+	if deployed, err = s.startVersion(f.variant, port); err != nil {
 		return nil, err
 	}
-	// CAPI reads the new version's Discovery when it reconciles the ExtensionConfig again.
 	rediscover := func(variant string) error {
 		return s.kube.MergePatch(ctx, runtimeV, "ExtensionConfig", "", versionsExt,
 			fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, variant), false)
 	}
-	if err := rediscover("renamed"); err != nil {
-		return nil, err
+	if f.rediscover {
+		if err := rediscover(f.variant); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.kube.MergePatch(ctx, clusterV, "Cluster", ns, diffClusterName,
-		fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, "renamed"), false); err != nil {
+		fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, f.variant), false); err != nil {
 		return nil, err
 	}
-	want := fmt.Sprintf("failed to call extension handler %q", "patches."+versionsExt)
 	var seen string
-	if err := Eventually(timeoutLg, "TopologyReconciled=False naming the handler the head does not serve", func() (bool, string) {
+	if err := Eventually(timeoutLg, "TopologyReconciled=False saying "+f.capiSays, func() (bool, string) {
 		u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, diffClusterName)
 		if err != nil {
 			return false, err.Error()
 		}
 		st, reason, msg := Condition(u, "TopologyReconciled")
 		seen = fmt.Sprintf("TopologyReconciled=%s/%s %q", st, reason, msg)
-		return st == "False" && strings.Contains(msg, want), seen
+		return st == "False" && strings.Contains(msg, f.capiSays), seen
 	}); err != nil {
 		return nil, err
 	}
-	fmt.Printf("  renamed handler: diff said BREAKS (exit 1); CAPI: %s\n", seen)
+	fmt.Printf("  %s (%s): diff said BREAKS (exit 1); CAPI: %s\n", f.variant, f.why, seen)
 	deployed.stop()
 	if deployed, err = s.startVersion(VariantLast, port); err != nil {
 		return nil, err
 	}
-	return deployed, rediscover(VariantLast)
+	if f.rediscover {
+		if err := rediscover(VariantLast); err != nil {
+			return nil, err
+		}
+	}
+	// Reconciled again now, not after the back-off of its failed reconciles.
+	return deployed, s.kube.MergePatch(ctx, clusterV, "Cluster", ns, diffClusterName,
+		fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, deployedAnn, VariantLast), false)
 }
 
 // caseEdit sets key to value in the first entry of the list at path of a case's object.
@@ -667,8 +747,8 @@ var inputEdits = []inputEdit{
 		want:    map[string]string{mdRole: "in-place", mdHealthCheckRole: "created"},
 	},
 	{
-		what:    "Cluster: variable " + zoneVariable + " a → b",
-		cluster: &caseEdit{[]string{"spec", "topology", "variables"}, "value", "b"},
+		what:    "Cluster: variable " + imageVariable + " e2e/node:a → e2e/node:b",
+		cluster: &caseEdit{[]string{"spec", "topology", "variables"}, "value", "e2e/node:b"},
 		want:    map[string]string{mdInfraRole: "template-rotated"},
 		rollout: true,
 	},
@@ -680,8 +760,8 @@ var inputEdits = []inputEdit{
 }
 
 // The ClusterClass's variable, which its inline patch copies into md-0's infrastructure
-// template (the Cluster sets it to "a").
-const zoneVariable = "workerZone"
+// template's customImage (the Cluster sets it to "e2e/node:a").
+const imageVariable = "workerImage"
 
 // editsPredictCAPI: the running version stays; each of inputEdits in turn. `capi-ext diff
 // --base-cases <as stored> --cases <as edited>` says what the edit does; applied, CAPI must do

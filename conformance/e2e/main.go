@@ -38,11 +38,11 @@ func must(err error) {
 }
 
 type options struct {
-	etcd, apiserver, capi, kcp, assets, extension, capiExt, conformanceBin, testExtension, goTestExtension, capiVersion, kustomize, helm, clusterctl, certManagerCRDs, promOperatorCRDs, promcheck string
-	keep                                                                                                                                                                                           bool
-	keepRequests                                                                                                                                                                                   string
-	apiRules                                                                                                                                                                                       apiRulesOptions
-	only                                                                                                                                                                                           string
+	etcd, apiserver, capi, kcp, assets, dockerCRDs, extension, capiExt, conformanceBin, testExtension, goTestExtension, capiVersion, kustomize, helm, clusterctl, certManagerCRDs, promOperatorCRDs, promcheck string
+	keep                                                                                                                                                                                                       bool
+	keepRequests                                                                                                                                                                                               string
+	apiRules                                                                                                                                                                                                   apiRulesOptions
+	only                                                                                                                                                                                                       string
 }
 
 func main() {
@@ -53,6 +53,7 @@ func main() {
 	flag.StringVar(&o.kcp, "kcp-manager", "", "KubeadmControlPlane manager binary of the same release (the only caller of CanUpdateMachine)")
 	flag.StringVar(&o.capiVersion, "capi-version", "v1.14.2", "the release of that manager: the extensions target its minor")
 	flag.StringVar(&o.assets, "capi-assets", "", "directory with crds/, webhooks.yaml, kcp-crds/ and kcp-webhooks.yaml of that CAPI release")
+	flag.StringVar(&o.dockerCRDs, "docker-crds", "", "directory with the CRDs of CAPI's Docker infrastructure provider (test module, infrastructure/docker/config/crd/bases): the diff scenario's templates are of its kinds")
 	flag.StringVar(&o.extension, "extension", "", "the example extension binary")
 	flag.StringVar(&o.capiExt, "capi-ext", "", "the capi-ext command (for render)")
 	flag.StringVar(&o.testExtension, "capi-test-extension", "", "the port of CAPI's test extension (examples/capi-test-extension)")
@@ -144,6 +145,16 @@ func run(o options, work string, ps *Processes) error {
 		return err
 	}
 	fmt.Printf("  %d CRDs established\n", crds)
+	if o.dockerCRDs == "" {
+		return fmt.Errorf("-docker-crds is required (the diff scenario's templates are of CAPI's Docker kinds)")
+	}
+	// CAPI's Docker provider's CRDs, as its config/crd/bases has them (structural, no
+	// conversion webhook; the contract label its release build adds).
+	docker, err := devenv.InstallProjectCRDs(ctx, kube, o.dockerCRDs)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  %d CRDs of CAPI's Docker provider established\n", len(docker))
 
 	step("start the capi-ext example extension")
 	// The extension keeps the last request of each handler (the render scenario compares the
@@ -205,7 +216,8 @@ func run(o options, work string, ps *Processes) error {
 		extLog: ext.Log, apiPort: apiPort, kcpLog: kcp.Log, pki: p, extBin: o.extension, ps: ps, extCertDir: extDir, kubeconfig: kubeconfig, execKubeconfig: execKubeconfig, capiLog: capi.Log, lifecycleURL: fmt.Sprintf("https://127.0.0.1:%d", lifecyclePort), lifecycleLog: lifecycle.Log,
 		lifecycleRecorded: recorded{lifecycleRecord}, inplaceURL: fmt.Sprintf("https://127.0.0.1:%d", inplacePort), inplaceLog: inplace.Log, clientCert: renderCert, clientKey: renderKey, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", capiMetrics), extMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", extMetrics), promcheck: o.promcheck, kcpMetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", kcpMetrics),
 		recorded: recorded{recordDir}, work: work, capiExt: o.capiExt, conformanceBin: o.conformanceBin, testExtBin: o.testExtension, goTestExtBin: o.goTestExtension,
-		capiVersion: o.capiVersion, kustomize: o.kustomize, helm: o.helm, clusterctl: o.clusterctl, certManagerCRDs: o.certManagerCRDs, promOperatorCRDs: o.promOperatorCRDs}
+		capiVersion: o.capiVersion, kustomize: o.kustomize, helm: o.helm, clusterctl: o.clusterctl, certManagerCRDs: o.certManagerCRDs, promOperatorCRDs: o.promOperatorCRDs,
+		diffCRDs: []string{filepath.Join(o.assets, "crds"), filepath.Join(o.assets, "kcp-crds"), o.dockerCRDs}}
 	// Why a scenario does not apply to an older release, by scenario.
 	skips := map[string]string{}
 	if minor < 13 {

@@ -86,6 +86,9 @@ type scenarios struct {
 	certManagerCRDs string
 	// prometheus-operator's PodMonitor and PrometheusRule CRDs
 	promOperatorCRDs string
+	// the CRDs installed of the diff scenario's kinds (CAPI's, KCP's and Kubeadm's of the
+	// release, CAPI's Docker provider's), which `capi-ext diff` is given
+	diffCRDs []string
 }
 
 func (s *scenarios) discovery(ctx context.Context) error {

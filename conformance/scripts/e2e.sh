@@ -27,6 +27,10 @@ promcheck="$target_dir/promcheck"
 recorded_hooks() {
   echo 17
 }
+# CAPI's Docker provider's CRDs (the diff scenario's templates), of the test module of the newest
+# release: a provider of its own, on the v1beta2 contract every release of the matrix reads.
+docker_crds=$(go mod download -json "sigs.k8s.io/cluster-api/test@$CAPI_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')/infrastructure/docker/config/crd/bases
+[ -d "$docker_crds" ] || { echo "e2e: no Docker CRDs at $docker_crds" >&2; exit 1; }
 summary=()
 for entry in $CAPI_MATRIX; do
   capi=${entry%%:*}
@@ -40,7 +44,7 @@ for entry in $CAPI_MATRIX; do
   requests=$(mktemp -d)
   (
     cd conformance/e2e
-    go run . -keep-requests "$requests" -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -kcp-manager "$KCP_MANAGER" -capi-assets "$CAPI_ASSETS" \
+    go run . -keep-requests "$requests" -capi-version "$capi" -etcd "$ETCD" -kube-apiserver "$KUBE_APISERVER" -capi-manager "$CAPI_MANAGER" -kcp-manager "$KCP_MANAGER" -capi-assets "$CAPI_ASSETS" -docker-crds "$docker_crds" \
       -extension "$target_dir/debug/quickstart" -capi-ext "$target_dir/debug/capi-ext" \
       -conformance "$target_dir/debug/capi-ext-conformance" -capi-test-extension "$target_dir/debug/capi-test-extension" -go-capi-test-extension "$GO_TEST_EXTENSION" -kustomize "$KUSTOMIZE" -helm "$HELM" -clusterctl "$CLUSTERCTL" -cert-manager-crds "$CERT_MANAGER_CRDS" \
       -prometheus-operator-crds "$PROMETHEUS_OPERATOR_CRDS" -promcheck "$promcheck" "$@"

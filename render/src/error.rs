@@ -85,9 +85,11 @@ pub enum RenderError {
         /// What went wrong.
         message: String,
     },
-    /// A field the CRD of the object's kind does not declare: a real API server drops it
-    /// without an error, so the patch silently does nothing.
-    #[error("{}{kind} {name} gets {} that its CRD does not declare: the API server drops (prunes) {} without an error, so CAPI never sees {}; check the name against the CRD", match .patch { Some(p) => format!("patch {p}: "), None => String::new() }, if .pointers.len() == 1 { format!("the field {}", .pointers[0]) } else { format!("the fields {}", .pointers.join(", ")) }, if .pointers.len() == 1 { "it" } else { "them" }, if .pointers.len() == 1 { "it" } else { "them" })]
+    /// A field the CRD of the object's kind does not declare: Cluster API writes its objects
+    /// by server-side apply, which the API server refuses (`field not declared in schema`), so
+    /// the Cluster stops reconciling; for a schema server-side apply cannot type, and on a plain
+    /// create or update, the field is dropped without an error instead.
+    #[error("{}{kind} {name} gets {} that its CRD does not declare: the API server refuses Cluster API's server-side apply of {} (`field not declared in schema`) and the Cluster stops reconciling (for a schema server-side apply cannot type, it drops {} without an error); check the name against the CRD", match .patch { Some(p) => format!("patch {p}: "), None => String::new() }, if .pointers.len() == 1 { format!("the field {}", .pointers[0]) } else { format!("the fields {}", .pointers.join(", ")) }, if .pointers.len() == 1 { "it" } else { "them" }, if .pointers.len() == 1 { "it" } else { "them" })]
     Pruned {
         /// The ClusterClass patch that set them (`None`: the template or object as given).
         patch: Option<String>,

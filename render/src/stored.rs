@@ -178,7 +178,7 @@ mod tests {
         assert_eq!(
             err.to_string(),
             format!(
-                "patch registry: KubeadmControlPlaneTemplate cp gets the field {at} (did you mean /spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository?) that its CRD does not declare: the API server drops (prunes) it without an error, so CAPI never sees it; check the name against the CRD"
+                "patch registry: KubeadmControlPlaneTemplate cp gets the field {at} (did you mean /spec/template/spec/kubeadmConfigSpec/clusterConfiguration/imageRepository?) that its CRD does not declare: the API server refuses Cluster API's server-side apply of it (`field not declared in schema`) and the Cluster stops reconciling (for a schema server-side apply cannot type, it drops it without an error); check the name against the CRD"
             )
         );
         let rendered = run(&input(

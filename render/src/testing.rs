@@ -473,7 +473,7 @@ impl Patched {
             .collect();
         if !pruned.is_empty() {
             self.fail(format!(
-                "the CRD of {kind} does not declare {}: the API server would drop it without an error",
+                "the CRD of {kind} does not declare {}: the API server would refuse Cluster API's server-side apply of it (a plain create would drop it)",
                 pruned.join(", ")
             ));
         }

@@ -84,7 +84,7 @@ pub struct Args {
     capi_version: Option<capi_ext::CapiVersion>,
     /// CRDs of the templates' kinds (files or directories, repeatable): render then applies
     /// the API server's rules. A field a patch sets that the CRD does not declare is an error
-    /// naming the patch (a real API server drops it silently), the objects printed are what
+    /// naming the patch (the API server refuses CAPI's server-side apply of it), the objects printed are what
     /// the API server stores (CRD defaults filled in), and one it would refuse is an error with
     /// its causes. With --project, the project's crds/ folder is read too. Cluster API's own
     /// CRDs (core, KubeadmControlPlane, Kubeadm bootstrap) are built in and used for the kinds

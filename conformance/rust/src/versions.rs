@@ -1,29 +1,39 @@
 //! Successive versions of one topology extension (`capi-ext-conformance topology-extension
 //! --variant NAME`), for the end-to-end proof of `capi-ext diff`: the harness deploys each in
 //! turn behind the same ExtensionConfig, asks `capi-ext diff` what the next one will do, deploys
-//! it and reads from the API server what CAPI did. Each version keeps the changes of the ones
+//! it and reads from the API server what CAPI did. The templates are of real, structural CRDs
+//! (CAPI's Docker infrastructure kinds, KubeadmConfigTemplate) except the control plane's
+//! (a kind no one ships, played by the harness). Each version keeps the changes of the ones
 //! before it and adds one class of change:
 //!
 //! | variant | adds | what CAPI does |
 //! |---|---|---|
-//! | `v1` | `arch: amd64` on MachineDeployment machines, `region: eu-west-1` on the infrastructure cluster | |
+//! | `v1` | `preLoadImages: [e2e/arch:amd64]` on MachineDeployment machines, `loadBalancer.imageRepository: eu-west-1.registry.example` on the infrastructure cluster | |
 //! | `rebuilt` | nothing (a new build of the same code) | nothing |
 //! | `labels` | a label on the MachineDeployment's infrastructure template itself | patched in place, no rotation |
-//! | `infrastructure` | `region: us-east-1` | the infrastructure cluster patched in place |
+//! | `infrastructure` | `imageRepository: us-east-1.registry.example` | the infrastructure cluster patched in place |
 //! | `control-plane` | `tuning: fast` on the control plane | the control plane patched in place |
-//! | `rollout` | `arch: arm64` | the template rotated, a new MachineSet |
-//! | `control-plane-machine` | `disk: 100Gi` on the control plane's machines | their template rotated, the control plane's reference to it updated |
-//! | `bootstrap` | `preset: hardened` in the MachineDeployment's bootstrap config | its template rotated, a new MachineSet |
-//! | `pool` | `size: large` on the MachinePool's infrastructure machine pool | that object patched in place (the provider decides what its machines do) |
+//! | `rollout` | `preLoadImages: [e2e/arch:arm64]` | the template rotated, a new MachineSet |
+//! | `control-plane-machine` | an `extraMounts` entry on the control plane's machines | their template rotated, the control plane's reference to it updated |
+//! | `bootstrap` | `preKubeadmCommands` in the MachineDeployment's bootstrap config | its template rotated, a new MachineSet |
+//! | `pool` | `template.customImage` on the MachinePool's infrastructure machine pool | that object patched in place (the provider decides what its machines do) |
 //!
-//! And one that must never ship: `renamed`, the `pool` version with its GeneratePatches
-//! handler renamed to `patches-v2`, which the deployed ClusterClass does not call: `diff` says it
-//! BREAKS the Cluster, and deployed, the manager's reconcile of the Cluster fails.
+//! And heads that must never ship, each the `pool` version with one fault:
+//! - `renamed`: its GeneratePatches handler renamed to `patches-v2`, which the deployed
+//!   ClusterClass does not call: `diff` says it BREAKS the Cluster, and deployed, the manager's
+//!   reconcile of the Cluster fails.
+//! - `undeclared`: sets `zone` on the MachineDeployment's machines, a field DockerMachineTemplate's
+//!   CRD does not declare: `diff` (given the CRDs) says it BREAKS, naming the field; deployed,
+//!   the API server refuses CAPI's server-side apply (`field not declared in schema`; a plain
+//!   create would have dropped the field) and the Cluster stops reconciling.
+//! - `invalid`: sets `bootstrapTimeout` to a number where the CRD says string: `diff` says it
+//!   BREAKS with the API server's field path; deployed, CAPI's apply is refused and the Cluster
+//!   stops reconciling.
 
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::patches::{NamedPatch, PatchContext, PatchError, PatchSet, Selector, Template};
 use capi_ext::{ExtensionBuilder, Registration};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The versions, oldest first.
 pub const VARIANTS: [&str; 9] = [
@@ -49,19 +59,15 @@ fn has(variant: usize, since: &str) -> bool {
         .is_some_and(|i| variant >= i)
 }
 
-/// A patch named `name` that sets `spec.template.spec.<field>` of the templates `selector` picks.
-fn set_field(
-    name: &str,
-    selector: Selector,
-    field: &str,
-    value: &'static str,
-) -> NamedPatch<Value> {
+/// A patch named `name` that sets `spec.template.spec.<field>` (a `/`-separated path) of the
+/// templates `selector` picks.
+fn set_field(name: &str, selector: Selector, field: &str, value: Value) -> NamedPatch<Value> {
     let pointer = format!("/spec/template/spec/{field}");
     NamedPatch::new(
         name,
         selector,
         move |t: &mut Template, _: &PatchContext<'_, Value>| -> Result<(), PatchError> {
-            t.set(&pointer, value)?;
+            t.set(&pointer, value.clone())?;
             Ok(())
         },
     )
@@ -83,14 +89,14 @@ pub fn patch_set(variant: usize) -> PatchSet<Value> {
         .patch(set_field(
             "arch",
             Selector::machine_deployments(["*"]).infrastructure(),
-            "arch",
-            arch,
+            "preLoadImages",
+            json!([format!("e2e/arch:{arch}")]),
         ))
         .patch(set_field(
             "region",
             Selector::infrastructure_cluster(),
-            "region",
-            region,
+            "loadBalancer/imageRepository",
+            json!(format!("{region}.registry.example")),
         ));
     if has(variant, "labels") {
         set = set.patch(NamedPatch::new(
@@ -107,31 +113,31 @@ pub fn patch_set(variant: usize) -> PatchSet<Value> {
             "tuning",
             Selector::control_plane().control_plane_template(),
             "tuning",
-            "fast",
+            json!("fast"),
         ));
     }
     if has(variant, "control-plane-machine") {
         set = set.patch(set_field(
             "disk",
             Selector::control_plane().infrastructure(),
-            "disk",
-            "100Gi",
+            "extraMounts",
+            json!([{"containerPath": "/var/lib/etcd", "hostPath": "/mnt/disk-100Gi"}]),
         ));
     }
     if has(variant, "bootstrap") {
         set = set.patch(set_field(
             "preset",
             Selector::machine_deployments(["*"]).bootstrap(),
-            "preset",
-            "hardened",
+            "preKubeadmCommands",
+            json!(["echo hardened"]),
         ));
     }
     if has(variant, "pool") {
         set = set.patch(set_field(
             "pool-size",
             Selector::machine_pools(["*"]).infrastructure(),
-            "size",
-            "large",
+            "template/customImage",
+            json!("e2e/pool:large"),
         ));
     }
     set
@@ -140,17 +146,49 @@ pub fn patch_set(variant: usize) -> PatchSet<Value> {
 /// The version whose GeneratePatches handler is renamed (the last of [`VARIANTS`] otherwise).
 pub const RENAMED: &str = "renamed";
 
-/// The extension of one version: GeneratePatches (`patches`, `patches-v2` for [`RENAMED`]) only.
-pub fn extension(variant: &str) -> Result<ExtensionBuilder, String> {
-    let (index, handler) = if variant == RENAMED {
-        (VARIANTS.len() - 1, "patches-v2")
-    } else {
-        let index = VARIANTS.iter().position(|v| *v == variant).ok_or_else(|| {
-            format!("unknown variant `{variant}` (one of {VARIANTS:?}, or {RENAMED})")
-        })?;
-        (index, "patches")
+/// The version that also sets a field the MachineDeployment's infrastructure template's CRD
+/// does not declare (the last of [`VARIANTS`] otherwise).
+pub const UNDECLARED: &str = "undeclared";
+
+/// The version that also sets a field to a value of the wrong type (the last of [`VARIANTS`]
+/// otherwise).
+pub const INVALID: &str = "invalid";
+
+/// The patches of one version and the name of its GeneratePatches handler (`patches`,
+/// `patches-v2` for [`RENAMED`]).
+pub fn version(variant: &str) -> Result<(PatchSet<Value>, &'static str), String> {
+    let last = VARIANTS.len() - 1;
+    let machines = || Selector::machine_deployments(["*"]).infrastructure();
+    let (set, handler) = match variant {
+        RENAMED => (patch_set(last), "patches-v2"),
+        UNDECLARED => (
+            patch_set(last).patch(set_field("zone", machines(), "zone", json!("c"))),
+            "patches",
+        ),
+        INVALID => (
+            patch_set(last).patch(set_field(
+                "bootstrap-timeout",
+                machines(),
+                "bootstrapTimeout",
+                json!(600),
+            )),
+            "patches",
+        ),
+        _ => {
+            let index = VARIANTS.iter().position(|v| *v == variant).ok_or_else(|| {
+                format!(
+                    "unknown variant `{variant}` (one of {VARIANTS:?}, or {RENAMED}, {UNDECLARED}, {INVALID})"
+                )
+            })?;
+            (patch_set(index), "patches")
+        }
     };
-    let set = patch_set(index);
+    Ok((set, handler))
+}
+
+/// The extension of one version: its GeneratePatches handler only.
+pub fn extension(variant: &str) -> Result<ExtensionBuilder, String> {
+    let (set, handler) = version(variant)?;
     Ok(capi_ext::Extension::builder().handler(Registration::new(
         GeneratePatches,
         handler,
@@ -177,7 +215,9 @@ mod tests {
             assert_eq!(names.contains(&"preset"), i >= 7, "{variant}");
             assert_eq!(names.contains(&"pool-size"), i >= 8, "{variant}");
         }
-        assert!(extension(RENAMED).unwrap().build().is_ok());
+        for faulty in [RENAMED, UNDECLARED, INVALID] {
+            assert!(extension(faulty).unwrap().build().is_ok(), "{faulty}");
+        }
         assert!(extension("v9").is_err());
     }
 }
@@ -205,8 +245,9 @@ mod selection {
 
     /// The JSON patches of `variant`'s answer, as text.
     fn patched(variant: &str, req: &GeneratePatchesRequest) -> String {
-        let index = VARIANTS.iter().position(|v| *v == variant).unwrap();
-        patch_set(index)
+        version(variant)
+            .unwrap()
+            .0
             .generate(req)
             .items
             .iter()
@@ -219,23 +260,59 @@ mod selection {
         let cp_machine = request(
             "GenericControlPlane",
             "spec.machineTemplate.spec.infrastructureRef",
-            "GenericInfrastructureMachineTemplate",
+            "DockerMachineTemplate",
         );
-        assert!(!patched("rollout", &cp_machine).contains("disk"));
-        assert!(patched("control-plane-machine", &cp_machine).contains("/spec/template/spec/disk"));
+        assert!(!patched("rollout", &cp_machine).contains("extraMounts"));
+        assert!(
+            patched("control-plane-machine", &cp_machine)
+                .contains("/spec/template/spec/extraMounts")
+        );
         let bootstrap = request(
             "MachineDeployment",
             "spec.template.spec.bootstrap.configRef",
-            "GenericBootstrapConfigTemplate",
+            "KubeadmConfigTemplate",
         );
-        assert!(!patched("control-plane-machine", &bootstrap).contains("preset"));
+        assert!(!patched("control-plane-machine", &bootstrap).contains("preKubeadmCommands"));
         let pool = request(
             "MachinePool",
             "spec.template.spec.infrastructureRef",
-            "GenericInfrastructureMachinePoolTemplate",
+            "DockerMachinePoolTemplate",
         );
-        assert!(!patched("bootstrap", &pool).contains("size"));
-        assert!(patched("pool", &pool).contains("/spec/template/spec/size"));
-        assert!(patched("bootstrap", &bootstrap).contains("/spec/template/spec/preset"));
+        assert!(!patched("bootstrap", &pool).contains("customImage"));
+        let pool_patch = patched("pool", &pool);
+        assert!(
+            pool_patch.contains(
+                r#""path":"/spec/template/spec/template","value":{"customImage":"e2e/pool:large"}"#
+            ),
+            "{pool_patch}"
+        );
+        assert!(
+            patched("bootstrap", &bootstrap).contains("/spec/template/spec/preKubeadmCommands")
+        );
+    }
+
+    #[test]
+    fn the_faulty_heads_patch_the_machine_deployments_machines_alone() {
+        let machines = request(
+            "MachineDeployment",
+            "spec.template.spec.infrastructureRef",
+            "DockerMachineTemplate",
+        );
+        let pool = request(
+            "MachinePool",
+            "spec.template.spec.infrastructureRef",
+            "DockerMachinePoolTemplate",
+        );
+        assert!(!patched("pool", &machines).contains("zone"));
+        assert!(
+            patched(UNDECLARED, &machines)
+                .contains(r#""path":"/spec/template/spec/zone","value":"c""#)
+        );
+        assert!(!patched(UNDECLARED, &pool).contains("zone"));
+        assert!(
+            patched(INVALID, &machines)
+                .contains(r#""path":"/spec/template/spec/bootstrapTimeout","value":600"#)
+        );
+        assert!(!patched(INVALID, &pool).contains("bootstrapTimeout"));
     }
 }
