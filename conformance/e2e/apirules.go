@@ -929,7 +929,14 @@ func (g *objectGen) spots(v any, s map[string]any, out *[]spot) {
 	case map[string]any:
 		props, _ := s["properties"].(map[string]any)
 		add, _ := s["additionalProperties"].(map[string]any)
-		for k, e := range x {
+		// In key order: a seed must draw the same mutation every run (map order is random).
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			e := x[k]
 			if k == "apiVersion" || k == "kind" || k == "metadata" {
 				continue
 			}
@@ -1010,9 +1017,13 @@ func (g *objectGen) mutate(obj map[string]any, root map[string]any) string {
 		return "number"
 	case 5: // a required property dropped
 		if m, ok := cur.(map[string]any); ok {
+			keys := make([]string, 0, len(m))
 			for k := range m {
-				delete(m, k)
-				break
+				keys = append(keys, k)
+			}
+			if len(keys) > 0 {
+				sort.Strings(keys)
+				delete(m, keys[g.rng.Intn(len(keys))])
 			}
 			return "drop-property"
 		}
