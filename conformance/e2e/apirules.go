@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand"
 	"net/http"
@@ -29,6 +30,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -930,12 +932,7 @@ func (g *objectGen) spots(v any, s map[string]any, out *[]spot) {
 		props, _ := s["properties"].(map[string]any)
 		add, _ := s["additionalProperties"].(map[string]any)
 		// In key order: a seed must draw the same mutation every run (map order is random).
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			e := x[k]
 			if k == "apiVersion" || k == "kind" || k == "metadata" {
 				continue
@@ -1017,12 +1014,7 @@ func (g *objectGen) mutate(obj map[string]any, root map[string]any) string {
 		return "number"
 	case 5: // a required property dropped
 		if m, ok := cur.(map[string]any); ok {
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			if len(keys) > 0 {
-				sort.Strings(keys)
+			if keys := slices.Sorted(maps.Keys(m)); len(keys) > 0 {
 				delete(m, keys[g.rng.Intn(len(keys))])
 			}
 			return "drop-property"
