@@ -543,7 +543,7 @@ func (g *gen) aesPair() (string, string) {
 		password += "x"
 	}
 	text := base64.StdEncoding.EncodeToString(crypt)
-	if g.r.Intn(20) == 0 {
+	if g.r.Intn(20) == 0 && text != "" {
 		text = text[1:]
 	}
 	return strconv.Quote(password), strconv.Quote(text)
