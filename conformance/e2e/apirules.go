@@ -198,8 +198,10 @@ type apiRulesCase struct {
 	server   apiRulesAnswer
 	render   apiRulesAnswer
 	// applied: the server-side apply dry run's refusal ("" when accepted), for an object the
-	// create stored, and the object it would store when accepted
+	// create stored, its causes (a validation refusal), and the object it would store when
+	// accepted
 	applied       string
+	appliedCauses []apiRulesCause
 	appliedObject map[string]any
 }
 
@@ -217,14 +219,16 @@ type apiRulesAnswer struct {
 	Refused   string          `json:"refused,omitempty"`
 	NoCRD     bool            `json:"noCrd,omitempty"`
 	Other     string          `json:"other,omitempty"` // an answer that is neither (the server's)
+	// render's answer for the object's server-side apply (without its status)
+	Apply *apiRulesAnswer `json:"apply,omitempty"`
 }
 
 type apiRulesReport struct {
 	seed                                           int64
 	cases, stored, refused, differences, unchecked int
-	// server-side apply of the stored objects: accepted (nothing pruned), refused naming the
-	// pruned fields, accepted with them dropped (a schema server-side apply cannot type), not
-	// compared (a null: see compareApply)
+	// server-side apply of the stored objects: accepted (nothing pruned: the same object),
+	// refused naming the pruned fields, accepted with them dropped (a schema server-side apply
+	// cannot type), refused for a null the create dropped (the same causes)
 	applyAccepted, applyRefused, applyDropped, applyNull int
 	byMutation                                           map[string]int
 }
@@ -235,7 +239,7 @@ func (r apiRulesReport) String() string {
 		muts = append(muts, fmt.Sprintf("%s %d", m, n))
 	}
 	sort.Strings(muts)
-	return fmt.Sprintf("seed %d: %d objects: %d stored by both (same object, same pruned fields; server-side apply: %d accepted, %d refused naming every pruned field, %d accepted with every pruned field dropped, %d with a null not compared), %d refused by both (same causes), %d differences; %d with CEL rules render could not run; mutations: %s",
+	return fmt.Sprintf("seed %d: %d objects: %d stored by both (same object, same pruned fields; server-side apply: %d accepted storing the same object, %d refused naming every pruned field, %d accepted with every pruned field dropped, %d refused for a null with the same causes), %d refused by both (same causes), %d differences; %d with CEL rules render could not run; mutations: %s",
 		r.seed, r.cases, r.stored, r.applyAccepted, r.applyRefused, r.applyDropped, r.applyNull, r.refused, r.differences, r.unchecked, strings.Join(muts, ", "))
 }
 
@@ -266,7 +270,7 @@ func apiRulesRound(o options, admin *http.Client, base string, crds []crdUnderTe
 			for c := range next {
 				a, err := dryRunCreate(admin, base, c)
 				if err == nil && a.Stored != nil {
-					c.applied, c.appliedObject, err = dryRunApply(admin, base, c)
+					c.applied, c.appliedCauses, c.appliedObject, err = dryRunApply(admin, base, c)
 				}
 				mu.Lock()
 				if err != nil && firstErr == nil {
@@ -408,9 +412,9 @@ func dryRunCreate(client *http.Client, base string, c *apiRulesCase) (apiRulesAn
 }
 
 // dryRunApply applies the object as Cluster API writes its objects (server-side apply, its
-// field manager, forced), dry run, and returns the server's refusal ("" when it accepts) or the
-// object it would store.
-func dryRunApply(client *http.Client, base string, c *apiRulesCase) (string, map[string]any, error) {
+// field manager, forced), dry run, and returns the server's refusal ("" when it accepts) with
+// its causes, or the object it would store.
+func dryRunApply(client *http.Client, base string, c *apiRulesCase) (string, []apiRulesCause, map[string]any, error) {
 	url := fmt.Sprintf("%s/apis/%s/%s/", base, c.crd.group, c.crd.version)
 	if c.crd.namespaced {
 		url += "namespaces/api-rules/"
@@ -422,26 +426,31 @@ func dryRunApply(client *http.Client, base string, c *apiRulesCase) (string, map
 	req.Header.Set("Content-Type", "application/apply-patch+yaml")
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated {
 		stored := map[string]any{}
-		return "", stored, json.Unmarshal(data, &stored)
+		return "", nil, stored, json.Unmarshal(data, &stored)
 	}
-	var status struct{ Message string }
+	var status struct {
+		Message string
+		Details struct {
+			Causes []apiRulesCause `json:"causes"`
+		} `json:"details"`
+	}
 	if json.Unmarshal(data, &status) != nil || status.Message == "" {
 		status.Message = strings.TrimSpace(string(data))
 	}
-	return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, status.Message), nil, nil
+	return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, status.Message), status.Details.Causes, nil, nil
 }
 
 // applyOutcome is how the server-side apply of a stored object went, once compareApply agrees:
 // "null", "dropped", "refused" or "accepted".
 func applyOutcome(c *apiRulesCase) string {
 	switch {
-	case hasNull(withoutStatus(c.object)):
+	case c.applied != "" && len(prunedOutsideStatus(c)) == 0:
 		return "null"
 	case c.applied != "":
 		return "refused"
@@ -519,20 +528,29 @@ func fieldAt(object any, path string) (any, bool) {
 }
 
 // compareApply says how the server-side apply of a stored object (without its status) differs
-// from what its pruned fields predict ("" when it agrees): accepted when none outside the
-// status, else refused naming each. A list item is named by its index in the create's
-// warning and by its key in the apply's refusal: items are compared without either.
+// from render's apply of it ("" when it agrees). Nothing pruned outside the status: refused with
+// the same causes (a null the create dropped: `must be of type string: "null"`), or accepted
+// storing the same object. Else refused naming each pruned field. A list item is named by its
+// index in the create's warning and by its key in the apply's refusal: items are compared
+// without either.
 func compareApply(c *apiRulesCase) string {
-	if hasNull(withoutStatus(c.object)) {
-		// A create drops the null of a field that is neither nullable nor defaulted, as
-		// render does; server-side apply refuses it (`must be of type object: "null"`).
-		// render models the create here: not compared, counted apart.
-		return ""
+	r := c.render.Apply
+	if r == nil {
+		return "render gave no answer for the server-side apply"
 	}
 	pruned := prunedOutsideStatus(c)
 	if len(pruned) == 0 {
-		if c.applied != "" {
+		switch {
+		case c.applied != "" && len(c.appliedCauses) == 0:
 			return "server-side apply refused an object nothing was pruned from: " + c.applied
+		case c.applied != "" || len(r.Causes) > 0:
+			if !sameCauses(c.appliedCauses, r.Causes) {
+				return fmt.Sprintf("server-side apply causes: API server %v, render %v", describeCauses(c.appliedCauses), describeCauses(r.Causes))
+			}
+			return ""
+		}
+		if got, want := normalizeStored(r.Stored), normalizeStored(c.appliedObject); !reflect.DeepEqual(got, want) {
+			return fmt.Sprintf("server-side apply stored objects differ: %s", firstDifference("", want, got))
 		}
 		return ""
 	}
@@ -575,7 +593,7 @@ func compareAPIRules(c *apiRulesCase) string {
 	serverCauses := causeKeys(s.Causes)
 	renderCauses := causeKeys(r.Causes)
 	if len(serverCauses) > 0 || len(renderCauses) > 0 {
-		if !reflect.DeepEqual(serverCauses, renderCauses) {
+		if !reflect.DeepEqual(serverCauses, renderCauses) || !sameCauses(s.Causes, r.Causes) {
 			return fmt.Sprintf("causes: API server %v, render %v", describeCauses(s.Causes), describeCauses(r.Causes))
 		}
 		return ""
@@ -601,6 +619,26 @@ func causeKeys(causes []apiRulesCause) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// sameCauses: the same type at the same field, each with the same text (the server's message
+// begins with the value, `Invalid value: "null": `, which render's leaves out).
+func sameCauses(server, render []apiRulesCause) bool {
+	if !reflect.DeepEqual(causeKeys(server), causeKeys(render)) {
+		return false
+	}
+	for _, s := range server {
+		found := false
+		for _, r := range render {
+			if r.Type == s.Type && r.Field == s.Field && strings.HasSuffix(s.Message, r.Message) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 func describeCauses(causes []apiRulesCause) []string {
@@ -1006,7 +1044,21 @@ func (g *objectGen) mutate(obj map[string]any, root map[string]any) string {
 			setSpot(sp, []any{"x"})
 		}
 		return "wrong-type"
-	case 3:
+	case 3: // a null; half the time on a field that is nullable or has a default, if any
+		var kept []spot
+		for _, candidate := range spots {
+			if _, inMap := candidate.parent.(map[string]any); inMap && (candidate.schema["nullable"] == true || candidate.schema["default"] != nil) {
+				kept = append(kept, candidate)
+			}
+		}
+		if len(kept) > 0 && g.rng.Intn(2) == 0 {
+			sp = kept[g.rng.Intn(len(kept))]
+			setSpot(sp, nil)
+			if sp.schema["nullable"] == true {
+				return "null-nullable"
+			}
+			return "null-defaulted"
+		}
 		setSpot(sp, nil)
 		return "null"
 	case 4: // numbers: not integers, out of int32/int64, huge

@@ -637,6 +637,11 @@ var faultyHeads = []faultyHead{
 	// A value of the wrong type: the API server refuses CAPI's apply.
 	{variant: "invalid", why: "a number where DockerMachineTemplate's CRD says string",
 		diffSays: "spec.template.spec.bootstrapTimeout", capiSays: "spec.template.spec.bootstrapTimeout"},
+	// A null: a plain create would drop it; CAPI's server-side apply keeps it, and the API
+	// server refuses it.
+	{variant: "nulled", why: "a null where DockerMachineTemplate's CRD allows none",
+		diffSays: `spec.template.spec.customImage: Invalid value: spec.template.spec.customImage in body must be of type string: "null"`,
+		capiSays: "spec.template.spec.customImage in body must be of type string"},
 }
 
 // faultyHeadsBreak runs faultyHeads in turn from the last good version, which is deployed again

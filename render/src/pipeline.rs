@@ -2,6 +2,7 @@
 //! variables defaulted and validated, the desired objects, GeneratePatches patch by patch
 //! (inline or external), ValidateTopology, the patched objects.
 
+use crate::apiserver::Write;
 use crate::apply::{self, apply_response, update_desired};
 use crate::caller::{CallError, Caller};
 use crate::cluster_variables::{check_definitions, default_and_validate};
@@ -273,12 +274,20 @@ async fn discover<C: Caller>(
     Ok(definitions)
 }
 
-/// The Cluster, ClusterClass and templates as the API server stores them (defaults filled in);
-/// one it would refuse, or a field it would prune, is an error.
+/// The Cluster, ClusterClass and templates as the API server stores them when created (defaults
+/// filled in, nulls dropped); one it would refuse, or a field it would prune, is an error.
 fn store_inputs(crds: &crate::apiserver::Crds, input: &mut Input) -> Result<(), RenderError> {
-    stored::store(crds, std::slice::from_mut(&mut input.cluster))?;
-    stored::store(crds, std::slice::from_mut(&mut input.cluster_class))?;
-    stored::store(crds, &mut input.templates)?;
+    stored::store(
+        crds,
+        std::slice::from_mut(&mut input.cluster),
+        Write::Create,
+    )?;
+    stored::store(
+        crds,
+        std::slice::from_mut(&mut input.cluster_class),
+        Write::Create,
+    )?;
+    stored::store(crds, &mut input.templates, Write::Create)?;
     Ok(())
 }
 
@@ -400,7 +409,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     update_desired(&request, &mut desired, capi_version);
     rendered.objects = desired.objects();
     if let Some(crds) = &input.crds {
-        let warnings = stored::store(crds, &mut rendered.objects)?;
+        let warnings = stored::store(crds, &mut rendered.objects, Write::Apply)?;
         rendered.warnings.extend(warnings);
     }
     Ok(rendered)

@@ -1,10 +1,12 @@
 //! What the API server keeps of what render makes, when the CRDs of the kinds are at hand
-//! ([`Input::crds`](crate::Input::crds)): a field a patch sets that the template's CRD does not
-//! declare is an error naming the patch, the template and the pointer (a real API server prunes
-//! it without a word); each rendered object is replaced by what the API server stores
-//! (defaults filled in), or is an error with the API server's causes when it would refuse it.
+//! ([`Input::crds`](crate::Input::crds)), written the way Cluster API writes it (server-side
+//! apply, [`Write::Apply`]): a field a patch sets that the template's CRD does not declare is an
+//! error naming the patch, the template and the pointer (the apply is refused); each rendered
+//! object is replaced by what the API server stores (defaults filled in), or is an error with
+//! the API server's causes when it would refuse it (a null where the schema allows none
+//! included).
 
-use crate::apiserver::{Admitted, Crds};
+use crate::apiserver::{Admitted, Crds, Write};
 use crate::error::RenderError;
 use crate::object::string;
 use capi_ext::hooks::v1alpha1::GeneratePatchesRequestItem;
@@ -19,7 +21,7 @@ pub(crate) fn pruned_by_item(
     items
         .iter()
         .filter_map(|item| {
-            let admitted = crds.admit(&item.object)?.ok()?;
+            let admitted = crds.admit_as(&item.object, Write::Apply)?.ok()?;
             Some((item.uid.clone(), admitted.pruned))
         })
         .collect()
@@ -81,14 +83,19 @@ pub(crate) fn check_patch(
     Ok(())
 }
 
-/// Replaces each object by what the API server stores of it; returns a warning per kind whose
+/// Replaces each object by what the API server stores of it, written as `write` says (the
+/// inputs a user created, the objects Cluster API applies); returns a warning per kind whose
 /// CRD is not at hand (its fields were not checked).
-pub(crate) fn store(crds: &Crds, objects: &mut [Value]) -> Result<Vec<String>, RenderError> {
+pub(crate) fn store(
+    crds: &Crds,
+    objects: &mut [Value],
+    write: Write,
+) -> Result<Vec<String>, RenderError> {
     let mut warnings = Vec::new();
     for object in objects.iter_mut() {
         let kind = string(object, &["kind"]).to_string();
         let name = string(object, &["metadata", "name"]).to_string();
-        match crds.admit(object) {
+        match crds.admit_as(object, write) {
             None => {
                 let warning = format!(
                     "no CRD of {kind} ({}) at hand: its fields were not checked against the API server's rules (give its CRD with --crds)",

@@ -28,7 +28,7 @@
 //! patched.assert_changed_only(&["/spec/template/metadata"]);
 //! ```
 
-use crate::apiserver::Crds;
+use crate::apiserver::{Crds, Write};
 use crate::apply::patch_object;
 use crate::caller::Caller;
 use capi_ext::hooks::v1alpha1::{
@@ -454,7 +454,7 @@ impl Patched {
     #[track_caller]
     pub fn assert_kept_by_api_server(&self, crds: &Crds) {
         let kind = self.after["kind"].as_str().unwrap_or_default();
-        let Some(answer) = crds.admit(&self.after) else {
+        let Some(answer) = crds.admit_as(&self.after, Write::Apply) else {
             panic!(
                 "no CRD of {kind} ({}) among the CRDs given: put it in the project's crds/ folder",
                 self.after["apiVersion"].as_str().unwrap_or_default()

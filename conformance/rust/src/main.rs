@@ -226,8 +226,9 @@ fn main() -> std::process::ExitCode {
         }
         "api-rules" => {
             // The CRDs from the paths after the mode; one object per JSON line in, what render's
-            // API-server rules make of it out: {"object", "pruned", "errors", "unchecked"}, or
-            // {"noCrd": true} / {"refused": why}.
+            // API-server rules make of its create out: {"object", "pruned", "errors",
+            // "unchecked", "apply"} ("apply": the same of its server-side apply without its
+            // status), or {"noCrd": true} / {"refused": why}.
             let mut crds = capi_ext_render::apiserver::Crds::default();
             for path in std::env::args().skip(2) {
                 if let Err(e) = crds.add_path(std::path::Path::new(&path)) {
@@ -238,10 +239,8 @@ fn main() -> std::process::ExitCode {
             for line in std::io::stdin().lock().lines() {
                 let line = line.expect("stdin");
                 let object: Value = serde_json::from_str(&line).expect("a JSON object");
-                let answer = match crds.admit(&object) {
-                    None => json!({"noCrd": true}),
-                    Some(Err(why)) => json!({"refused": why}),
-                    Some(Ok(admitted)) => json!({
+                let answer = |admitted: capi_ext_render::apiserver::Admitted| {
+                    json!({
                         "object": admitted.object,
                         "pruned": admitted.pruned,
                         "errors": admitted.errors.iter().map(|e| json!({
@@ -250,7 +249,24 @@ fn main() -> std::process::ExitCode {
                         "unchecked": admitted.unchecked.iter().map(|u| json!({
                             "field": u.field, "rule": u.rule, "reason": u.reason,
                         })).collect::<Vec<_>>(),
-                    }),
+                    })
+                };
+                let mut without_status = object.clone();
+                if let Some(map) = without_status.as_object_mut() {
+                    map.remove("status");
+                }
+                let answer = match crds.admit(&object) {
+                    None => json!({"noCrd": true}),
+                    Some(Err(why)) => json!({"refused": why}),
+                    Some(Ok(admitted)) => {
+                        let mut created = answer(admitted);
+                        if let Some(Ok(applied)) =
+                            crds.admit_as(&without_status, capi_ext_render::apiserver::Write::Apply)
+                        {
+                            created["apply"] = answer(applied);
+                        }
+                        created
+                    }
                 };
                 serde_json::to_writer(&mut out, &answer).expect("stdout");
                 out.write_all(b"\n").expect("stdout");

@@ -29,6 +29,9 @@
 //! - `invalid`: sets `bootstrapTimeout` to a number where the CRD says string: `diff` says it
 //!   BREAKS with the API server's field path; deployed, CAPI's apply is refused and the Cluster
 //!   stops reconciling.
+//! - `nulled`: sets `customImage` to `null` (a JSON patch may): a create would drop the null,
+//!   but CAPI's server-side apply keeps it and the API server refuses it (`must be of type
+//!   string: "null"`); `diff` says it BREAKS in those words.
 
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::patches::{NamedPatch, PatchContext, PatchError, PatchSet, Selector, Template};
@@ -154,6 +157,10 @@ pub const UNDECLARED: &str = "undeclared";
 /// otherwise).
 pub const INVALID: &str = "invalid";
 
+/// The version that also sets a field the CRD does not let be null to `null` (the last of
+/// [`VARIANTS`] otherwise).
+pub const NULLED: &str = "nulled";
+
 /// The patches of one version and the name of its GeneratePatches handler (`patches`,
 /// `patches-v2` for [`RENAMED`]).
 pub fn version(variant: &str) -> Result<(PatchSet<Value>, &'static str), String> {
@@ -174,10 +181,19 @@ pub fn version(variant: &str) -> Result<(PatchSet<Value>, &'static str), String>
             )),
             "patches",
         ),
+        NULLED => (
+            patch_set(last).patch(set_field(
+                "no-image",
+                machines(),
+                "customImage",
+                Value::Null,
+            )),
+            "patches",
+        ),
         _ => {
             let index = VARIANTS.iter().position(|v| *v == variant).ok_or_else(|| {
                 format!(
-                    "unknown variant `{variant}` (one of {VARIANTS:?}, or {RENAMED}, {UNDECLARED}, {INVALID})"
+                    "unknown variant `{variant}` (one of {VARIANTS:?}, or {RENAMED}, {UNDECLARED}, {INVALID}, {NULLED})"
                 )
             })?;
             (patch_set(index), "patches")
@@ -215,7 +231,7 @@ mod tests {
             assert_eq!(names.contains(&"preset"), i >= 7, "{variant}");
             assert_eq!(names.contains(&"pool-size"), i >= 8, "{variant}");
         }
-        for faulty in [RENAMED, UNDECLARED, INVALID] {
+        for faulty in [RENAMED, UNDECLARED, INVALID, NULLED] {
             assert!(extension(faulty).unwrap().build().is_ok(), "{faulty}");
         }
         assert!(extension("v9").is_err());
@@ -314,5 +330,10 @@ mod selection {
                 .contains(r#""path":"/spec/template/spec/bootstrapTimeout","value":600"#)
         );
         assert!(!patched(INVALID, &pool).contains("bootstrapTimeout"));
+        assert!(
+            patched(NULLED, &machines)
+                .contains(r#""path":"/spec/template/spec/customImage","value":null"#)
+        );
+        assert!(!patched(NULLED, &pool).contains("customImage\":null"));
     }
 }

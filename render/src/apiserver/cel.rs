@@ -54,7 +54,7 @@ fn walk(
         let here = path.unwrap_or(NIL_PATH);
         let this = to_cel(schema, value);
         for rule in &schema.validations {
-            check(here, path, rule, schema, &this, errors, unchecked);
+            check(here, path, rule, &this, errors, unchecked);
         }
     }
     match value {
@@ -197,7 +197,6 @@ fn check(
     here: &str,
     path: Option<&str>,
     rule: &Rule,
-    schema: &Schema,
     this: &Cel,
     errors: &mut Vec<FieldError>,
     unchecked: &mut Vec<Unchecked>,
@@ -226,11 +225,6 @@ fn check(
     let mut context = cel::Context::default();
     kubernetes_library(&mut context);
     context.add_variable_from_value("self", this.clone());
-    let value_type = if schema.int_or_string {
-        ""
-    } else {
-        schema.type_.as_str()
-    };
     match program.execute(&context) {
         Ok(Cel::Bool(true)) => {}
         Ok(Cel::Bool(false)) => {
@@ -251,10 +245,16 @@ fn check(
                 "FieldValueDuplicate" => ErrorType::Duplicate,
                 _ => ErrorType::Invalid,
             };
+            // `field.Duplicate` carries no detail; the others carry the rule's message.
+            let message = if type_ == ErrorType::Duplicate {
+                String::new()
+            } else {
+                message
+            };
             errors.push(FieldError {
                 field,
                 type_,
-                message: format!("Invalid value: \"{value_type}\": {message}"),
+                message,
             });
         }
         Ok(other) => skip(format!("answered {other:?}, not a bool"), unchecked),
@@ -270,10 +270,7 @@ fn check(
         Err(e) => errors.push(FieldError {
             field: here.to_string(),
             type_: ErrorType::Invalid,
-            message: format!(
-                "Invalid value: \"{value_type}\": {e} evaluating rule: {}",
-                rule.rule
-            ),
+            message: format!("{e} evaluating rule: {}", rule.rule),
         }),
     }
 }

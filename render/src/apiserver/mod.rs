@@ -4,7 +4,10 @@
 //!
 //! 1. pruning: fields the schema does not declare are dropped (and named: the API server warns
 //!    `unknown field "spec.x"`, or refuses them under strict field validation);
-//! 2. nulls of fields that are neither nullable nor defaulted are dropped;
+//! 2. nulls of fields that are neither nullable nor defaulted are dropped on a create
+//!    ([`Write::Create`]); a server-side apply ([`Write::Apply`], how Cluster API writes every
+//!    object it computes) keeps them, and validation refuses them (`must be of type string:
+//!    "null"`);
 //! 3. CRD defaults are filled in;
 //! 4. `status` is dropped when the CRD has a status subresource;
 //! 5. validation: the OpenAPI schema (types, formats, enums, patterns, bounds, required,
@@ -102,6 +105,19 @@ impl ErrorType {
         }
     }
 
+    /// The words the API server writes for it (`field.ErrorType.String`).
+    pub fn text(self) -> &'static str {
+        match self {
+            ErrorType::Required => "Required value",
+            ErrorType::Invalid | ErrorType::TypeInvalid => "Invalid value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::TooLong => "Too long",
+            ErrorType::TooMany => "Too many",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::Forbidden => "Forbidden",
+        }
+    }
+
     /// Whether the API server skips the CEL rules when an error of this type is present.
     fn blocks_rules(self) -> bool {
         matches!(
@@ -123,13 +139,21 @@ pub struct FieldError {
     pub field: String,
     /// The error's type.
     pub type_: ErrorType,
-    /// What is wrong.
+    /// What is wrong: the detail of the API server's field error, word for word (empty for a
+    /// bare `Required value`); its cause's message is the type's words, the bad value, then
+    /// this.
     pub message: String,
 }
 
+/// As the API server writes a field error, less the bad value: `spec.mode: Unsupported value:
+/// supported values: "a", "b"`.
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
+        write!(f, "{}: {}", self.field, self.type_.text())?;
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
+        }
+        Ok(())
     }
 }
 
@@ -324,6 +348,28 @@ impl Crds {
     /// What the API server does to `object` on a create: `None` when the set has no CRD for
     /// its kind; an error when its version is not served.
     pub fn admit(&self, object: &Value) -> Option<Result<Admitted, String>> {
+        self.admit_as(object, Write::Create)
+    }
+
+    /// What the API server does to `object` written the way `write` says: `None` when the set
+    /// has no CRD for its kind; an error when its version is not served.
+    ///
+    /// ```
+    /// use capi_ext_render::apiserver::{Crds, Write};
+    /// let md = serde_json::json!({"apiVersion": "cluster.x-k8s.io/v1beta2",
+    ///     "kind": "MachineDeployment", "metadata": {"name": "md"},
+    ///     "spec": {"clusterName": "c", "selector": {}, "template": {"spec": {"clusterName": "c", "version": null,
+    ///         "bootstrap": {"dataSecretName": "s"},
+    ///         "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io",
+    ///             "kind": "DevMachine", "name": "m"}}}}});
+    /// let crds = Crds::capi();
+    /// let created = crds.admit_as(&md, Write::Create).unwrap().unwrap();
+    /// assert!(created.errors.is_empty(), "{:?}", created.errors);
+    /// let applied = crds.admit_as(&md, Write::Apply).unwrap().unwrap();
+    /// assert_eq!(applied.errors[0].field, "spec.template.spec.version");
+    /// assert!(applied.errors[0].message.ends_with(r#"must be of type string: "null""#));
+    /// ```
+    pub fn admit_as(&self, object: &Value, write: Write) -> Option<Result<Admitted, String>> {
         let api_version = text(object, &["apiVersion"]);
         let kind = text(object, &["kind"]);
         let crd = self.get(api_version, kind)?;
@@ -345,8 +391,19 @@ impl Crds {
                 served.join(", ")
             )));
         };
-        Some(Ok(admit(version, object)))
+        Some(Ok(admit(version, object, write)))
     }
+}
+
+/// How an object reaches the API server: the two differ on a null.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Write {
+    /// A create or update: a null of a field that is neither nullable nor defaulted is dropped.
+    Create,
+    /// A server-side apply, as Cluster API writes every object it computes: a field the schema
+    /// does not declare is refused (`field not declared in schema`) instead of dropped, and a
+    /// null is kept, so a field that is not nullable refuses it.
+    Apply,
 }
 
 /// The Kubernetes objects of a YAML or JSON file, or of every `.yaml`/`.yml`/`.json` file of a
@@ -399,33 +456,17 @@ fn scale_errors(version: &Version, object: &Value) -> Vec<FieldError> {
         return Vec::new();
     };
     let mut errors = Vec::new();
-    // unstructured.NestedFieldNoCopy: absent is fine, a non-object on the way is an error.
-    let at = |path: &str| -> Result<Option<&Value>, ()> {
-        let mut value = object;
-        for key in path.trim_start_matches('.').split('.') {
-            match value {
-                Value::Object(map) => match map.get(key) {
-                    Some(v) => value = v,
-                    None => return Ok(None),
-                },
-                _ => return Err(()),
-            }
-        }
-        Ok(Some(value))
-    };
     for path in [spec, status].into_iter().flatten() {
         let invalid = |message: String| FieldError {
             field: path.clone(),
             type_: ErrorType::Invalid,
             message,
         };
-        match at(path) {
-            Err(()) => errors.push(invalid(format!(
-                "{path} accessor error: not an object on the way"
-            ))),
+        match nested(object, path, "int64", |v| v.is_i64()) {
+            Err(message) => errors.push(invalid(message)),
             Ok(None) => {}
-            Ok(Some(Value::Number(n))) if n.is_i64() => {
-                let replicas = n.as_i64().expect("checked");
+            Ok(Some(value)) => {
+                let replicas = value.as_i64().expect("checked");
                 if replicas < 0 {
                     errors.push(invalid("should be a non-negative integer".into()));
                 } else if replicas > i64::from(i32::MAX) {
@@ -435,19 +476,116 @@ fn scale_errors(version: &Version, object: &Value) -> Vec<FieldError> {
                     )));
                 }
             }
-            Ok(Some(other)) => errors.push(invalid(format!("{other} is not an int64"))),
         }
     }
     if let Some(path) = selector
-        && !matches!(at(path), Ok(None | Some(Value::String(_))))
+        && let Err(message) = nested(object, path, "string", Value::is_string)
     {
         errors.push(FieldError {
             field: path.clone(),
             type_: ErrorType::Invalid,
-            message: "not a string".into(),
+            message,
         });
     }
     errors
+}
+
+/// unstructured's `NestedInt64`/`NestedString` at a scale path (`.spec.replicas`): absent (or a
+/// null on the way) is none; a non-object on the way or a value of another type is its
+/// accessor error, word for word.
+fn nested<'a>(
+    object: &'a Value,
+    path: &str,
+    expected: &str,
+    is: impl Fn(&Value) -> bool,
+) -> Result<Option<&'a Value>, String> {
+    let fields: Vec<&str> = path.trim_start_matches('.').split('.').collect();
+    let mut value = object;
+    for (i, key) in fields.iter().enumerate() {
+        match value {
+            Value::Null => return Ok(None),
+            Value::Object(map) => match map.get(*key) {
+                Some(v) => value = v,
+                None => return Ok(None),
+            },
+            other => {
+                return Err(format!(
+                    ".{} accessor error: {} is of the type {}, expected map[string]interface{{}}",
+                    fields[..=i].join("."),
+                    go_value(other),
+                    go_type(other)
+                ));
+            }
+        }
+    }
+    if is(value) {
+        Ok(Some(value))
+    } else {
+        Err(format!(
+            ".{} accessor error: {} is of the type {}, expected {expected}",
+            fields.join("."),
+            go_value(value),
+            go_type(value)
+        ))
+    }
+}
+
+/// Go's `%T` of a decoded JSON value.
+fn go_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() => "int64",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// Go's `%v` of a decoded JSON value.
+fn go_value(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => go_float(n.as_f64().unwrap_or_default()),
+        },
+        Value::String(s) => s.clone(),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(go_value).collect::<Vec<_>>().join(" ")
+        ),
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by_key(|(k, _)| *k);
+            format!(
+                "map[{}]",
+                entries
+                    .iter()
+                    .map(|(k, v)| format!("{k}:{}", go_value(v)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )
+        }
+    }
+}
+
+/// Go's `%v` of a float64: the shortest digits, in exponent form below 1e-4 or from 1e6.
+fn go_float(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let scientific = format!("{f:e}");
+    let (mantissa, exponent) = scientific.split_once('e').expect("{:e} has an e");
+    let exponent: i32 = exponent.parse().expect("an exponent");
+    if (-4..6).contains(&exponent) {
+        format!("{f}")
+    } else {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    }
 }
 
 /// The fields the API server would prune from `object` (a whole resource) under `root`.
@@ -488,12 +626,14 @@ pub fn did_you_mean_in(crds: &Crds, object: &Value, pruned: &str) -> Option<Stri
     did_you_mean(&version.schema, pruned)
 }
 
-/// The rules of one version on one object.
-pub fn admit(version: &Version, object: &Value) -> Admitted {
+/// The rules of one version on one object, written as `write` says.
+pub fn admit(version: &Version, object: &Value, write: Write) -> Admitted {
     let schema = &version.schema;
     let mut stored = object.clone();
     let pruned = prune::prune(&mut stored, schema);
-    prune::prune_nulls(&mut stored, Some(schema));
+    if write == Write::Create {
+        prune::prune_nulls(&mut stored, Some(schema));
+    }
     prune::default(&mut stored, schema);
     if version.status_subresource
         && let Some(map) = stored.as_object_mut()

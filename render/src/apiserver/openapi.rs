@@ -29,7 +29,11 @@ enum Code {
 struct Error {
     code: Code,
     name: String,
+    /// go-openapi's message (errors with the same one are reported once).
     text: String,
+    /// The detail the API server's field error carries instead, when it is not `text`
+    /// (apiextensions' `kubeOpenAPIResultToFieldErrors`).
+    detail: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -40,11 +44,16 @@ struct Res {
 
 impl Res {
     fn err(code: Code, name: &str, text: String) -> Res {
+        Res::err_detail(code, name, text, None)
+    }
+
+    fn err_detail(code: Code, name: &str, text: String, detail: Option<String>) -> Res {
         Res {
             errors: vec![Error {
                 code,
                 name: name.to_string(),
                 text,
+                detail,
             }],
             matches: 0,
         }
@@ -93,7 +102,7 @@ pub fn validate(schema: &Schema, data: &Value) -> Vec<FieldError> {
             FieldError {
                 field,
                 type_,
-                message: e.text,
+                message: e.detail.unwrap_or(e.text),
             }
         })
         .collect()
@@ -154,8 +163,10 @@ fn node(schema: &Schema, path: &str, data: &Value) -> Res {
                 result.merge(Some(Res::err(
                     Code::InvalidType,
                     path,
+                    // The format as the schema writes it (`date-time`), not as it is checked.
                     format!(
-                        "{path} in body must be of type {format}: {}",
+                        "{path} in body must be of type {}: {}",
+                        schema.format,
                         quote(data.as_str().unwrap_or_default())
                     ),
                 )));
@@ -182,6 +193,22 @@ fn node(schema: &Schema, path: &str, data: &Value) -> Res {
 }
 
 /// Go's `%q` of a string, enough for error texts (they are compared, not shown to Go).
+/// `field.TooLong`'s detail.
+fn too_long(max: i64) -> String {
+    format!(
+        "may not be more than {max} {}",
+        if max == 1 { "byte" } else { "bytes" }
+    )
+}
+
+/// `field.TooMany`'s detail.
+fn too_many(max: i64) -> String {
+    format!(
+        "must have at most {max} {}",
+        if max == 1 { "item" } else { "items" }
+    )
+}
+
 fn quote(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
@@ -226,7 +253,7 @@ fn type_check(
             return Some(Res::err(
                 Code::InvalidType,
                 path,
-                format!("{path} in body must be of type {joined}"),
+                format!("{path} in body must be of type {joined}: \"null\""),
             ));
         }
         return Some(Res::default());
@@ -244,7 +271,8 @@ fn type_check(
             Code::InvalidType,
             path,
             format!(
-                "{path} in body must be of type {format}: {}",
+                "{path} in body must be of type {}: {}",
+                schema.format,
                 quote(sch_format)
             ),
         ));
@@ -296,7 +324,8 @@ fn junctors(schema: &Schema, path: &str, data: &Value) -> Res {
             main.add(Error {
                 code: Code::Composite,
                 name: path.into(),
-                text: format!("{path} must validate at least one schema (anyOf)"),
+                text: format!("{} must validate at least one schema (anyOf)", quote(path)),
+                detail: None,
             });
         }
         if best.is_some() {
@@ -332,7 +361,11 @@ fn junctors(schema: &Schema, path: &str, data: &Value) -> Res {
             main.add(Error {
                 code: Code::Composite,
                 name: path.into(),
-                text: format!("{path} must validate one and only one schema (oneOf). {more}"),
+                text: format!(
+                    "{} must validate one and only one schema (oneOf). {more}",
+                    quote(path)
+                ),
+                detail: None,
             });
             main.merge(best);
         } else {
@@ -357,7 +390,11 @@ fn junctors(schema: &Schema, path: &str, data: &Value) -> Res {
             main.add(Error {
                 code: Code::Composite,
                 name: path.into(),
-                text: format!("{path} must validate all the schemas (allOf){more}"),
+                text: format!(
+                    "{} must validate all the schemas (allOf){more}",
+                    quote(path)
+                ),
+                detail: None,
             });
         }
     }
@@ -367,7 +404,8 @@ fn junctors(schema: &Schema, path: &str, data: &Value) -> Res {
         main.add(Error {
             code: Code::Composite,
             name: path.into(),
-            text: format!("{path} must not validate the schema (not)"),
+            text: format!("{} must not validate the schema (not)", quote(path)),
+            detail: None,
         });
     }
     main.matches += 1;
@@ -380,10 +418,11 @@ fn string_check(schema: &Schema, path: &str, data: &Value) -> Option<Res> {
     if let Some(max) = schema.max_length
         && chars > max
     {
-        return Some(Res::err(
+        return Some(Res::err_detail(
             Code::TooLong,
             path,
             format!("{path} in body should be at most {max} chars long"),
+            Some(too_long(max)),
         ));
     }
     if let Some(min) = schema.min_length
@@ -480,6 +519,7 @@ fn number_check(schema: &Schema, types: &[&str], path: &str, data: &Value, kind:
             code: Code::Composite,
             name: String::new(),
             text,
+            detail: None,
         }
     };
     if !in_range(data, type_name, &format) {
@@ -523,6 +563,7 @@ fn number_check(schema: &Schema, types: &[&str], path: &str, data: &Value, kind:
                 code: Code::Other,
                 name: path.into(),
                 text,
+                detail: None,
             });
         }
     }
@@ -549,6 +590,7 @@ fn number_check(schema: &Schema, types: &[&str], path: &str, data: &Value, kind:
                 code: Code::Other,
                 name: path.into(),
                 text: format!("{path} in body should be {op} {min}"),
+                detail: None,
             });
         }
     }
@@ -575,6 +617,7 @@ fn number_check(schema: &Schema, types: &[&str], path: &str, data: &Value, kind:
                 code: Code::Other,
                 name: path.into(),
                 text: format!("{path} in body should be {op} {max}"),
+                detail: None,
             });
         }
     }
@@ -600,6 +643,7 @@ fn slice_check(schema: &Schema, path: &str, items: &[Value]) -> Res {
             code: Code::Other,
             name: path.into(),
             text: format!("{path} in body should have at least {min} items"),
+            detail: None,
         });
     }
     if let Some(max) = schema.max_items
@@ -609,6 +653,7 @@ fn slice_check(schema: &Schema, path: &str, items: &[Value]) -> Res {
             code: Code::MaxItems,
             name: path.into(),
             text: format!("{path} in body should have at most {max} items"),
+            detail: Some(too_many(max)),
         });
     }
     if schema.unique_items {
@@ -621,6 +666,7 @@ fn slice_check(schema: &Schema, path: &str, items: &[Value]) -> Res {
                 code: Code::Other,
                 name: path.into(),
                 text: format!("{path} in body shouldn't contain duplicates"),
+                detail: None,
             });
         }
     }
@@ -670,10 +716,22 @@ fn enum_check(schema: &Schema, path: &str, data: &Value) -> Option<Res> {
             other => other.to_string(),
         })
         .collect();
-    Some(Res::err(
+    let supported: Vec<String> = values
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => quote(s),
+            other => quote(&other.to_string()),
+        })
+        .collect();
+    Some(Res::err_detail(
         Code::Enum,
         path,
         format!("{path} in body should be one of [{}]", listed.join(" ")),
+        Some(if supported.is_empty() {
+            String::new()
+        } else {
+            format!("supported values: {}", supported.join(", "))
+        }),
     ))
 }
 
@@ -708,6 +766,7 @@ fn object_check(schema: &Schema, path: &str, map: &serde_json::Map<String, Value
             code: Code::Other,
             name: path.into(),
             text: format!("{path} in body should have at least {min} properties"),
+            detail: None,
         });
     }
     if let Some(max) = schema.max_properties
@@ -717,6 +776,7 @@ fn object_check(schema: &Schema, path: &str, map: &serde_json::Map<String, Value
             code: Code::TooManyProperties,
             name: path.into(),
             text: format!("{path} in body should have at most {max} properties"),
+            detail: Some(too_many(max)),
         });
     }
     match &schema.additional_properties {
@@ -727,6 +787,7 @@ fn object_check(schema: &Schema, path: &str, map: &serde_json::Map<String, Value
                         code: Code::Other,
                         name: path.into(),
                         text: format!("{path}.{key} in body is a forbidden property"),
+                        detail: None,
                     });
                 }
             }
@@ -756,6 +817,7 @@ fn object_check(schema: &Schema, path: &str, map: &serde_json::Map<String, Value
             res.add(Error {
                 code: Code::Required,
                 text: format!("{name} in body is required"),
+                detail: Some(String::new()),
                 name,
             });
         }

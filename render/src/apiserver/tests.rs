@@ -193,3 +193,50 @@ fn did_you_mean_names_the_nearest_field_of_the_same_object() {
         None
     );
 }
+
+#[test]
+fn a_null_is_dropped_by_a_create_and_refused_by_a_server_side_apply() {
+    let object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "default"},
+        "spec": {"name": "a", "mode": null, "note": null, "replicas": null}});
+    let created = crds().admit_as(&object, Write::Create).unwrap().unwrap();
+    assert!(created.errors.is_empty(), "{:?}", created.errors);
+    assert_eq!(
+        created.object["spec"],
+        json!({"name": "a", "note": null, "replicas": 1})
+    );
+    let applied = crds().admit_as(&object, Write::Apply).unwrap().unwrap();
+    let shown: Vec<String> = applied.errors.iter().map(ToString::to_string).collect();
+    // The nullable one is kept, the defaulted one defaulted, the other refused.
+    assert_eq!(
+        shown,
+        [
+            r#"spec.mode: Invalid value: spec.mode in body must be of type string: "null""#,
+            r#"spec.mode: Unsupported value: supported values: "a", "b""#,
+            "<nil>: Invalid value: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+        ]
+    );
+    assert_eq!(applied.object["spec"]["replicas"], 1);
+}
+
+#[test]
+fn messages_are_the_api_servers_details() {
+    let admitted = admit(json!({"name": "toolong", "items": [{"name": "x"}, {"name": "x"}]}));
+    let shown: Vec<String> = admitted.errors.iter().map(ToString::to_string).collect();
+    assert!(
+        shown.contains(&"spec.name: Too long: may not be more than 5 bytes".to_string()),
+        "{shown:?}"
+    );
+    let missing = admit(json!({}));
+    assert_eq!(missing.errors[0].to_string(), "spec.name: Required value");
+    let crds = crds();
+    let object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w"}, "spec": {"name": "a", "replicas": 1.5e7}});
+    let admitted = crds.admit(&object).unwrap().unwrap();
+    assert!(
+        admitted.errors.iter().any(|e| e.message
+            == ".spec.replicas accessor error: 1.5e+07 is of the type float64, expected int64"),
+        "{:?}",
+        admitted.errors
+    );
+}
