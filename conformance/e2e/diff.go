@@ -640,8 +640,8 @@ var faultyHeads = []faultyHead{
 	// A null: a plain create would drop it; CAPI's server-side apply keeps it, and the API
 	// server refuses it.
 	{variant: "nulled", why: "a null where DockerMachineTemplate's CRD allows none",
-		diffSays: `spec.template.spec.customImage: Invalid value: spec.template.spec.customImage in body must be of type string: "null"`,
-		capiSays: "spec.template.spec.customImage in body must be of type string"},
+		diffSays: `spec.template.spec.extraMounts: Invalid value: spec.template.spec.extraMounts in body must be of type array: "null"`,
+		capiSays: "spec.template.spec.extraMounts in body must be of type array"},
 }
 
 // faultyHeadsBreak runs faultyHeads in turn from the last good version, which is deployed again

@@ -29,9 +29,9 @@
 //! - `invalid`: sets `bootstrapTimeout` to a number where the CRD says string: `diff` says it
 //!   BREAKS with the API server's field path; deployed, CAPI's apply is refused and the Cluster
 //!   stops reconciling.
-//! - `nulled`: sets `customImage` to `null` (a JSON patch may): a create would drop the null,
+//! - `nulled`: sets `extraMounts` to `null` (a JSON patch may): a create would drop the null,
 //!   but CAPI's server-side apply keeps it and the API server refuses it (`must be of type
-//!   string: "null"`); `diff` says it BREAKS in those words.
+//!   array: "null"`); `diff` says it BREAKS in those words.
 
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::patches::{NamedPatch, PatchContext, PatchError, PatchSet, Selector, Template};
@@ -183,9 +183,9 @@ pub fn version(variant: &str) -> Result<(PatchSet<Value>, &'static str), String>
         ),
         NULLED => (
             patch_set(last).patch(set_field(
-                "no-image",
+                "no-mounts",
                 machines(),
-                "customImage",
+                "extraMounts",
                 Value::Null,
             )),
             "patches",
@@ -330,10 +330,11 @@ mod selection {
                 .contains(r#""path":"/spec/template/spec/bootstrapTimeout","value":600"#)
         );
         assert!(!patched(INVALID, &pool).contains("bootstrapTimeout"));
+        let nulled = patched(NULLED, &machines);
         assert!(
-            patched(NULLED, &machines)
-                .contains(r#""path":"/spec/template/spec/customImage","value":null"#)
+            nulled.contains(r#""path":"/spec/template/spec/extraMounts","value":null"#),
+            "{nulled}"
         );
-        assert!(!patched(NULLED, &pool).contains("customImage\":null"));
+        assert!(!patched(NULLED, &pool).contains("extraMounts"));
     }
 }
