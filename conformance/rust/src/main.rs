@@ -251,15 +251,15 @@ fn main() -> std::process::ExitCode {
                         })).collect::<Vec<_>>(),
                     })
                 };
-                let mut without_status = object.clone();
-                if let Some(map) = without_status.as_object_mut() {
-                    map.remove("status");
-                }
                 let answer = match crds.admit(&object) {
                     None => json!({"noCrd": true}),
                     Some(Err(why)) => json!({"refused": why}),
                     Some(Ok(admitted)) => {
                         let mut created = answer(admitted);
+                        let mut without_status = object.clone();
+                        if let Some(map) = without_status.as_object_mut() {
+                            map.remove("status");
+                        }
                         if let Some(Ok(applied)) =
                             crds.admit_as(&without_status, capi_ext_render::apiserver::Write::Apply)
                         {
