@@ -1,5 +1,5 @@
 # capi-ext — the commands the README documents.
-.PHONY: demo test lint unit goldens first-run tutorial package conformance roundtrip differential gotemplate apirules otel e2e dev fuzz bench bench-compare bench-profile bench-musl soak fmt
+.PHONY: demo steps test lint unit goldens first-run tutorial package conformance roundtrip differential gotemplate apirules otel e2e dev fuzz bench bench-compare bench-profile bench-musl soak fmt
 
 # The projects the tests generate and build get the workspace's debug setting (see Cargo.toml).
 export CARGO_PROFILE_DEV_DEBUG := line-tables-only
@@ -10,7 +10,8 @@ demo:
 
 ## The whole test suite: formatting, lints, unit, integration and doc tests, golden projects,
 ## a new user's first run and the tutorial, outside the repository, and the crates as packaged.
-test: lint unit goldens first-run tutorial package
+TEST_STEPS := lint unit goldens first-run tutorial package
+test: $(TEST_STEPS)
 
 lint:
 	cargo fmt --all -- --check
@@ -37,9 +38,15 @@ tutorial:
 package:
 	./scripts/package.sh
 
+## The steps of `test` and `conformance`, a line each (.ci/run times them one by one).
+steps:
+	@echo $(TEST_STEPS)
+	@echo $(CONFORMANCE_STEPS)
+
 ## Cluster API judges the wire format: its Go types round-trip our JSON, its desired-state
 ## generator computes what render computes, its real manager calls us.
-conformance: roundtrip differential gotemplate apirules otel e2e dev
+CONFORMANCE_STEPS := roundtrip differential gotemplate apirules otel e2e dev
+conformance: $(CONFORMANCE_STEPS)
 
 roundtrip:
 	./conformance/scripts/roundtrip.sh
@@ -62,11 +69,15 @@ e2e:
 	./conformance/scripts/e2e.sh
 
 ## `capi-ext dev` run as an author runs it: a new project under a real Cluster API, edited live,
-## on each Cluster API release of the matrix (conformance/versions.env).
+## on the newest Cluster API release of the matrix (conformance/versions.env); DEV_RELEASES names
+## others (DEV_RELEASES=all: every release of the matrix, about 4 minutes each).
 dev:
-	bash -ec '. conformance/versions.env; for entry in $$CAPI_MATRIX; do \
-	  DEV_FLAGS="--capi-version $${entry%%:*} $(DEV_FLAGS)" ./conformance/scripts/dev.sh; \
-	done'
+	bash -ec '. conformance/versions.env; releases="$(DEV_RELEASES)"; \
+	  [ -n "$$releases" ] || releases=$$CAPI_VERSION; \
+	  [ "$$releases" != all ] || releases=$$(for e in $$CAPI_MATRIX; do echo $${e%%:*}; done); \
+	  for capi in $$releases; do \
+	    DEV_FLAGS="--capi-version $$capi $(DEV_FLAGS)" ./conformance/scripts/dev.sh; \
+	  done'
 
 ## Coverage-guided fuzzing (cargo-afl): each target for FUZZ_SECONDS (default 60); exit 1 on a crash.
 fuzz:

@@ -122,12 +122,18 @@ import json, sys
 crd = json.load(sys.stdin)
 assert "v1beta2" in crd["metadata"]["labels"]["cluster.x-k8s.io/v1beta2"].split("_"), crd["metadata"]["labels"]
 ' || fail "crds/'s CRD is not served with a cluster.x-k8s.io/v1beta2 contract label"
-api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render | python3 -c '
+# The topology controller sets the Cluster's infrastructureRef after GeneratePatches answered, in
+# the same reconcile: read until it is there.
+has_infrastructure() {
+  api GET /apis/cluster.x-k8s.io/v1beta2/namespaces/default/clusters/render | python3 -c '
 import json, sys
 c = json.load(sys.stdin)
 ref = c["spec"].get("infrastructureRef") or {}
 assert ref.get("kind") == "GenericInfrastructureCluster", f"the topology controller did not create the infrastructure cluster: {c}"
-' || fail "the Cluster has no infrastructure cluster from its topology"
+'
+}
+for _ in $(seq 1 60); do has_infrastructure 2>/dev/null && break; sleep 1; done
+has_infrastructure || fail "the Cluster has no infrastructure cluster from its topology 60 s after GeneratePatches"
 
 # The providers played: the control plane initialized, md-0's two Machines provisioned, mp-0's
 # two Nodes, which CAPI's MachinePool controller found.
