@@ -44,7 +44,8 @@ for entry in $CAPI_MATRIX; do
   capi=${entry%%:*}
   if [ -n "${E2E_VERSIONS:-}" ] && [[ " $E2E_VERSIONS " != *" $capi "* ]]; then continue; fi
   started=$(date +%s)
-  # Not `eval "$(...)"`: that would swallow a failed build and go on with empty paths.
+  # The paths it prints go to a file the release's harness sources: a failed build stops here,
+  # never going on with empty paths.
   ./conformance/scripts/build-binaries.sh "$entry" > "$logs/$capi.binaries" || { echo "e2e: building the binaries for $entry failed (see above)" >&2; exit 1; }
   echo "Cluster API $capi: binaries ready in $(( $(date +%s) - started ))s" >&2
   releases+=("$capi")
