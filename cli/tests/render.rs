@@ -74,7 +74,7 @@ fn renders_the_quickstart_as_capi_would() {
         stderr.contains("Called GeneratePatches `patches` for patch quickstart"),
         "{stderr}"
     );
-    assert!(stderr.contains("Rendered 6 objects"), "{stderr}");
+    assert!(stderr.contains("Rendered 7 objects"), "{stderr}");
 
     // --output writes the same text; --check compares it and shows a difference as a diff.
     let kept = dir.join("kept/rendered.yaml");

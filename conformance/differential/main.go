@@ -328,6 +328,10 @@ func capiObjects(state *scope.ClusterState) map[string]map[string]any {
 	if state.InfrastructureCluster != nil {
 		add(state.InfrastructureCluster)
 	}
+	if state.Cluster != nil {
+		content := clusterFields(typedContent(state.Cluster, "Cluster"))
+		out[objectKey(content)] = content
+	}
 	if state.ControlPlane != nil {
 		if state.ControlPlane.Object != nil {
 			add(state.ControlPlane.Object)
@@ -357,6 +361,25 @@ func capiObjects(state *scope.ClusterState) map[string]map[string]any {
 		}
 	}
 	return out
+}
+
+// clusterFields keeps of the desired Cluster the fields its topology controller writes
+// (reconcileCluster patches labels, annotations and the two references): what render prints
+// of the Cluster.
+func clusterFields(cluster map[string]any) map[string]any {
+	metadata := map[string]any{}
+	for _, field := range []string{"name", "namespace", "labels", "annotations"} {
+		if v, ok, _ := unstructured.NestedFieldNoCopy(cluster, "metadata", field); ok && v != nil {
+			metadata[field] = v
+		}
+	}
+	spec := map[string]any{}
+	for _, field := range []string{"infrastructureRef", "controlPlaneRef"} {
+		if v, ok, _ := unstructured.NestedFieldNoCopy(cluster, "spec", field); ok && v != nil {
+			spec[field] = v
+		}
+	}
+	return map[string]any{"apiVersion": cluster["apiVersion"], "kind": "Cluster", "metadata": metadata, "spec": spec}
 }
 
 // typedContent is a typed CAPI object as it goes over the wire (Go's JSON encoding, what

@@ -381,7 +381,15 @@ func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error 
 			return fmt.Errorf("render printed %s %s, which CAPI did not create: %w", r.GetKind(), r.GetName(), err)
 		}
 		withoutControllers(real.Object)
-		for _, field := range [][]string{{"spec"}, {"metadata", "labels"}, {"metadata", "annotations"}} {
+		fields := [][]string{{"spec"}, {"metadata", "labels"}, {"metadata", "annotations"}}
+		if r.GetKind() == "Cluster" {
+			// render prints the fields of the Cluster its topology controller writes.
+			fields = [][]string{{"spec", "infrastructureRef"}, {"spec", "controlPlaneRef"}, {"metadata", "labels"}, {"metadata", "annotations"}}
+			if spec, _, _ := unstructured.NestedMap(r.Object, "spec"); len(spec) != 2 {
+				return fmt.Errorf("render printed a Cluster with more than its two references in spec: %v", spec)
+			}
+		}
+		for _, field := range fields {
 			want, _, _ := unstructured.NestedFieldNoCopy(real.Object, field...)
 			got, _, _ := unstructured.NestedFieldNoCopy(r.Object, field...)
 			want, got = asJSON(want), asJSON(got)
@@ -395,8 +403,8 @@ func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error 
 	// Every object CAPI made for the topology, none missing: the infrastructure cluster, the
 	// control plane, its machine template and MachineHealthCheck, the MachineDeployment, its
 	// bootstrap and machine templates and MachineHealthCheck, the MachinePool and its bootstrap
-	// config and infrastructure machine pool.
-	want := []string{"GenericBootstrapConfig", "GenericBootstrapConfigTemplate", "GenericControlPlane", "GenericInfrastructureCluster",
+	// config and infrastructure machine pool; and the Cluster's topology-managed fields.
+	want := []string{"Cluster", "GenericBootstrapConfig", "GenericBootstrapConfigTemplate", "GenericControlPlane", "GenericInfrastructureCluster",
 		"GenericInfrastructureMachinePool", "GenericInfrastructureMachineTemplate", "GenericInfrastructureMachineTemplate", "MachineDeployment",
 		"MachineHealthCheck", "MachineHealthCheck", "MachinePool"}
 	got := append([]string(nil), kinds...)
@@ -404,7 +412,7 @@ func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error 
 	if !reflect.DeepEqual(got, want) {
 		return fmt.Errorf("render printed %v, CAPI made %v", got, want)
 	}
-	fmt.Printf("  render's objects equal those CAPI created (spec, labels, annotations): %s\n", strings.Join(kinds, ", "))
+	fmt.Printf("  render's objects equal those CAPI created (spec, labels, annotations; the Cluster's references, labels, annotations): %s\n", strings.Join(kinds, ", "))
 	return nil
 }
 

@@ -73,6 +73,9 @@ pub enum Role {
     ControlPlaneMachineHealthCheck,
     /// The MachineHealthCheck of the MachineDeployment with this topology name.
     MachineDeploymentMachineHealthCheck(String),
+    /// The fields of the Cluster its topology controller owns: labels, annotations and the
+    /// references to the infrastructure cluster and the control plane.
+    Cluster,
 }
 
 impl fmt::Display for Role {
@@ -103,6 +106,7 @@ impl fmt::Display for Role {
             Role::MachinePoolInfrastructure(mp) => {
                 write!(f, "MachinePool {mp}'s infrastructure machine pool")
             }
+            Role::Cluster => f.write_str("the Cluster"),
         }
     }
 }
@@ -230,6 +234,7 @@ impl ObjectChange {
             return None;
         }
         Some(match &self.role {
+            Role::Cluster => "the Cluster".into(),
             Role::InfrastructureCluster => "the infrastructure cluster".into(),
             Role::ControlPlane
             | Role::ControlPlaneMachineTemplate
@@ -462,7 +467,9 @@ fn effect(
     match role {
         // CAPI patches a MachineHealthCheck in place; it replaces no Machine by itself (only
         // the unhealthy ones it remediates, whatever changed).
-        Role::InfrastructureCluster
+        // reconcileCluster patches the Cluster's references in place (CAPI sets them once).
+        Role::Cluster
+        | Role::InfrastructureCluster
         | Role::ControlPlaneMachineHealthCheck
         | Role::MachineDeploymentMachineHealthCheck(_) => Effect::InPlace,
         Role::ControlPlaneMachineTemplate
@@ -577,6 +584,28 @@ mod tests {
     fn unchanged_objects_are_not_reported() {
         let object = json!({"kind": "X", "spec": {"a": 1}});
         assert!(pair(Role::InfrastructureCluster, object.clone(), object).is_empty());
+    }
+
+    #[test]
+    fn the_clusters_own_fields_are_patched_in_place() {
+        let cluster = |name: &str, step: &str| {
+            json!({"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+                   "metadata": {"name": "c1", "annotations": {"topology.internal.cluster.x-k8s.io/upgrade-step": step}},
+                   "spec": {"infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DockerCluster", "name": name}}})
+        };
+        let changes = pair(Role::Cluster, cluster("a", ""), cluster("b", "v1.34.0"));
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].effect, Effect::InPlace);
+        assert_eq!(changes[0].rollout(), Rollout::No);
+        assert_eq!(changes[0].rolls_out(), None);
+        let paths: Vec<&str> = changes[0].fields.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "metadata.annotations[\"topology.internal.cluster.x-k8s.io/upgrade-step\"]",
+                "spec.infrastructureRef.name"
+            ]
+        );
     }
 
     #[test]

@@ -409,8 +409,18 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     update_desired(&request, &mut desired, capi_version);
     rendered.objects = desired.objects();
     if let Some(crds) = &input.crds {
-        let warnings = stored::store(crds, &mut rendered.objects, Write::Apply)?;
-        rendered.warnings.extend(warnings);
+        // The Cluster itself was stored with the input; only its topology-managed fields are
+        // printed, which a CRD check of the whole Cluster would refuse as incomplete.
+        for (object, role) in rendered.objects.iter_mut().zip(&rendered.roles) {
+            if *role == crate::change::Role::Cluster {
+                continue;
+            }
+            for warning in stored::store(crds, std::slice::from_mut(object), Write::Apply)? {
+                if !rendered.warnings.contains(&warning) {
+                    rendered.warnings.push(warning);
+                }
+            }
+        }
     }
     Ok(rendered)
 }

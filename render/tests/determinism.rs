@@ -94,8 +94,8 @@ async fn deterministic_extensions_render() {
             })
     });
     let rendered = render(&input(), &ext).await.unwrap();
-    // Four templates and the MachineDeployment.
-    assert_eq!(rendered.objects.len(), 6);
+    // The six objects of the topology and the Cluster's topology-managed fields.
+    assert_eq!(rendered.objects.len(), 7);
 }
 
 #[tokio::test]

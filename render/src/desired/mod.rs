@@ -59,6 +59,8 @@ pub(crate) struct Worker {
 
 /// The desired objects, before patches.
 pub(crate) struct Desired {
+    /// The Cluster as `computeCluster` makes it: the input with the topology's labels and the
+    /// upgrade-step annotation (its references are set by [`Desired::cluster_fields`]).
     pub cluster: Value,
     pub infrastructure_cluster: Value,
     pub control_plane: Value,
@@ -104,7 +106,9 @@ pub(super) fn metadata_maps(value: &Value) -> (BTreeMap<String, String>, BTreeMa
 }
 
 impl Desired {
-    /// The objects, in the order `render` prints them.
+    /// The objects, in the order `render` prints them: the order CAPI's `reconcileState` writes
+    /// them in (the infrastructure cluster, the control plane and what it holds, the Cluster's
+    /// own fields, then the workers).
     pub(crate) fn objects(&self) -> Vec<Value> {
         let mut objects = vec![
             self.infrastructure_cluster.clone(),
@@ -112,6 +116,7 @@ impl Desired {
         ];
         objects.extend(self.control_plane_machine.clone());
         objects.extend(self.control_plane_health_check.clone());
+        objects.push(self.cluster_fields());
         for worker in self.machine_deployments.iter().chain(&self.machine_pools) {
             objects.push(worker.bootstrap.clone());
             objects.push(worker.infrastructure.clone());
@@ -130,6 +135,7 @@ impl Desired {
         if self.control_plane_health_check.is_some() {
             roles.push(Role::ControlPlaneMachineHealthCheck);
         }
+        roles.push(Role::Cluster);
         let name = |worker: &Worker| string(&worker.topology, &["name"]).to_string();
         for worker in &self.machine_deployments {
             roles.push(Role::MachineDeploymentBootstrapTemplate(name(worker)));
@@ -145,6 +151,41 @@ impl Desired {
             roles.push(Role::MachinePool(name(worker)));
         }
         roles
+    }
+
+    /// The fields of the Cluster its topology controller owns, as `reconcileCluster` patches
+    /// them (`computeCluster`): its labels (with the cluster-name and topology-owned labels), its
+    /// annotations (the upgrade step while an upgrade is under way) and the references to the
+    /// infrastructure cluster and the control plane. The rest of the Cluster is the user's.
+    pub(crate) fn cluster_fields(&self) -> Value {
+        let reference = |object: &Value| {
+            let group = string(object, &["apiVersion"])
+                .rsplit_once('/')
+                .map_or("", |(group, _)| group);
+            json!({"apiGroup": group, "kind": object["kind"], "name": object["metadata"]["name"]})
+        };
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("name".into(), self.cluster["metadata"]["name"].clone());
+        metadata.insert(
+            "namespace".into(),
+            self.cluster["metadata"]["namespace"].clone(),
+        );
+        let (labels, annotations) = metadata_maps(&self.cluster["metadata"]);
+        if !labels.is_empty() {
+            metadata.insert("labels".into(), map_value(&labels));
+        }
+        if !annotations.is_empty() {
+            metadata.insert("annotations".into(), map_value(&annotations));
+        }
+        json!({
+            "apiVersion": self.cluster["apiVersion"],
+            "kind": "Cluster",
+            "metadata": metadata,
+            "spec": {
+                "infrastructureRef": reference(&self.infrastructure_cluster),
+                "controlPlaneRef": reference(&self.control_plane),
+            },
+        })
     }
 
     /// `current` holds existing objects (MachineDeployments, MachinePools, the ControlPlane) whose
