@@ -14,6 +14,8 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -27,6 +29,8 @@ var edits = []string{
 	"add-md",               // a new MachineDeployment topology
 	"control-plane-labels", // a label on the control plane's topology metadata
 	"md-replicas",          // the first MachineDeployment topology scaled and given minReadySeconds
+	"class-template",       // a field added to the templates the ClusterClass references for the control plane and its first MachineDeployment class
+	"class-labels",         // a label on the ClusterClass's control plane and first MachineDeployment class metadata
 }
 
 // againCase is tc past its first reconcile, which CAPI computed as state: the objects exist and
@@ -110,6 +114,12 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 		crds:         tc.crds,
 		expect:       expectComputed,
 	}
+	switch edit {
+	case "class-template":
+		editClassTemplates(again)
+	case "class-labels":
+		editClassLabels(again)
+	}
 	if edit != "none" {
 		// An edit may make the topology invalid (a patch of the class that cannot apply to a new
 		// MachineDeployment): then both must refuse it at the same step.
@@ -122,6 +132,60 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 		again.templates = append(again.templates, deepCopyObj(current))
 	}
 	return again, edit
+}
+
+// classEdited lists the control plane class and the first MachineDeployment class, if any, of
+// a case's ClusterClass.
+func classEdited(tc *testCase) []obj {
+	spec := tc.clusterClass["spec"].(obj)
+	classes := []obj{spec["controlPlane"].(obj)}
+	if workers, ok := spec["workers"].(obj); ok {
+		if mds := list(workers["machineDeployments"]); len(mds) > 0 {
+			classes = append(classes, mds[0].(obj))
+		}
+	}
+	return classes
+}
+
+// editClassTemplates adds a field to the spec of the templates the ClusterClass references for
+// the control plane and the first MachineDeployment class's machines: CAPI computes the
+// objects from the class's templates again, under the names it keeps.
+func editClassTemplates(tc *testCase) {
+	for _, class := range classEdited(tc) {
+		infrastructure, _ := class["infrastructure"].(obj)
+		refs := []obj{}
+		if r, ok := class["templateRef"].(obj); ok {
+			refs = append(refs, r)
+		}
+		if infrastructure != nil {
+			refs = append(refs, infrastructure["templateRef"].(obj))
+		}
+		for _, r := range refs {
+			for _, t := range tc.templates {
+				if t["kind"] == r["kind"] && t["metadata"].(obj)["name"] == r["name"] {
+					t["spec"].(obj)["template"].(obj)["spec"].(obj)["edited"] = "again"
+				}
+			}
+		}
+	}
+}
+
+// editClassLabels puts a label on the metadata of the ClusterClass's control plane class and
+// first MachineDeployment class, which CAPI propagates to the objects it computes.
+func editClassLabels(tc *testCase) {
+	for _, class := range classEdited(tc) {
+		metadata, _ := class["metadata"].(obj)
+		if metadata == nil {
+			metadata = obj{}
+			class["metadata"] = metadata
+		}
+		labels, _ := metadata["labels"].(obj)
+		if labels == nil {
+			labels = obj{}
+			metadata["labels"] = labels
+		}
+		labels["class-edited"] = "again"
+	}
 }
 
 // runAgain computes tc past creation with both sides and folds the outcome into r (a
@@ -155,6 +219,10 @@ func runAgain(ctx context.Context, opts options, rc runtimeClientWithConfig, tc 
 		if edit == "none" && kept != len(first) {
 			diffs = append(diffs, fmt.Sprintf("the harness: CAPI kept %d of the %d names of its first reconcile with nothing edited", kept, len(first)))
 		}
+		// A ClusterClass edit reaches what CAPI computes (the control plane at least).
+		if strings.HasPrefix(edit, "class-") && !changedAny(first, want) {
+			diffs = append(diffs, fmt.Sprintf("the harness: the ClusterClass edit %s changed nothing CAPI computes", edit))
+		}
 		r.kept += kept
 		return diffs
 	})
@@ -176,6 +244,16 @@ func runAgain(ctx context.Context, opts options, rc runtimeClientWithConfig, tc 
 	}
 	r.objects += second.objects
 	_ = os.RemoveAll(dir)
+}
+
+// changedAny says whether an object of after differs from the one before under its key.
+func changedAny(before, after map[string]map[string]any) bool {
+	for key, object := range after {
+		if !reflect.DeepEqual(before[key], object) {
+			return true
+		}
+	}
+	return false
 }
 
 // objectName is an object's metadata.name.
