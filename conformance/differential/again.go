@@ -31,6 +31,7 @@ var edits = []string{
 	"md-replicas",          // the first MachineDeployment topology scaled and given minReadySeconds
 	"class-template",       // a field added to the templates the ClusterClass references for the control plane and its first MachineDeployment class
 	"class-labels",         // a label on the ClusterClass's control plane and first MachineDeployment class metadata
+	"patch-removed",        // the ClusterClass's last patch removed (inline or external)
 }
 
 // againCase is tc past its first reconcile, which CAPI computed as state: the objects exist and
@@ -119,6 +120,14 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 		editClassTemplates(again)
 	case "class-labels":
 		editClassLabels(again)
+	case "patch-removed":
+		spec := again.clusterClass["spec"].(obj)
+		patches := list(spec["patches"])
+		if len(patches) == 0 {
+			edit = "none"
+			break
+		}
+		spec["patches"] = patches[:len(patches)-1]
 	}
 	if edit != "none" {
 		// An edit may make the topology invalid (a patch of the class that cannot apply to a new
