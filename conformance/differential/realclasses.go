@@ -222,6 +222,9 @@ func reportByOrigin(cases []*testCase, results []result) {
 			byOrigin[tc.origin] = map[string]int{}
 		}
 		byOrigin[tc.origin][results[i].outcome]++
+		if results[i].outcome == "equal" && results[i].again != "" && results[i].againRefused == "" {
+			byOrigin[tc.origin]["again"]++
+		}
 	}
 	var origins []string
 	for o := range byOrigin {
@@ -230,6 +233,6 @@ func reportByOrigin(cases []*testCase, results []result) {
 	sort.Strings(origins)
 	for _, o := range origins {
 		c := byOrigin[o]
-		fmt.Printf("  %s: %d identical, %d refused by both, %d mismatches\n", o, c["equal"], c["both-failed"], c["mismatch"])
+		fmt.Printf("  %s: %d identical (%d also past creation), %d refused by both, %d mismatches\n", o, c["equal"], c["again"], c["both-failed"], c["mismatch"])
 	}
 }
