@@ -28,6 +28,7 @@ const (
 	diffClusterName = "d1"
 	versionsExt     = "versions"
 	deployedAnn     = "e2e.capi-ext.io/deployed"
+	upgradeStepAnn  = "topology.internal.cluster.x-k8s.io/upgrade-step"
 )
 
 // diffSteps are the versions after the first, each with the change it must make CAPI do:
@@ -75,6 +76,7 @@ func (v *versionProcess) url() string { return fmt.Sprintf("https://127.0.0.1:%d
 // diff's names of the control plane's machines' template, the MachineDeployment, its
 // infrastructure template and MachineHealthCheck, and the MachinePool.
 const (
+	clusterRole       = "the Cluster"
 	cpMachineRole     = "the control plane's infrastructure machine template"
 	mdInfraRole       = "MachineDeployment md-0's infrastructure template"
 	mdRole            = "MachineDeployment md-0"
@@ -83,7 +85,7 @@ const (
 )
 
 // diffState is what the scenario reads of the Cluster's objects: each object's labels,
-// annotations and spec (every object the topology owns: the infrastructure cluster, the
+// annotations and spec (the Cluster's own topology-managed fields, and every object the topology owns: the infrastructure cluster, the
 // control plane and its machines' template, md-0, its templates and MachineHealthCheck, mp-0
 // and its bootstrap config and infrastructure machine pool), the references to them, md-0's
 // MachineSets.
@@ -106,6 +108,22 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 	}
 	infraName, _, _ := unstructured.NestedString(c.Object, "spec", "infrastructureRef", "name")
 	cpName, _, _ := unstructured.NestedString(c.Object, "spec", "controlPlaneRef", "name")
+	// The Cluster's fields its topology controller writes (what render prints of it): labels,
+	// the upgrade-step annotation (the other annotations are the harness's own and the hooks'
+	// bookkeeping, which render does not print apart), the two references.
+	clusterSpec := map[string]any{}
+	for _, ref := range []string{"infrastructureRef", "controlPlaneRef"} {
+		v, _, _ := unstructured.NestedFieldCopy(c.Object, "spec", ref)
+		clusterSpec[ref] = v
+	}
+	clusterAnnotations := map[string]string{}
+	for key, value := range c.GetAnnotations() {
+		if key == upgradeStepAnn {
+			clusterAnnotations[key] = value
+		}
+	}
+	st.objects[clusterRole] = map[string]any{"labels": c.GetLabels(), "annotations": clusterAnnotations, "spec": clusterSpec}
+	st.refs[clusterRole] = diffClusterName
 	mds, err := s.kube.List(ctx, clusterV, "MachineDeployment", ns, map[string]string{
 		"cluster.x-k8s.io/cluster-name": diffClusterName, "topology.cluster.x-k8s.io/deployment-name": "md-0"})
 	if err != nil {
