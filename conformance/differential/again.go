@@ -84,22 +84,7 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 		class := classes[r.Intn(len(classes))].(obj)["class"]
 		workers["machineDeployments"] = append(mds, obj{"class": class, "name": "md-new", "replicas": float64(1)})
 	case "control-plane-labels":
-		controlPlane, _ := topology["controlPlane"].(obj)
-		if controlPlane == nil {
-			controlPlane = obj{}
-			topology["controlPlane"] = controlPlane
-		}
-		metadata, _ := controlPlane["metadata"].(obj)
-		if metadata == nil {
-			metadata = obj{}
-			controlPlane["metadata"] = metadata
-		}
-		labels, _ := metadata["labels"].(obj)
-		if labels == nil {
-			labels = obj{}
-			metadata["labels"] = labels
-		}
-		labels["edited"] = "again"
+		child(child(child(topology, "controlPlane"), "metadata"), "labels")["edited"] = "again"
 	case "md-replicas":
 		if len(mds) == 0 {
 			edit = "none"
@@ -188,18 +173,18 @@ func editClassTemplates(tc *testCase) {
 // first MachineDeployment class, which CAPI propagates to the objects it computes.
 func editClassLabels(tc *testCase) {
 	for _, class := range classEdited(tc) {
-		metadata, _ := class["metadata"].(obj)
-		if metadata == nil {
-			metadata = obj{}
-			class["metadata"] = metadata
-		}
-		labels, _ := metadata["labels"].(obj)
-		if labels == nil {
-			labels = obj{}
-			metadata["labels"] = labels
-		}
-		labels["class-edited"] = "again"
+		child(child(class, "metadata"), "labels")["class-edited"] = "again"
 	}
+}
+
+// child is the object under key in parent, made empty there when missing.
+func child(parent obj, key string) obj {
+	o, _ := parent[key].(obj)
+	if o == nil {
+		o = obj{}
+		parent[key] = o
+	}
+	return o
 }
 
 // runAgain computes tc past creation with both sides and folds the outcome into r (a
