@@ -294,7 +294,11 @@ def builds(bins):
     env = dict(os.environ, CARGO_TARGET_DIR=str(work / "target"))
     rust_cold = timed(["cargo", "build", "--release", "--timings"], cwd=proj, env=env)
     handler = proj / "src/hooks/before_cluster_create.rs"
-    handler.write_text(handler.read_text().replace("BeforeClusterCreateResponse::success().retry_after(0)", "BeforeClusterCreateResponse::success().retry_after(1)"))
+    text = handler.read_text()
+    edited = text.replace("retry_after(10)", "retry_after(11)", 1)
+    if edited == text:
+        raise SystemExit(f"builds: the scaffolded {handler.name} no longer has the line the benchmark edits (retry_after(10))")
+    handler.write_text(edited)
     rust_edit = timed(["cargo", "build", "--release"], cwd=proj, env=env)
     crates = sorted(set(l.strip() for l in sh(["cargo", "tree", "-e", "normal", "--prefix", "none"], cwd=proj, env=env).stdout.splitlines() if l.strip()))
     timing_html = sorted((work / "target/cargo-timings").glob("cargo-timing-*.html"))

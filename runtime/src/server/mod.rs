@@ -285,11 +285,9 @@ impl Server {
         extension: crate::ExtensionBuilder<S>,
         options: ServerOptions,
     ) -> std::process::ExitCode {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .expect("a Tokio runtime");
-        runtime.block_on(Self::run_async_with(extension, options))
+        // Only the build is generic; the server is compiled once, in this crate, not again in
+        // every extension that calls this (an edited handler rebuilds only the handlers).
+        run_built(extension.build(), options)
     }
 
     /// [`Server::run`] inside a Tokio runtime of the caller's, for an extension whose state is
@@ -325,8 +323,33 @@ impl Server {
         extension: crate::ExtensionBuilder<S>,
         options: ServerOptions,
     ) -> std::process::ExitCode {
+        serve_built(extension.build(), options).await
+    }
+}
+
+/// [`Server::run_with`] past the extension's build: a runtime, and [`serve_built`] on it.
+/// Not generic, so its code is generated here once.
+fn run_built(
+    extension: Result<Extension, crate::RegistrationError>,
+    options: ServerOptions,
+) -> std::process::ExitCode {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a Tokio runtime");
+    runtime.block_on(serve_built(extension, options))
+}
+
+/// Logging, then the built extension served until SIGTERM or Ctrl-C: exit 2 when it did not
+/// build, 1 when it could not bind. A boxed future made here: what it runs is generated in this
+/// crate, not in the crate that awaits it.
+fn serve_built(
+    extension: Result<Extension, crate::RegistrationError>,
+    options: ServerOptions,
+) -> std::pin::Pin<Box<dyn Future<Output = std::process::ExitCode> + Send>> {
+    Box::pin(async move {
         init_logging(options.log_format, options.verbose);
-        let extension = match extension.build() {
+        let extension = match extension {
             Ok(e) => e,
             Err(e) => {
                 tracing::error!("{e}");
@@ -343,7 +366,7 @@ impl Server {
                 std::process::ExitCode::FAILURE
             }
         }
-    }
+    })
 }
 
 /// The server's flags and environment variables, parsed from the command line.
