@@ -34,12 +34,12 @@ pub struct Definition {
 /// The result of a render.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Rendered {
-    /// The objects CAPI would write, patched, in its order: InfrastructureCluster, ControlPlane,
-    /// the control plane's machine template and MachineHealthCheck, the Cluster's
-    /// topology-managed fields (labels, annotations, `spec.infrastructureRef`,
-    /// `spec.controlPlaneRef`), then per MachineDeployment its bootstrap and infrastructure
-    /// templates, the MachineDeployment and its MachineHealthCheck, per MachinePool its
-    /// bootstrap config, infrastructure machine pool and the MachinePool.
+    /// The objects CAPI would write, patched: InfrastructureCluster, ControlPlane, the control
+    /// plane's machine template and MachineHealthCheck, then per MachineDeployment its
+    /// bootstrap and infrastructure templates, the MachineDeployment and its
+    /// MachineHealthCheck, per MachinePool its bootstrap config, infrastructure machine pool and
+    /// the MachinePool; last, the Cluster's topology-managed fields (labels, annotations,
+    /// `spec.infrastructureRef`, `spec.controlPlaneRef`).
     pub objects: Vec<Value>,
     /// The same objects before any patch (for diffs).
     pub unpatched: Vec<Value>,

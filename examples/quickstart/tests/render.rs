@@ -38,6 +38,7 @@ async fn patches_land_on_the_objects_capi_creates() {
             "GenericBootstrapConfigTemplate",
             "GenericInfrastructureMachineTemplate",
             "MachineDeployment",
+            "Cluster",
         ]
     );
     let control_plane = rendered.object("GenericControlPlane").unwrap();

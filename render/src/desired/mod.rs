@@ -106,9 +106,9 @@ pub(super) fn metadata_maps(value: &Value) -> (BTreeMap<String, String>, BTreeMa
 }
 
 impl Desired {
-    /// The objects, in the order `render` prints them: the order CAPI's `reconcileState` writes
-    /// them in (the infrastructure cluster, the control plane and what it holds, the Cluster's
-    /// own fields, then the workers).
+    /// The objects, in the order `render` prints them: the infrastructure cluster, the control
+    /// plane and what it holds, the workers, then the Cluster's own fields (last, so that the
+    /// objects before it keep the places they had before render printed it).
     pub(crate) fn objects(&self) -> Vec<Value> {
         let mut objects = vec![
             self.infrastructure_cluster.clone(),
@@ -116,13 +116,13 @@ impl Desired {
         ];
         objects.extend(self.control_plane_machine.clone());
         objects.extend(self.control_plane_health_check.clone());
-        objects.push(self.cluster_fields());
         for worker in self.machine_deployments.iter().chain(&self.machine_pools) {
             objects.push(worker.bootstrap.clone());
             objects.push(worker.infrastructure.clone());
             objects.push(worker.object.clone());
             objects.extend(worker.health_check.clone());
         }
+        objects.push(self.cluster_fields());
         objects
     }
 
@@ -135,7 +135,6 @@ impl Desired {
         if self.control_plane_health_check.is_some() {
             roles.push(Role::ControlPlaneMachineHealthCheck);
         }
-        roles.push(Role::Cluster);
         let name = |worker: &Worker| string(&worker.topology, &["name"]).to_string();
         for worker in &self.machine_deployments {
             roles.push(Role::MachineDeploymentBootstrapTemplate(name(worker)));
@@ -150,6 +149,7 @@ impl Desired {
             roles.push(Role::MachinePoolInfrastructure(name(worker)));
             roles.push(Role::MachinePool(name(worker)));
         }
+        roles.push(Role::Cluster);
         roles
     }
 
