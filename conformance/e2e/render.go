@@ -386,7 +386,7 @@ func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error 
 			// render prints the fields of the Cluster its topology controller writes.
 			fields = [][]string{{"spec", "infrastructureRef"}, {"spec", "controlPlaneRef"}, {"metadata", "labels"}, {"metadata", "annotations"}}
 			if spec, _, _ := unstructured.NestedMap(r.Object, "spec"); len(spec) != 2 {
-				return fmt.Errorf("render printed a Cluster with more than its two references in spec: %v", spec)
+				return fmt.Errorf("render printed a Cluster whose spec is not its two references: %v", spec)
 			}
 		}
 		for _, field := range fields {

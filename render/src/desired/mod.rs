@@ -26,6 +26,7 @@ use crate::change::Role;
 use crate::error::RenderError;
 use crate::object::{get, map_value, merge_maps, set, string, string_map};
 use capi_ext::CapiVersion;
+use machine_template::reference;
 use names::{simple_name, template_name};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -158,12 +159,6 @@ impl Desired {
     /// annotations (the upgrade step while an upgrade is under way) and the references to the
     /// infrastructure cluster and the control plane. The rest of the Cluster is the user's.
     pub(crate) fn cluster_fields(&self) -> Value {
-        let reference = |object: &Value| {
-            let group = string(object, &["apiVersion"])
-                .rsplit_once('/')
-                .map_or("", |(group, _)| group);
-            json!({"apiGroup": group, "kind": object["kind"], "name": object["metadata"]["name"]})
-        };
         let mut metadata = serde_json::Map::new();
         metadata.insert("name".into(), self.cluster["metadata"]["name"].clone());
         metadata.insert(
@@ -302,11 +297,7 @@ impl Desired {
             let reference = if v1beta1_control_plane(&control_plane) {
                 json!({"apiVersion": machine["apiVersion"], "kind": machine["kind"], "name": machine["metadata"]["name"], "namespace": machine["metadata"]["namespace"]})
             } else {
-                let group = string(machine, &["apiVersion"])
-                    .rsplit_once('/')
-                    .map_or("", |(g, _)| g)
-                    .to_string();
-                json!({"apiGroup": group, "kind": machine["kind"], "name": machine["metadata"]["name"]})
+                reference(machine)
             };
             set(&mut control_plane, reference_path, reference);
             let metadata = get(&control_plane, &["spec", "machineTemplate", "metadata"])
