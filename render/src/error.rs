@@ -13,6 +13,10 @@ pub enum RenderError {
     /// reports as `VariablesReady=False`).
     #[error("{0}")]
     Definitions(String),
+    /// CAPI cannot compute the Kubernetes versions of an upgrade (an upgrade plan it cannot
+    /// make or that breaks its rules); the topology controller fails every reconcile.
+    #[error("the upgrade cannot go on (CAPI's topology controller would fail the reconcile): {0}")]
+    Upgrade(String),
     /// The Cluster's variable values break their definitions (what the Cluster webhook rejects).
     #[error("the Cluster's variables are invalid (CAPI's webhook would reject the Cluster):\n  {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
     Variables(Vec<values::FieldError>),
@@ -122,6 +126,8 @@ pub enum Step {
     VariableDefinitions,
     /// The Cluster's variable values (the Cluster webhook).
     VariableValues,
+    /// The upgrade sequence (the versions of an existing Cluster's objects).
+    Upgrade,
     /// The extensions' ValidateTopology.
     ValidateTopology,
     /// Generating and applying the patches (inline and GeneratePatches).
@@ -137,6 +143,7 @@ impl Step {
             Step::Input => "input",
             Step::VariableDefinitions => "variable definitions",
             Step::VariableValues => "variable values",
+            Step::Upgrade => "upgrade",
             Step::ValidateTopology => "ValidateTopology",
             Step::Patches => "patches",
             Step::ApiServer => "API server",
@@ -168,6 +175,7 @@ impl RenderError {
             RenderError::Input(_) => Step::Input,
             RenderError::Definitions(_) => Step::VariableDefinitions,
             RenderError::Variables(_) => Step::VariableValues,
+            RenderError::Upgrade(_) => Step::Upgrade,
             RenderError::Call { hook, .. } | RenderError::Failure { hook, .. } => of_hook(hook),
             RenderError::VolatileMessage { hook, .. } => of_hook(hook),
             RenderError::Nondeterministic(n) => of_hook(n.hook),

@@ -275,8 +275,15 @@ async fn discover<C: Caller>(
 }
 
 /// The Cluster, ClusterClass and templates as the API server stores them when created (defaults
-/// filled in, nulls dropped); one it would refuse, or a field it would prune, is an error.
+/// filled in, nulls dropped); one it would refuse, or a field it would prune, is an error. An
+/// existing object's `status` is kept: its controller wrote it through the status subresource,
+/// and the upgrade sequence reads it.
 fn store_inputs(crds: &crate::apiserver::Crds, input: &mut Input) -> Result<(), RenderError> {
+    let statuses: Vec<Option<Value>> = input
+        .templates
+        .iter()
+        .map(|o| o.get("status").cloned())
+        .collect();
     stored::store(
         crds,
         std::slice::from_mut(&mut input.cluster),
@@ -288,6 +295,11 @@ fn store_inputs(crds: &crate::apiserver::Crds, input: &mut Input) -> Result<(), 
         Write::Create,
     )?;
     stored::store(crds, &mut input.templates, Write::Create)?;
+    for (object, status) in input.templates.iter_mut().zip(statuses) {
+        if let (Some(status), Some(map)) = (status, object.as_object_mut()) {
+            map.insert("status".into(), status);
+        }
+    }
     Ok(())
 }
 
@@ -312,6 +324,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     let mut desired = Desired::compute(&blueprint, &input.cluster, &input.templates, capi_version)?;
     rendered.unpatched = desired.objects();
     rendered.roles = desired.roles();
+    rendered.warnings = std::mem::take(&mut desired.warnings);
 
     let mut request = build_request(
         &blueprint,
@@ -404,7 +417,9 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     }
 
     if capi_version < capi_ext::CapiVersion::new(1, 14) {
-        rendered.warnings = apply::dropped_metadata(&sent, &request, capi_version);
+        rendered
+            .warnings
+            .extend(apply::dropped_metadata(&sent, &request, capi_version));
     }
     update_desired(&request, &mut desired, capi_version);
     rendered.objects = desired.objects();

@@ -292,7 +292,7 @@ pub(super) fn add_variables(
 
     let worker_builtins = |w: &Worker| -> MachineDeploymentBuiltins {
         MachineDeploymentBuiltins {
-            version: string(topology, &["version"]).into(),
+            version: string(&w.object, &["spec", "template", "spec", "version"]).into(),
             metadata: Some(ObjectMeta {
                 labels: w.labels.clone(),
                 annotations: w.annotations.clone(),

@@ -17,6 +17,7 @@ mod machine_pool;
 mod machine_template;
 mod names;
 mod templates;
+mod upgrade;
 mod workers;
 
 pub(crate) use blueprint::Blueprint;
@@ -70,6 +71,8 @@ pub(crate) struct Desired {
     pub control_plane_health_check: Option<Value>,
     pub machine_deployments: Vec<Worker>,
     pub machine_pools: Vec<Worker>,
+    /// What render could not know of the upgrade sequence and assumed.
+    pub warnings: Vec<String>,
 }
 
 pub(super) fn input(message: String) -> RenderError {
@@ -196,7 +199,6 @@ impl Desired {
         let topology = get(cluster, &["spec", "topology"])
             .cloned()
             .unwrap_or(Value::Null);
-        let version = string(&topology, &["version"]).to_string();
 
         let mut desired_cluster = cluster.clone();
         let mut labels = string_map(cluster, &["metadata", "labels"]);
@@ -330,10 +332,21 @@ impl Desired {
             v1beta1,
             capi_version,
         )?;
-        set(&mut control_plane, &["spec", "version"], json!(version));
-        set_upgrade_step(&mut desired_cluster, &version, capi_version);
+        // The Kubernetes versions: the topology's at creation; past it, the step of the upgrade
+        // sequence the objects are at.
+        let mut sequencing =
+            upgrade::Sequencing::new(cluster, class, current_control_plane, current, capi_version)?;
+        let control_plane_version =
+            sequencing.control_plane_version(current_control_plane, &mut desired_cluster)?;
+        set(
+            &mut control_plane,
+            &["spec", "version"],
+            json!(control_plane_version),
+        );
+        set_upgrade_step(&mut desired_cluster, &control_plane_version, capi_version);
 
         let machine_deployments = workers::compute(
+            &mut sequencing,
             current,
             blueprint,
             cluster,
@@ -345,6 +358,7 @@ impl Desired {
             capi_version,
         )?;
         let machine_pools = workers::compute(
+            &mut sequencing,
             current,
             blueprint,
             cluster,
@@ -371,6 +385,7 @@ impl Desired {
             control_plane_health_check,
             machine_deployments,
             machine_pools,
+            warnings: sequencing.warnings,
         })
     }
 }
@@ -381,10 +396,7 @@ impl Desired {
 /// it in `builtin.cluster.metadata.annotations`.
 fn set_upgrade_step(cluster: &mut Value, control_plane_version: &str, capi_version: CapiVersion) {
     let mut annotations = string_map(cluster, &["metadata", "annotations"]);
-    let upgrading = annotations
-        .get(PENDING_HOOKS)
-        .is_some_and(|hooks| hooks.split(',').any(|hook| hook == "AfterClusterUpgrade"));
-    if upgrading {
+    if upgrade::pending(cluster, "AfterClusterUpgrade") {
         annotations.insert(UPGRADE_STEP.into(), control_plane_version.into());
     } else if capi_version < CapiVersion::new(1, 14) {
         annotations.insert(UPGRADE_STEP.into(), String::new());
@@ -398,8 +410,6 @@ fn set_upgrade_step(cluster: &mut Value, control_plane_version: &str, capi_versi
     );
 }
 
-/// The annotation CAPI records the hooks to call later in (`runtime.cluster.x-k8s.io/pending-hooks`).
-const PENDING_HOOKS: &str = "runtime.cluster.x-k8s.io/pending-hooks";
 /// `clusterv1.ClusterTopologyUpgradeStepAnnotation`.
 const UPGRADE_STEP: &str = "topology.internal.cluster.x-k8s.io/upgrade-step";
 
@@ -478,7 +488,8 @@ mod tests {
         assert_eq!(step(json!({UPGRADE_STEP: "v1.32.0"}), v1_14), None);
         assert_eq!(step(json!({}), v1_13), Some(json!("")));
         // Upgrading (AfterClusterUpgrade pending): the control plane's version.
-        let pending = json!({PENDING_HOOKS: "AfterControlPlaneUpgrade,AfterClusterUpgrade"});
+        let pending =
+            json!({upgrade::PENDING_HOOKS: "AfterControlPlaneUpgrade,AfterClusterUpgrade"});
         assert_eq!(step(pending.clone(), v1_14), Some(json!("v1.33.0")));
         assert_eq!(step(pending, v1_13), Some(json!("v1.33.0")));
     }

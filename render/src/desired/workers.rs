@@ -5,6 +5,7 @@ use super::blueprint::{Blueprint, Template, WorkerClass};
 use super::machine_template::Parts;
 use super::names::{simple_name, template_name};
 use super::templates::{template_to_object, template_to_template};
+use super::upgrade::{Sequencing, WorkerKind};
 use super::{
     CLUSTER_NAME_LABEL, DEFER_UPGRADE, HOLD_UPGRADE_SEQUENCE, TOPOLOGY_OWNED_LABEL, Worker, input,
     metadata_maps,
@@ -18,6 +19,7 @@ use std::collections::BTreeMap;
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn compute(
+    sequencing: &mut Sequencing,
     current: &[Value],
     blueprint: &Blueprint,
     cluster: &Value,
@@ -129,8 +131,13 @@ pub(super) fn compute(
                 with_label(&worker_class.infrastructure, "infrastructure"),
             )
         };
-        // The MachineDeployment or MachinePool itself, at the topology's version (render does
-        // not sequence upgrades: an existing one at another version gets it too).
+        // The MachineDeployment or MachinePool itself, at the version of its upgrade step.
+        let kind = if list == "machineDeployments" {
+            WorkerKind::MachineDeployment
+        } else {
+            WorkerKind::MachinePool
+        };
+        let version = sequencing.worker_version(kind, topology, &entry, existing)?;
         let parts = Parts {
             cluster,
             topology: &entry,
@@ -140,7 +147,7 @@ pub(super) fn compute(
             annotations: &annotations,
             bootstrap: &bootstrap,
             infrastructure: &infrastructure,
-            version: string(topology, &["version"]),
+            version: &version,
         };
         let (object, health_check) = if list == "machineDeployments" {
             let object = machine_deployment::object(&parts, capi_version)?;
