@@ -32,6 +32,10 @@ var edits = []string{
 	"class-template",       // a field added to the templates the ClusterClass references for the control plane and its first MachineDeployment class
 	"class-labels",         // a label on the ClusterClass's control plane and first MachineDeployment class metadata
 	"patch-removed",        // the ClusterClass's last patch removed (inline or external)
+	"version",              // the Kubernetes version one minor up, the control plane still provisioning (no status)
+	"version-upgrade",      // the Kubernetes version one minor up, the control plane provisioned and stable
+	"version-workers",      // the control plane already at the new minor, the workers still at the old one
+	"version-skip",         // the Kubernetes version two minors up: no upgrade plan reaches it
 }
 
 // againCase is tc past its first reconcile, which CAPI computed as state: the objects exist and
@@ -85,6 +89,10 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 		workers["machineDeployments"] = append(mds, obj{"class": class, "name": "md-new", "replicas": float64(1)})
 	case "control-plane-labels":
 		child(child(child(topology, "controlPlane"), "metadata"), "labels")["edited"] = "again"
+	case "version", "version-upgrade", "version-workers":
+		topology["version"] = minorUp(topology["version"].(string), 1)
+	case "version-skip":
+		topology["version"] = minorUp(topology["version"].(string), 2)
 	case "md-replicas":
 		if len(mds) == 0 {
 			edit = "none"
@@ -124,13 +132,89 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 		// MachineDeployment): then both must refuse it at the same step.
 		again.expect = expectBounded
 	}
+	if edit == "version-skip" {
+		again.expect = stepUpgrade
+	}
 	for _, current := range capiObjects(state) {
 		if current["kind"] == "Cluster" {
 			continue // its references are in the Cluster above
 		}
-		again.templates = append(again.templates, deepCopyObj(current))
+		current = deepCopyObj(current)
+		if state.ControlPlane != nil && state.ControlPlane.Object != nil && current["kind"] == state.ControlPlane.Object.GetKind() {
+			progress(current, edit, topology["version"].(string))
+		}
+		again.templates = append(again.templates, current)
+	}
+	if edit == "version-workers" {
+		upgradeUnderWay(again, r)
 	}
 	return again, edit
+}
+
+// minorUp is a Kubernetes version n minors up, patch 0.
+func minorUp(version string, n int) string {
+	var major, minor, patch int
+	if _, err := fmt.Sscanf(version, "v%d.%d.%d", &major, &minor, &patch); err != nil {
+		panic(fmt.Sprintf("the generator's version %q is not vX.Y.Z", version))
+	}
+	return fmt.Sprintf("v%d.%d.0", major, minor+n)
+}
+
+// progress sets what the control plane's controller has reported by the time of the edit:
+// nothing yet (provisioning), the version it runs (stable), or, for an upgrade under way, the
+// new version in spec and status both.
+func progress(controlPlane obj, edit, version string) {
+	spec := child(controlPlane, "spec")
+	switch edit {
+	case "version-upgrade", "version-skip":
+		controlPlane["status"] = obj{"version": spec["version"]}
+	case "version-workers":
+		spec["version"] = version
+		controlPlane["status"] = obj{"version": version}
+	}
+}
+
+// upgradeUnderWay makes again's Cluster one whose control plane finished its upgrade step:
+// the hooks CAPI recorded when the step started are pending, maybe more workers may upgrade at
+// once, and maybe a Machine of the first MachineDeployment is already at the new version
+// (rolling out, so that MachineDeployment counts as upgrading).
+func upgradeUnderWay(again *testCase, r *rand.Rand) {
+	metadata := child(again.cluster, "metadata")
+	annotations := child(metadata, "annotations")
+	annotations["runtime.cluster.x-k8s.io/pending-hooks"] = "AfterClusterUpgrade,AfterControlPlaneUpgrade,AfterWorkersUpgrade,BeforeWorkersUpgrade"
+	if r.Intn(2) == 0 {
+		annotations["topology.cluster.x-k8s.io/upgrade-concurrency"] = "2"
+	}
+	if r.Intn(2) == 0 {
+		return
+	}
+	version := again.cluster["spec"].(obj)["topology"].(obj)["version"].(string)
+	for _, current := range again.templates {
+		if current["kind"] != "MachineDeployment" {
+			continue
+		}
+		md := current
+		selector, _, _ := unstructured.NestedStringMap(md, "spec", "selector", "matchLabels")
+		labels := obj{}
+		for k, v := range selector {
+			labels[k] = v
+		}
+		mdMeta := md["metadata"].(obj)
+		template := md["spec"].(obj)["template"].(obj)["spec"].(obj)
+		infrastructure := template["infrastructureRef"].(obj)
+		again.templates = append(again.templates, obj{
+			"apiVersion": "cluster.x-k8s.io/v1beta2",
+			"kind":       "Machine",
+			"metadata":   obj{"name": fmt.Sprintf("%s-rolled", mdMeta["name"]), "namespace": mdMeta["namespace"], "labels": labels},
+			"spec": obj{
+				"clusterName":       again.cluster["metadata"].(obj)["name"],
+				"bootstrap":         obj{"dataSecretName": "bootstrap-data"},
+				"infrastructureRef": obj{"apiGroup": infrastructure["apiGroup"], "kind": infrastructure["kind"], "name": fmt.Sprintf("%s-rolled", mdMeta["name"])},
+				"version":           version,
+			},
+		})
+		return
+	}
 }
 
 // classEdited lists the control plane class and the first MachineDeployment class, if any, of
@@ -218,6 +302,9 @@ func runAgain(ctx context.Context, opts options, rc runtimeClientWithConfig, tc 
 		if edit == "none" && kept != len(first) {
 			diffs = append(diffs, fmt.Sprintf("the harness: CAPI kept %d of the %d names of its first reconcile with nothing edited", kept, len(first)))
 		}
+		if d := upgradeLanded(edit, again, againState); d != "" {
+			diffs = append(diffs, "the harness: "+d)
+		}
 		// A ClusterClass edit reaches what CAPI computes (the control plane at least).
 		if strings.HasPrefix(edit, "class-") && !changedAny(first, want) {
 			diffs = append(diffs, fmt.Sprintf("the harness: the ClusterClass edit %s changed nothing CAPI computes", edit))
@@ -243,6 +330,49 @@ func runAgain(ctx context.Context, opts options, rc runtimeClientWithConfig, tc 
 	}
 	r.objects += second.objects
 	_ = os.RemoveAll(dir)
+}
+
+// upgradeLanded says what is wrong, if anything, with where CAPI took a version edit: the
+// control plane kept its version while provisioning, started the upgrade when stable, and
+// once it is at the new version the first MachineDeployment (none is held) follows.
+func upgradeLanded(edit string, again *testCase, state *scope.ClusterState) string {
+	if !strings.HasPrefix(edit, "version") || state == nil || state.ControlPlane == nil || state.ControlPlane.Object == nil {
+		return ""
+	}
+	version, _, _ := unstructured.NestedString(again.cluster, "spec", "topology", "version")
+	cp, _, _ := unstructured.NestedString(state.ControlPlane.Object.Object, "spec", "version")
+	switch edit {
+	case "version":
+		if cp == version {
+			return "the control plane without a status picked up the new version " + version
+		}
+	case "version-upgrade":
+		if cp != version {
+			return fmt.Sprintf("the stable control plane did not start the upgrade to %s (it is at %s)", version, cp)
+		}
+	case "version-workers":
+		moved := false
+		for _, md := range state.MachineDeployments {
+			if md.Object != nil && md.Object.Spec.Template.Spec.Version == version {
+				moved = true
+			}
+		}
+		// A Machine already at the new version makes its MachineDeployment count as upgrading,
+		// taking one of the slots the upgrade concurrency gives.
+		rolling, slots := 0, 1
+		for _, t := range again.templates {
+			if t["kind"] == "Machine" {
+				rolling++
+			}
+		}
+		if again.cluster["metadata"].(obj)["annotations"].(obj)["topology.cluster.x-k8s.io/upgrade-concurrency"] == "2" {
+			slots = 2
+		}
+		if slots > rolling && len(state.MachineDeployments) > rolling && !moved {
+			return "no MachineDeployment follows the control plane to " + version
+		}
+	}
+	return ""
 }
 
 // changedAny says whether an object of after differs from the one before under its key.

@@ -300,8 +300,12 @@ func capiState(ctx context.Context, rc runtimeClientWithConfig, tc *testCase) (*
 		// The generator runs ValidateTopology, then the patches; its error says which
 		// (CAPI wraps a ValidateTopology failure as "validation of patch ...").
 		step := stepPatches
-		if strings.Contains(err.Error(), "validation of patch") {
+		switch {
+		case strings.Contains(err.Error(), "validation of patch"):
 			step = stepValidate
+		case strings.Contains(err.Error(), "upgrade plan"), strings.Contains(err.Error(), "is upgrading"):
+			// ComputeUpgradePlan, or reading which workers are upgrading, before any patch.
+			step = stepUpgrade
 		}
 		return nil, refused(step, err)
 	}
@@ -508,6 +512,7 @@ const (
 	stepInput       = "input"
 	stepDefinitions = "variable definitions"
 	stepValues      = "variable values"
+	stepUpgrade     = "upgrade"
 	stepValidate    = "ValidateTopology"
 	stepPatches     = "patches"
 	stepAPIServer   = "API server"
