@@ -337,7 +337,8 @@ pub async fn render_input(
                 })?,
         ));
     }
-    // The current objects, whose names CAPI keeps.
+    // The current objects, whose names CAPI keeps and whose versions and status the upgrade
+    // sequence reads.
     let control_plane = &cluster["spec"]["controlPlaneRef"];
     if let (Some(group), Some(kind), Some(cp)) = (
         control_plane["apiGroup"].as_str(),
@@ -347,7 +348,9 @@ pub async fn render_input(
         let version = kube.preferred(group).await?;
         templates.push(tidy(kube.get(&version, kind, namespace, cp).await?));
     }
-    for kind in ["MachineDeployment", "MachinePool"] {
+    // Their Machines too: a MachineDeployment with one at another version is upgrading, which
+    // holds the upgrade sequence.
+    for kind in ["MachineDeployment", "MachinePool", "Machine"] {
         for object in kube
             .list(CLUSTER_V, kind, namespace, CLUSTER_NAME_LABEL, name)
             .await?
