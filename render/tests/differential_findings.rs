@@ -23,19 +23,8 @@ fn input() -> Input {
     common::quickstart_input()
 }
 
-/// The quickstart without its inline variables and the inline patches that use them.
 fn external_only() -> Input {
-    let mut input = input();
-    let patches = input.cluster_class["spec"]["patches"].as_array().unwrap();
-    let external: Vec<Value> = patches
-        .iter()
-        .filter(|p| p.get("external").is_some())
-        .cloned()
-        .collect();
-    input.cluster_class["spec"]["patches"] = json!(external);
-    input.cluster_class["spec"]["variables"] = Value::Null;
-    input.cluster["spec"]["topology"]["variables"] = json!([]);
-    input
+    common::external_only()
 }
 
 fn extension() -> Extension {

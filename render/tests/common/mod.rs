@@ -1,6 +1,7 @@
 //! What the integration tests of render share.
 
 use capi_ext_render::Input;
+use serde_json::{Value, json};
 
 /// The quickstart example's render inputs (Cluster, ClusterClass, templates).
 pub fn quickstart_input() -> Input {
@@ -9,4 +10,20 @@ pub fn quickstart_input() -> Input {
         ["cluster.yaml", "clusterclass.yaml", "templates.yaml"].map(|f| format!("{dir}/{f}")),
     )
     .unwrap()
+}
+
+/// The quickstart without its inline variables and the inline patches that use them.
+#[allow(dead_code)]
+pub fn external_only() -> Input {
+    let mut input = quickstart_input();
+    let patches = input.cluster_class["spec"]["patches"].as_array().unwrap();
+    let external: Vec<Value> = patches
+        .iter()
+        .filter(|p| p.get("external").is_some())
+        .cloned()
+        .collect();
+    input.cluster_class["spec"]["patches"] = json!(external);
+    input.cluster_class["spec"]["variables"] = Value::Null;
+    input.cluster["spec"]["topology"]["variables"] = json!([]);
+    input
 }

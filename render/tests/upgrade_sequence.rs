@@ -1,0 +1,153 @@
+//! The upgrade sequence through the whole render: a Cluster whose objects exist, given a new
+//! Kubernetes version, renders the step CAPI takes next, and the patches see those versions.
+
+use capi_ext::hooks::v1alpha1::*;
+use capi_ext::{Extension, Registration};
+use capi_ext_render::{Input, Rendered, render};
+use serde_json::{Value, json};
+
+mod common;
+
+fn extension() -> Extension {
+    Extension::builder()
+        .handler(Registration::new(
+            GeneratePatches,
+            "patches",
+            |_: GeneratePatchesRequest| async { GeneratePatchesResponse::success() },
+        ))
+        .handler(Registration::new(
+            ValidateTopology,
+            "validate",
+            |_: ValidateTopologyRequest| async { ValidateTopologyResponse::success() },
+        ))
+        .build()
+        .unwrap()
+}
+
+/// The quickstart's external patch alone, without variables.
+fn base() -> Input {
+    let mut input = common::external_only();
+    for patch in input.cluster_class["spec"]["patches"]
+        .as_array_mut()
+        .unwrap()
+    {
+        patch["external"]
+            .as_object_mut()
+            .unwrap()
+            .remove("discoverVariablesExtension");
+    }
+    input
+}
+
+/// The input again with the rendered objects existing (the control plane's status set by
+/// `status`) and the Cluster at `version`.
+fn again(first: &Rendered, version: &str, status: Option<&str>) -> Input {
+    let mut input = base();
+    for object in &first.objects {
+        let mut object = object.clone();
+        match object["kind"].as_str() {
+            Some("Cluster") => {
+                input.cluster["spec"]["infrastructureRef"] =
+                    object["spec"]["infrastructureRef"].clone();
+                input.cluster["spec"]["controlPlaneRef"] =
+                    object["spec"]["controlPlaneRef"].clone();
+                continue;
+            }
+            Some("GenericControlPlane") => {
+                if let Some(status) = status {
+                    object["status"] = json!({"version": status});
+                }
+            }
+            _ => {}
+        }
+        input.templates.push(object);
+    }
+    input.cluster["spec"]["topology"]["version"] = json!(version);
+    input
+}
+
+fn version(rendered: &Rendered, kind: &str) -> String {
+    let object = rendered.object(kind).unwrap();
+    let version = if kind == "GenericControlPlane" {
+        &object["spec"]["version"]
+    } else {
+        &object["spec"]["template"]["spec"]["version"]
+    };
+    version.as_str().unwrap().to_string()
+}
+
+/// The versions the GeneratePatches request gave the patches, by builtin.
+fn builtin_versions(rendered: &Rendered) -> Vec<String> {
+    let request = &rendered
+        .exchanges
+        .iter()
+        .find(|e| e.hook == "GeneratePatches")
+        .unwrap()
+        .request;
+    let mut out = Vec::new();
+    for item in request["items"].as_array().unwrap() {
+        for variable in item["variables"].as_array().into_iter().flatten() {
+            let value: &Value = &variable["value"];
+            for key in ["controlPlane", "machineDeployment"] {
+                if let Some(v) = value[key]["version"].as_str() {
+                    out.push(format!("{key} {v}"));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[tokio::test]
+async fn a_stable_control_plane_starts_the_upgrade_and_the_workers_wait() {
+    let first = render(&base(), &extension()).await.unwrap();
+    assert_eq!(version(&first, "GenericControlPlane"), "v1.34.0");
+
+    // Still provisioning (no status version): nothing moves.
+    let held = render(&again(&first, "v1.35.0", None), &extension())
+        .await
+        .unwrap();
+    assert_eq!(version(&held, "GenericControlPlane"), "v1.34.0");
+    assert_eq!(version(&held, "MachineDeployment"), "v1.34.0");
+
+    // Provisioned and stable: the control plane goes first, the MachineDeployment waits.
+    let started = render(&again(&first, "v1.35.0", Some("v1.34.0")), &extension())
+        .await
+        .unwrap();
+    assert_eq!(version(&started, "GenericControlPlane"), "v1.35.0");
+    assert_eq!(version(&started, "MachineDeployment"), "v1.34.0");
+    assert_eq!(
+        builtin_versions(&started),
+        ["controlPlane v1.35.0", "machineDeployment v1.34.0"]
+    );
+    let cluster = started.object("Cluster").unwrap();
+    assert_eq!(
+        cluster["metadata"]["annotations"]["runtime.cluster.x-k8s.io/pending-hooks"],
+        "AfterClusterUpgrade"
+    );
+    assert_eq!(
+        cluster["metadata"]["annotations"]["topology.internal.cluster.x-k8s.io/upgrade-step"],
+        "v1.35.0"
+    );
+    assert!(
+        started
+            .warnings
+            .iter()
+            .any(|w| w.contains("BeforeClusterUpgrade")),
+        "{:?}",
+        started.warnings
+    );
+
+    // Two minors at once: no plan, the step named.
+    let err = render(&again(&first, "v1.36.0", Some("v1.34.0")), &extension())
+        .await
+        .unwrap_err();
+    assert_eq!(err.step().as_str(), "upgrade");
+    assert!(
+        err.to_string()
+            .contains("cannot compute an upgrade plan from v1.34.0 to v1.36.0"),
+        "{err}"
+    );
+}
