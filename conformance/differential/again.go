@@ -29,6 +29,7 @@ var edits = []string{
 	"add-md",               // a new MachineDeployment topology
 	"control-plane-labels", // a label on the control plane's topology metadata
 	"md-replicas",          // the first MachineDeployment topology scaled and given minReadySeconds
+	"variable",             // a Cluster variable given another valid value (set if it was not)
 	"class-template",       // a field added to the templates the ClusterClass references for the control plane and its first MachineDeployment class
 	"class-labels",         // a label on the ClusterClass's control plane and first MachineDeployment class metadata
 	"patch-removed",        // the ClusterClass's last patch removed (inline or external)
@@ -89,6 +90,10 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 		workers["machineDeployments"] = append(mds, obj{"class": class, "name": "md-new", "replicas": float64(1)})
 	case "control-plane-labels":
 		child(child(child(topology, "controlPlane"), "metadata"), "labels")["edited"] = "again"
+	case "variable":
+		if !editVariable(topology, tc.variableKinds, r) {
+			edit = "none"
+		}
 	case "version", "version-upgrade", "version-workers":
 		topology["version"] = minorUp(topology["version"].(string), 1)
 	case "version-skip":
@@ -149,6 +154,42 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 		upgradeUnderWay(again, r)
 	}
 	return again, edit
+}
+
+// editVariable gives one variable of the Cluster's topology another valid value of its kind
+// (a generated case), or the other values of CAPI's own classes' examples; false if nothing
+// changed.
+func editVariable(topology obj, kinds map[string]string, r *rand.Rand) bool {
+	before := deepCopyObj(obj{"v": topology["variables"]})
+	if len(kinds) == 0 {
+		varyVariables(obj{"spec": obj{"topology": topology}})
+		return !reflect.DeepEqual(before, deepCopyObj(obj{"v": topology["variables"]}))
+	}
+	names := make([]string, 0, len(kinds))
+	for name := range kinds {
+		names = append(names, name)
+	}
+	sortStrings(names)
+	name := names[r.Intn(len(names))]
+	g := &gen{r: r, mayRefuse: map[string]bool{}}
+	var variable obj
+	for _, v := range list(topology["variables"]) {
+		if v.(obj)["name"] == name {
+			variable = v.(obj)
+		}
+	}
+	if variable == nil {
+		variable = obj{"name": name}
+		topology["variables"] = append(list(topology["variables"]), variable)
+	}
+	for range 10 {
+		value := normalize(obj{"v": g.value(kinds[name], false)}).(obj)["v"]
+		if !reflect.DeepEqual(value, variable["value"]) {
+			variable["value"] = value
+			return true
+		}
+	}
+	return false
 }
 
 // minorUp is a Kubernetes version n minors up, patch 0.

@@ -40,6 +40,9 @@ type testCase struct {
 	// sides refuse at: a refusal at any other step is a mismatch. nil: any step (an edit past
 	// creation).
 	mayRefuse map[string]bool
+	// The kind of value (gen.value) of each variable the class defines, inline or discovered;
+	// nil for CAPI's own classes.
+	variableKinds map[string]string
 }
 
 func (tc *testCase) write(dir string) error {
@@ -220,7 +223,14 @@ func generate(r *rand.Rand, name, capiVersion string) *testCase {
 		"metadata": obj{"name": className, "namespace": namespace},
 		"spec":     spec,
 	}
-	return &testCase{name: name, cluster: g.cluster(clusterName, className), clusterClass: clusterClass, templates: g.templates, settings: settings, mayRefuse: g.mayRefuse}
+	kinds := map[string]string{}
+	for name, kind := range g.inline {
+		kinds[name] = kind
+	}
+	for name, kind := range g.external {
+		kinds[name] = kind
+	}
+	return &testCase{name: name, cluster: g.cluster(clusterName, className), clusterClass: clusterClass, templates: g.templates, settings: settings, mayRefuse: g.mayRefuse, variableKinds: kinds}
 }
 
 func ref(template obj) obj {
