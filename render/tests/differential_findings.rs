@@ -1,8 +1,7 @@
 //! What the differential test against CAPI's desired-state generator found render doing
 //! differently (conformance/differential), each kept here as a regression test.
 
-use capi_ext::hooks::v1alpha1::*;
-use capi_ext::{Extension, Registration, Variables};
+use capi_ext::{Extension, Variables};
 use capi_ext_render::{Input, render};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -28,20 +27,7 @@ fn external_only() -> Input {
 }
 
 fn extension() -> Extension {
-    Extension::builder()
-        .variables::<Vars>("variables")
-        .handler(Registration::new(
-            GeneratePatches,
-            "patches",
-            |_: GeneratePatchesRequest| async { GeneratePatchesResponse::success() },
-        ))
-        .handler(Registration::new(
-            ValidateTopology,
-            "validate",
-            |_: ValidateTopologyRequest| async { ValidateTopologyResponse::success() },
-        ))
-        .build()
-        .unwrap()
+    common::accepting(Extension::builder().variables::<Vars>("variables"))
 }
 
 #[tokio::test]

@@ -1,27 +1,14 @@
 //! The upgrade sequence through the whole render: a Cluster whose objects exist, given a new
 //! Kubernetes version, renders the step CAPI takes next, and the patches see those versions.
 
-use capi_ext::hooks::v1alpha1::*;
-use capi_ext::{Extension, Registration};
+use capi_ext::Extension;
 use capi_ext_render::{Input, Rendered, render};
 use serde_json::{Value, json};
 
 mod common;
 
 fn extension() -> Extension {
-    Extension::builder()
-        .handler(Registration::new(
-            GeneratePatches,
-            "patches",
-            |_: GeneratePatchesRequest| async { GeneratePatchesResponse::success() },
-        ))
-        .handler(Registration::new(
-            ValidateTopology,
-            "validate",
-            |_: ValidateTopologyRequest| async { ValidateTopologyResponse::success() },
-        ))
-        .build()
-        .unwrap()
+    common::accepting(Extension::builder())
 }
 
 /// The quickstart's external patch alone, without variables.

@@ -27,3 +27,24 @@ pub fn external_only() -> Input {
     input.cluster["spec"]["topology"]["variables"] = json!([]);
     input
 }
+
+/// `builder` with the quickstart's `patches` (GeneratePatches) and `validate`
+/// (ValidateTopology) handlers, which change nothing and accept everything.
+#[allow(dead_code)]
+pub fn accepting(builder: capi_ext::ExtensionBuilder) -> capi_ext::Extension {
+    use capi_ext::Registration;
+    use capi_ext::hooks::v1alpha1::*;
+    builder
+        .handler(Registration::new(
+            GeneratePatches,
+            "patches",
+            |_: GeneratePatchesRequest| async { GeneratePatchesResponse::success() },
+        ))
+        .handler(Registration::new(
+            ValidateTopology,
+            "validate",
+            |_: ValidateTopologyRequest| async { ValidateTopologyResponse::success() },
+        ))
+        .build()
+        .unwrap()
+}
