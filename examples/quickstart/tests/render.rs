@@ -152,7 +152,9 @@ async fn existing_objects_keep_their_names() {
         "metadata": {"name": "demo-md-0-abcde", "namespace": "default", "labels": {
             "cluster.x-k8s.io/cluster-name": "demo",
             "topology.cluster.x-k8s.io/deployment-name": "md-0"}},
+        // CAPI writes the version onto every MachineDeployment it creates.
         "spec": {"template": {"spec": {
+            "version": "v1.34.0",
             "bootstrap": {"configRef": {"name": "demo-md-0-boot1"}},
             "infrastructureRef": {"name": "demo-md-0-infr1"}}}}
     }));
