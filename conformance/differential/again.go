@@ -37,7 +37,17 @@ var edits = []string{
 	"version-upgrade",      // the Kubernetes version one minor up, the control plane provisioned and stable
 	"version-workers",      // the control plane already at the new minor, the workers still at the old one
 	"version-skip",         // the Kubernetes version two minors up: no upgrade plan reaches it
+	"version-planned",      // two minors up, the plan from the extension's GenerateUpgradePlan (see planAnswers)
 }
+
+// planAnswers are what the differential extension's GenerateUpgradePlan handler answers, by the
+// Cluster's annotation (see conformance/rust/src/differential.rs): a minor at a time, the same
+// with the workers straight to the target, straight to the target (a plan CAPI refuses) and
+// Failure.
+var planAnswers = []string{"", "workers", "direct", "refuse"}
+
+// planAnnotation is the Cluster annotation the handler reads.
+const planAnnotation = "differential.capi-ext/upgrade-plan"
 
 // againCase is tc past its first reconcile, which CAPI computed as state: the objects exist and
 // the Cluster is edited (which edit depends on the case's name). Also returns the edit.
@@ -96,7 +106,7 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 		}
 	case "version", "version-upgrade", "version-workers":
 		topology["version"] = minorUp(topology["version"].(string), 1)
-	case "version-skip":
+	case "version-skip", "version-planned":
 		topology["version"] = minorUp(topology["version"].(string), 2)
 	case "md-replicas":
 		if len(mds) == 0 {
@@ -139,6 +149,16 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 	}
 	if edit == "version-skip" {
 		again.expect = stepUpgrade
+	}
+	if edit == "version-planned" {
+		child(again.clusterClass, "spec")["upgrade"] = obj{"external": obj{"generateUpgradePlanExtension": "plan." + extensionName}}
+		how := planAnswers[r.Intn(len(planAnswers))]
+		if how != "" {
+			child(child(again.cluster, "metadata"), "annotations")[planAnnotation] = how
+		}
+		if how == "direct" || how == "refuse" {
+			again.expect = stepUpgrade
+		}
 	}
 	for _, current := range capiObjects(state) {
 		if current["kind"] == "Cluster" {
@@ -207,7 +227,7 @@ func minorUp(version string, n int) string {
 func progress(controlPlane obj, edit, version string) {
 	spec := child(controlPlane, "spec")
 	switch edit {
-	case "version-upgrade", "version-skip":
+	case "version-upgrade", "version-skip", "version-planned":
 		controlPlane["status"] = obj{"version": spec["version"]}
 	case "version-workers":
 		spec["version"] = version
@@ -390,6 +410,10 @@ func upgradeLanded(edit string, again *testCase, state *scope.ClusterState) stri
 	case "version-upgrade":
 		if cp != version {
 			return fmt.Sprintf("the stable control plane did not start the upgrade to %s (it is at %s)", version, cp)
+		}
+	case "version-planned":
+		if step := minorUp(version, -1); cp != step {
+			return fmt.Sprintf("the stable control plane did not take the plan's first step %s towards %s (it is at %s)", step, version, cp)
 		}
 	case "version-workers":
 		moved := false

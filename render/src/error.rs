@@ -21,25 +21,25 @@ pub enum RenderError {
     #[error("the Cluster's variables are invalid (CAPI's webhook would reject the Cluster):\n  {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n  "))]
     Variables(Vec<values::FieldError>),
     /// The extension could not be called or answered something CAPI cannot use.
-    #[error("{hook} `{handler}` (patch {patch}): {error}")]
+    #[error("{hook} `{handler}` ({}): {error}", served(patch))]
     Call {
         /// The hook.
         hook: &'static str,
         /// The handler.
         handler: String,
-        /// The ClusterClass patch.
+        /// The ClusterClass patch ("" for GenerateUpgradePlan, which serves the class's upgrades).
         patch: String,
         /// Why no usable answer came.
         error: CallError,
     },
     /// The extension answered `Failure` (for ValidateTopology: the topology is rejected).
-    #[error("{hook} `{handler}` (patch {patch}) answered Failure: {message}")]
+    #[error("{hook} `{handler}` ({}) answered Failure: {message}", served(patch))]
     Failure {
         /// The hook.
         hook: &'static str,
         /// The handler.
         handler: String,
-        /// The ClusterClass patch.
+        /// The ClusterClass patch ("" for GenerateUpgradePlan, which serves the class's upgrades).
         patch: String,
         /// The extension's message.
         message: String,
@@ -57,20 +57,21 @@ pub enum RenderError {
     /// The extension answered the same request differently: CAPI calls on every reconcile, so
     /// an answer that changes makes it churn (patches rotate templates, messages land in the
     /// Cluster's conditions).
-    #[error("{} `{}` (patch {}) is not deterministic: {} changed {} from {} to {}", .0.hook, .0.handler, .0.patch, .0.what, .0.field, .0.first, .0.second)]
+    #[error("{} `{}` ({}) is not deterministic: {} changed {} from {} to {}", .0.hook, .0.handler, served(&.0.patch), .0.what, .0.field, .0.first, .0.second)]
     Nondeterministic(Box<Nondeterminism>),
     /// The extension's message holds something that changes from call to call (a time, a
     /// UUID): CAPI writes messages into the Cluster's conditions, so it would rewrite them on
     /// every reconcile.
     #[error(
-        "{hook} `{handler}` (patch {patch}) answered a message with {what} in it (`{part}`): CAPI writes extension messages into the Cluster's conditions, so one that changes on every call rewrites them on every reconcile; leave times and random parts out of messages (log them instead)"
+        "{hook} `{handler}` ({}) answered a message with {what} in it (`{part}`): CAPI writes extension messages into the Cluster's conditions, so one that changes on every call rewrites them on every reconcile; leave times and random parts out of messages (log them instead)",
+        served(patch)
     )]
     VolatileMessage {
         /// The hook.
         hook: &'static str,
         /// The handler.
         handler: String,
-        /// The ClusterClass patch.
+        /// The ClusterClass patch ("" for GenerateUpgradePlan, which serves the class's upgrades).
         patch: String,
         /// What it looks like (`a timestamp`, `a UUID`…).
         what: &'static str,
@@ -80,7 +81,7 @@ pub enum RenderError {
     /// A returned patch cannot be applied (CAPI fails the reconcile the same way).
     #[error("patch {patch}: cannot apply the patch for item {uid} ({kind}): {message}")]
     Patch {
-        /// The ClusterClass patch.
+        /// The ClusterClass patch ("" for GenerateUpgradePlan, which serves the class's upgrades).
         patch: String,
         /// The item's uid.
         uid: String,
@@ -115,6 +116,16 @@ pub enum RenderError {
         /// The API server's causes.
         errors: Vec<crate::apiserver::FieldError>,
     },
+}
+
+/// What a hook call served, for messages: the ClusterClass patch, or (no patch) the class's
+/// upgrade plan.
+fn served(patch: &str) -> String {
+    if patch.is_empty() {
+        "ClusterClass spec.upgrade.external.generateUpgradePlanExtension".into()
+    } else {
+        format!("patch {patch}")
+    }
 }
 
 /// The step of CAPI's reconcile a [`RenderError`] stands for: where CAPI would stop.
@@ -169,6 +180,7 @@ impl RenderError {
         let of_hook = |hook: &str| match hook {
             "DiscoverVariables" => Step::VariableDefinitions,
             "ValidateTopology" => Step::ValidateTopology,
+            "GenerateUpgradePlan" => Step::Upgrade,
             _ => Step::Patches,
         };
         match self {
@@ -192,7 +204,7 @@ pub struct Nondeterminism {
     pub hook: &'static str,
     /// The handler.
     pub handler: String,
-    /// The ClusterClass patch.
+    /// The ClusterClass patch ("" for GenerateUpgradePlan, which serves the class's upgrades).
     pub patch: String,
     /// What was sent again: `the same request` or `the items in reverse order`.
     pub what: &'static str,

@@ -6,7 +6,7 @@ use crate::apiserver::Write;
 use crate::apply::{self, apply_response, update_desired};
 use crate::caller::{CallError, Caller};
 use crate::cluster_variables::{check_definitions, default_and_validate};
-use crate::desired::{Blueprint, Desired};
+use crate::desired::{Blueprint, CONVERSION_DATA, Desired, LAST_APPLIED, PlanAnswer, PlanQuestion};
 use crate::determinism;
 use crate::error::{Nondeterminism, RenderError};
 use crate::inline;
@@ -17,9 +17,10 @@ use crate::request::{add_variables, build_request};
 use crate::stored;
 use capi_ext::hooks::v1alpha1::{
     ClusterClassVariable, DiscoverVariables, DiscoverVariablesRequest, DiscoverVariablesResponse,
-    GeneratePatches, GeneratePatchesRequest, GeneratePatchesResponse, Hook, HookResponse,
-    ResponseStatus, Settings, ValidateTopology, ValidateTopologyRequest,
-    ValidateTopologyRequestItem, ValidateTopologyResponse,
+    GeneratePatches, GeneratePatchesRequest, GeneratePatchesResponse, GenerateUpgradePlan,
+    GenerateUpgradePlanRequest, GenerateUpgradePlanResponse, Hook, HookResponse, ResponseStatus,
+    Settings, UpgradeStep, ValidateTopology, ValidateTopologyRequest, ValidateTopologyRequestItem,
+    ValidateTopologyResponse,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -118,9 +119,12 @@ fn handler_of(registered: &str) -> &str {
     registered.split_once('.').map_or(registered, |(h, _)| h)
 }
 
+/// Calls `registered` (`<handler>.<ExtensionConfig>`) with `request` twice (the answer must not
+/// change) and logs the exchange; `patch` is the ClusterClass patch the call serves ("" for
+/// GenerateUpgradePlan).
 async fn exchange<H: Hook, C: Caller>(
     caller: &C,
-    patch: &Patch,
+    patch: &str,
     registered: &str,
     request: &H::Request,
     log: &mut Vec<Exchange>,
@@ -130,7 +134,7 @@ async fn exchange<H: Hook, C: Caller>(
     let call_error = |error: CallError| RenderError::Call {
         hook: info.name,
         handler: handler.clone(),
-        patch: patch.name.clone(),
+        patch: patch.to_string(),
         error,
     };
     let body = serde_json::to_vec(request)
@@ -152,7 +156,7 @@ async fn exchange<H: Hook, C: Caller>(
         return Err(RenderError::Nondeterministic(Box::new(Nondeterminism {
             hook: info.name,
             handler,
-            patch: patch.name.clone(),
+            patch: patch.to_string(),
             what: "the same request",
             field: difference.field,
             first: difference.first,
@@ -167,7 +171,7 @@ async fn exchange<H: Hook, C: Caller>(
     })?;
     log.push(Exchange {
         hook: info.name,
-        patch: patch.name.clone(),
+        patch: patch.to_string(),
         handler: handler.clone(),
         request: serde_json::to_value(request).unwrap_or_default(),
         response: serde_json::from_slice(&answer).unwrap_or_default(),
@@ -176,7 +180,7 @@ async fn exchange<H: Hook, C: Caller>(
         return Err(RenderError::VolatileMessage {
             hook: info.name,
             handler,
-            patch: patch.name.clone(),
+            patch: patch.to_string(),
             what,
             part: part.to_string(),
         });
@@ -185,7 +189,7 @@ async fn exchange<H: Hook, C: Caller>(
         return Err(RenderError::Failure {
             hook: info.name,
             handler,
-            patch: patch.name.clone(),
+            patch: patch.to_string(),
             message: response.message().to_string(),
         });
     }
@@ -259,9 +263,14 @@ async fn discover<C: Caller>(
     for patch in patches.iter().filter(|p| !p.discover.is_empty()) {
         let mut request = DiscoverVariablesRequest::new();
         request.settings = patch.settings.clone();
-        let response: DiscoverVariablesResponse =
-            exchange::<DiscoverVariables, _>(caller, patch, &patch.discover, &request, exchanges)
-                .await?;
+        let response: DiscoverVariablesResponse = exchange::<DiscoverVariables, _>(
+            caller,
+            &patch.name,
+            &patch.discover,
+            &request,
+            exchanges,
+        )
+        .await?;
         definitions.extend(response.variables.into_iter().map(|variable| Definition {
             from: patch.name.clone(),
             variable,
@@ -303,6 +312,44 @@ fn store_inputs(crds: &crate::apiserver::Crds, input: &mut Input) -> Result<(), 
     Ok(())
 }
 
+/// Asks the ClusterClass's GenerateUpgradePlan extension for the plan of an upgrade, as CAPI
+/// does before it computes the desired state (`GetUpgradePlanFromExtension`); the Cluster goes
+/// without status, managed fields and the last-applied and conversion-data annotations.
+async fn upgrade_plan<C: Caller>(
+    caller: &C,
+    cluster: &Value,
+    question: &PlanQuestion,
+    log: &mut Vec<Exchange>,
+) -> Result<PlanAnswer, RenderError> {
+    let mut cluster = cluster.clone();
+    if let Some(map) = cluster.as_object_mut() {
+        map.remove("status");
+    }
+    if let Some(metadata) = cluster.get_mut("metadata").and_then(Value::as_object_mut) {
+        metadata.remove("managedFields");
+        if let Some(annotations) = metadata
+            .get_mut("annotations")
+            .and_then(Value::as_object_mut)
+        {
+            annotations.remove(LAST_APPLIED);
+            annotations.remove(CONVERSION_DATA);
+        }
+    }
+    let mut request = GenerateUpgradePlanRequest::new();
+    request.cluster = serde_json::from_value(cluster)
+        .map_err(|e| RenderError::Input(format!("the Cluster: {e}")))?;
+    request.from_control_plane_kubernetes_version = question.from_control_plane.clone();
+    request.from_workers_kubernetes_version = question.from_workers.clone();
+    request.to_kubernetes_version = question.to.clone();
+    let response: GenerateUpgradePlanResponse =
+        exchange::<GenerateUpgradePlan, _>(caller, "", &question.extension, &request, log).await?;
+    let versions = |steps: Vec<UpgradeStep>| steps.into_iter().map(|s| s.version).collect();
+    Ok(PlanAnswer {
+        control_plane: versions(response.control_plane_upgrades),
+        workers: versions(response.workers_upgrades),
+    })
+}
+
 /// Renders `input` against the extension behind `caller`.
 pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, RenderError> {
     let mut input = prepared(input)?;
@@ -321,7 +368,19 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
 
     let capi_version = input.capi_version.unwrap_or(capi_ext::CapiVersion::DEFAULT);
     let blueprint = Blueprint::resolve(&input.cluster_class, &input.templates, capi_version)?;
-    let mut desired = Desired::compute(&blueprint, &input.cluster, &input.templates, capi_version)?;
+    let plan_answer = match Desired::plan_question(&blueprint, &input.cluster, &input.templates)? {
+        Some(question) => {
+            Some(upgrade_plan(caller, &input.cluster, &question, &mut rendered.exchanges).await?)
+        }
+        None => None,
+    };
+    let mut desired = Desired::compute(
+        &blueprint,
+        &input.cluster,
+        &input.templates,
+        capi_version,
+        plan_answer.as_ref(),
+    )?;
     rendered.unpatched = desired.objects();
     rendered.roles = desired.roles();
     rendered.warnings = std::mem::take(&mut desired.warnings);
@@ -369,7 +428,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
             request.settings = patch.settings.clone();
             let response = exchange::<GeneratePatches, _>(
                 caller,
-                patch,
+                &patch.name,
                 &patch.generate,
                 &request,
                 &mut rendered.exchanges,
@@ -408,7 +467,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
         validation.settings = patch.settings.clone();
         let _: ValidateTopologyResponse = exchange::<ValidateTopology, _>(
             caller,
-            patch,
+            &patch.name,
             &patch.validate,
             &validation,
             &mut rendered.exchanges,

@@ -1,7 +1,10 @@
 //! The upgrade sequence through the whole render: a Cluster whose objects exist, given a new
 //! Kubernetes version, renders the step CAPI takes next, and the patches see those versions.
 
-use capi_ext::Extension;
+use capi_ext::hooks::v1alpha1::{
+    GenerateUpgradePlan, GenerateUpgradePlanRequest, GenerateUpgradePlanResponse, UpgradeStep,
+};
+use capi_ext::{Extension, Registration};
 use capi_ext_render::{Input, Rendered, render};
 use serde_json::{Value, json};
 
@@ -136,5 +139,114 @@ async fn a_stable_control_plane_starts_the_upgrade_and_the_workers_wait() {
         err.to_string()
             .contains("cannot compute an upgrade plan from v1.34.0 to v1.36.0"),
         "{err}"
+    );
+}
+
+/// An extension whose GenerateUpgradePlan handler `plan` answers `answer` for the request.
+fn planning(answer: fn(&GenerateUpgradePlanRequest) -> GenerateUpgradePlanResponse) -> Extension {
+    common::accepting(Extension::builder().handler(Registration::new(
+        GenerateUpgradePlan,
+        "plan",
+        move |request: GenerateUpgradePlanRequest| async move { answer(&request) },
+    )))
+}
+
+fn steps(versions: &[&str]) -> Vec<UpgradeStep> {
+    versions
+        .iter()
+        .map(|v| UpgradeStep {
+            version: v.to_string(),
+        })
+        .collect()
+}
+
+/// A minor at a time to the target, the workers left to CAPI.
+fn minor_by_minor(request: &GenerateUpgradePlanRequest) -> GenerateUpgradePlanResponse {
+    let minor = |v: &str| v.split('.').nth(1).unwrap().parse::<u32>().unwrap();
+    let (from, to) = (
+        minor(&request.from_control_plane_kubernetes_version),
+        minor(&request.to_kubernetes_version),
+    );
+    let mut response = GenerateUpgradePlanResponse::success();
+    let versions: Vec<String> = (from + 1..=to).map(|m| format!("v1.{m}.0")).collect();
+    response.control_plane_upgrades =
+        steps(&versions.iter().map(String::as_str).collect::<Vec<_>>());
+    response
+}
+
+/// `again` with the ClusterClass taking its plans from the `plan` handler.
+fn planned(first: &Rendered, version: &str) -> Input {
+    let mut input = again(first, version, Some("v1.34.0"));
+    input.cluster_class["spec"]["upgrade"] =
+        json!({"external": {"generateUpgradePlanExtension": "plan.quickstart"}});
+    input
+}
+
+#[tokio::test]
+async fn a_generate_upgrade_plan_extension_plans_the_upgrade() {
+    let first = render(&base(), &extension()).await.unwrap();
+
+    // Two minors at once, planned by the extension: the control plane takes the first step.
+    let rendered = render(&planned(&first, "v1.36.0"), &planning(minor_by_minor))
+        .await
+        .unwrap();
+    assert_eq!(version(&rendered, "GenericControlPlane"), "v1.35.0");
+    assert_eq!(version(&rendered, "MachineDeployment"), "v1.34.0");
+    let asked = rendered
+        .exchanges
+        .iter()
+        .find(|e| e.hook == "GenerateUpgradePlan")
+        .unwrap();
+    assert_eq!(asked.handler, "plan");
+    assert_eq!(
+        asked.request["fromControlPlaneKubernetesVersion"],
+        "v1.34.0"
+    );
+    assert_eq!(asked.request["fromWorkersKubernetesVersion"], "v1.34.0");
+    assert_eq!(asked.request["toKubernetesVersion"], "v1.36.0");
+    assert_eq!(asked.request["cluster"]["metadata"]["name"], "demo");
+    assert!(asked.request["cluster"].get("status").is_none());
+
+    // No upgrade due: CAPI does not ask.
+    let mut settled = planned(&first, "v1.34.0");
+    settled.cluster["spec"]["topology"]["version"] = json!("v1.34.0");
+    let rendered = render(&settled, &planning(minor_by_minor)).await.unwrap();
+    assert!(
+        rendered
+            .exchanges
+            .iter()
+            .all(|e| e.hook != "GenerateUpgradePlan")
+    );
+
+    // A plan that skips a minor: CAPI's validation refuses it, at the upgrade step.
+    let err = render(
+        &planned(&first, "v1.36.0"),
+        &planning(|_| {
+            let mut response = GenerateUpgradePlanResponse::success();
+            response.control_plane_upgrades = steps(&["v1.36.0"]);
+            response
+        }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.step().as_str(), "upgrade");
+    assert!(
+        err.to_string().contains(
+            "invalid ControlPlane upgrade plan: item 0; expecting a version with minor 34 or 35, found version v1.36.0"
+        ),
+        "{err}"
+    );
+
+    // The extension refuses: the upgrade stops there, with its message.
+    let err = render(
+        &planned(&first, "v1.36.0"),
+        &planning(|_| GenerateUpgradePlanResponse::failure("no path to v1.36.0")),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.step().as_str(), "upgrade");
+    assert_eq!(
+        err.to_string(),
+        "GenerateUpgradePlan `plan` (ClusterClass spec.upgrade.external.generateUpgradePlanExtension) answered Failure: no path to v1.36.0"
     );
 }

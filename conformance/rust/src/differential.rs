@@ -11,6 +11,10 @@
 //!   patch that also labels the template.
 //! - `validate` (ValidateTopology): `Failure` when a region variable is `forbidden`; it opens
 //!   two spans of its own (`check-regions`, `compare` inside it) for the traces' check.
+//! - `plan` (GenerateUpgradePlan): the control plane one minor at a time, or what the Cluster's
+//!   `differential.capi-ext/upgrade-plan` annotation asks: `direct` (straight to the target,
+//!   which CAPI refuses past one minor), `workers` (the workers straight to the target) or
+//!   `refuse` (`Failure`).
 //!
 //! Nothing here depends on time, order of calls or randomness: the two engines must get the
 //! same answer for the same request.
@@ -102,6 +106,60 @@ async fn validate(req: ValidateTopologyRequest) -> ValidateTopologyResponse {
     }
 }
 
+/// The Cluster annotation that chooses `plan`'s answer.
+const PLAN_ANNOTATION: &str = "differential.capi-ext/upgrade-plan";
+
+async fn plan(req: GenerateUpgradePlanRequest) -> GenerateUpgradePlanResponse {
+    let (from, to) = (
+        &req.from_control_plane_kubernetes_version,
+        &req.to_kubernetes_version,
+    );
+    let how = req
+        .cluster
+        .metadata
+        .annotations
+        .get(PLAN_ANNOTATION)
+        .map_or("", String::as_str);
+    let steps = |versions: Vec<String>| {
+        versions
+            .into_iter()
+            .map(|version| UpgradeStep { version })
+            .collect()
+    };
+    let minor = |v: &str| -> Option<(u64, u64)> {
+        let mut parts = v.trim_start_matches('v').split('.');
+        Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+    };
+    let (Some((major, from_minor)), Some((_, to_minor))) = (minor(from), minor(to)) else {
+        return GenerateUpgradePlanResponse::failure(format!(
+            "cannot read the versions {from} and {to}"
+        ));
+    };
+    let mut response = GenerateUpgradePlanResponse::success();
+    match how {
+        "refuse" => {
+            return GenerateUpgradePlanResponse::failure(format!("no upgrade from {from} to {to}"));
+        }
+        "direct" => response.control_plane_upgrades = steps(vec![to.clone()]),
+        _ => {
+            let versions = (from_minor + 1..=to_minor)
+                .map(|m| {
+                    if m == to_minor {
+                        to.clone()
+                    } else {
+                        format!("v{major}.{m}.0")
+                    }
+                })
+                .collect();
+            response.control_plane_upgrades = steps(versions);
+        }
+    }
+    if how == "workers" && !req.from_workers_kubernetes_version.is_empty() {
+        response.workers_upgrades = steps(vec![to.clone()]);
+    }
+    response
+}
+
 /// The differential test's extension.
 pub fn extension() -> ExtensionBuilder {
     capi_ext::Extension::builder()
@@ -112,6 +170,7 @@ pub fn extension() -> ExtensionBuilder {
         ))
         .handler(Registration::new(GeneratePatches, "echo", echo))
         .handler(Registration::new(ValidateTopology, "validate", validate))
+        .handler(Registration::new(GenerateUpgradePlan, "plan", plan))
 }
 
 #[cfg(test)]
@@ -149,5 +208,46 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(response.status, ResponseStatus::Failure);
+    }
+
+    #[tokio::test]
+    async fn plan_goes_a_minor_at_a_time_unless_the_cluster_asks_otherwise() {
+        let extension = extension().build().unwrap();
+        let ask = |how: &str| {
+            serde_json::from_value::<GenerateUpgradePlanRequest>(json!({
+                "cluster": {"metadata": {"name": "c", "annotations": {PLAN_ANNOTATION: how}}},
+                "fromControlPlaneKubernetesVersion": "v1.33.0",
+                "fromWorkersKubernetesVersion": "v1.33.0",
+                "toKubernetesVersion": "v1.35.2"
+            }))
+            .unwrap()
+        };
+        let versions = |steps: &[UpgradeStep]| -> Vec<String> {
+            steps.iter().map(|s| s.version.clone()).collect()
+        };
+        let answer = extension
+            .call(GenerateUpgradePlan, "plan", &ask(""))
+            .await
+            .unwrap();
+        assert_eq!(
+            versions(&answer.control_plane_upgrades),
+            ["v1.34.0", "v1.35.2"]
+        );
+        assert!(answer.workers_upgrades.is_empty());
+        let answer = extension
+            .call(GenerateUpgradePlan, "plan", &ask("workers"))
+            .await
+            .unwrap();
+        assert_eq!(versions(&answer.workers_upgrades), ["v1.35.2"]);
+        let answer = extension
+            .call(GenerateUpgradePlan, "plan", &ask("direct"))
+            .await
+            .unwrap();
+        assert_eq!(versions(&answer.control_plane_upgrades), ["v1.35.2"]);
+        let answer = extension
+            .call(GenerateUpgradePlan, "plan", &ask("refuse"))
+            .await
+            .unwrap();
+        assert_eq!(answer.status, ResponseStatus::Failure);
     }
 }

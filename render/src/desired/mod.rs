@@ -20,6 +20,8 @@ mod templates;
 mod upgrade;
 mod workers;
 
+pub(crate) use upgrade::{Answer as PlanAnswer, PlanQuestion};
+
 pub(crate) use blueprint::Blueprint;
 pub(crate) use templates::{builtin_annotations, clean_template};
 
@@ -39,8 +41,8 @@ pub(crate) const DEPLOYMENT_NAME_LABEL: &str = "topology.cluster.x-k8s.io/deploy
 pub(crate) const POOL_NAME_LABEL: &str = "topology.cluster.x-k8s.io/pool-name";
 pub(crate) const CLONED_FROM_NAME: &str = "cluster.x-k8s.io/cloned-from-name";
 pub(crate) const CLONED_FROM_GROUP_KIND: &str = "cluster.x-k8s.io/cloned-from-groupkind";
-pub(super) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
-pub(super) const CONVERSION_DATA: &str = "cluster.x-k8s.io/conversion-data";
+pub(crate) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub(crate) const CONVERSION_DATA: &str = "cluster.x-k8s.io/conversion-data";
 pub(super) const HOLD_UPGRADE_SEQUENCE: &str = "topology.cluster.x-k8s.io/hold-upgrade-sequence";
 pub(super) const DEFER_UPGRADE: &str = "topology.cluster.x-k8s.io/defer-upgrade";
 
@@ -186,13 +188,31 @@ impl Desired {
         })
     }
 
+    /// What CAPI asks the ClusterClass's GenerateUpgradePlan extension before it computes the
+    /// desired state of a Cluster whose objects are `current`, if it asks anything; its answer
+    /// goes to [`Desired::compute`].
+    pub(crate) fn plan_question(
+        blueprint: &Blueprint,
+        cluster: &Value,
+        current: &[Value],
+    ) -> Result<Option<PlanQuestion>, RenderError> {
+        upgrade::plan_question(
+            cluster,
+            &blueprint.class,
+            current_control_plane(blueprint, cluster, current),
+            current,
+        )
+    }
+
     /// `current` holds existing objects (MachineDeployments, MachinePools, the ControlPlane) whose
-    /// names and references CAPI keeps; without them new names are made.
+    /// names and references CAPI keeps; without them new names are made. `plan_answer` is the
+    /// GenerateUpgradePlan extension's answer to [`Desired::plan_question`].
     pub(crate) fn compute(
         blueprint: &Blueprint,
         cluster: &Value,
         current: &[Value],
         capi_version: CapiVersion,
+        plan_answer: Option<&upgrade::Answer>,
     ) -> Result<Self, RenderError> {
         let cluster_name = string(cluster, &["metadata", "name"]).to_string();
         let class = &blueprint.class;
@@ -239,12 +259,7 @@ impl Desired {
             false,
         );
 
-        let current_control_plane = current.iter().find(|o| {
-            let template_kind = string(&blueprint.control_plane.object, &["kind"]);
-            Some(string(o, &["kind"])) == template_kind.strip_suffix("Template")
-                && string(o, &["metadata", "name"])
-                    == string(cluster, &["spec", "controlPlaneRef", "name"])
-        });
+        let current_control_plane = current_control_plane(blueprint, cluster, current);
         let control_plane_machine = blueprint.control_plane_machine.as_ref().map(|template| {
             let current_name = current_control_plane.map_or("", |cp| {
                 match get(
@@ -334,8 +349,14 @@ impl Desired {
         )?;
         // The Kubernetes versions: the topology's at creation; past it, the step of the upgrade
         // sequence the objects are at.
-        let mut sequencing =
-            upgrade::Sequencing::new(cluster, class, current_control_plane, current, capi_version)?;
+        let mut sequencing = upgrade::Sequencing::new(
+            cluster,
+            class,
+            current_control_plane,
+            current,
+            capi_version,
+            plan_answer,
+        )?;
         let control_plane_version =
             sequencing.control_plane_version(current_control_plane, &mut desired_cluster)?;
         set(
@@ -412,6 +433,21 @@ fn set_upgrade_step(cluster: &mut Value, control_plane_version: &str, capi_versi
 
 /// `clusterv1.ClusterTopologyUpgradeStepAnnotation`.
 const UPGRADE_STEP: &str = "topology.internal.cluster.x-k8s.io/upgrade-step";
+
+/// The Cluster's control plane among `current`: the kind of the class's template, the name the
+/// Cluster references.
+fn current_control_plane<'a>(
+    blueprint: &Blueprint,
+    cluster: &Value,
+    current: &'a [Value],
+) -> Option<&'a Value> {
+    let template_kind = string(&blueprint.control_plane.object, &["kind"]);
+    current.iter().find(|o| {
+        Some(string(o, &["kind"])) == template_kind.strip_suffix("Template")
+            && string(o, &["metadata", "name"])
+                == string(cluster, &["spec", "controlPlaneRef", "name"])
+    })
+}
 
 #[cfg(test)]
 mod tests {

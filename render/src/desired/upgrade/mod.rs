@@ -14,6 +14,8 @@
 mod plan;
 mod semver;
 
+pub(crate) use plan::Answer;
+
 use super::{CLUSTER_NAME_LABEL, DEFER_UPGRADE, HOLD_UPGRADE_SEQUENCE, TOPOLOGY_OWNED_LABEL};
 use crate::error::RenderError;
 use crate::object::{get, map_value, set, string, string_map};
@@ -107,6 +109,95 @@ fn worker_version(object: &Value) -> &str {
     string(object, &["spec", "template", "spec", "version"])
 }
 
+/// The existing workers with a version (kind and name, version), as `ComputeUpgradePlan` reads
+/// them.
+fn worker_versions(deployments: &[&Value], pools: &[&Value]) -> Vec<(String, String)> {
+    deployments
+        .iter()
+        .chain(pools)
+        .filter(|o| !worker_version(o).is_empty())
+        .map(|o| {
+            (
+                format!(
+                    "{} {}",
+                    string(o, &["kind"]),
+                    string(o, &["metadata", "name"])
+                ),
+                worker_version(o).to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The existing control plane's `spec.version`; CAPI cannot plan without it.
+fn control_plane_version(control_plane: &Value) -> Result<&str, RenderError> {
+    match string(control_plane, &["spec", "version"]) {
+        "" => Err(upgrade_error(format!(
+            "failed to get the version from control plane spec: {} {} has no spec.version",
+            string(control_plane, &["kind"]),
+            string(control_plane, &["metadata", "name"])
+        ))),
+        version => Ok(version),
+    }
+}
+
+/// The ClusterClass's `spec.upgrade.external.generateUpgradePlanExtension` ("" if none).
+fn plan_extension(class: &Value) -> &str {
+    string(
+        class,
+        &[
+            "spec",
+            "upgrade",
+            "external",
+            "generateUpgradePlanExtension",
+        ],
+    )
+}
+
+/// What CAPI asks a ClusterClass's GenerateUpgradePlan extension in this reconcile.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PlanQuestion {
+    /// The extension, `<handler>.<ExtensionConfig>`.
+    pub extension: String,
+    /// `fromControlPlaneKubernetesVersion`.
+    pub from_control_plane: String,
+    /// `fromWorkersKubernetesVersion` ("" without workers).
+    pub from_workers: String,
+    /// `toKubernetesVersion`.
+    pub to: String,
+}
+
+/// The question CAPI puts to the ClusterClass's GenerateUpgradePlan extension before it computes
+/// the desired state (`GetUpgradePlanFromExtension`), if it asks one: the class names an
+/// extension, the control plane exists, and it or a worker is not at the Cluster's version.
+pub(crate) fn plan_question(
+    cluster: &Value,
+    class: &Value,
+    current_control_plane: Option<&Value>,
+    current: &[Value],
+) -> Result<Option<PlanQuestion>, RenderError> {
+    let extension = plan_extension(class);
+    let Some(control_plane) = current_control_plane.filter(|_| !extension.is_empty()) else {
+        return Ok(None);
+    };
+    let from_control_plane = control_plane_version(control_plane)?;
+    let deployments = owned(current, cluster, "MachineDeployment");
+    let pools = owned(current, cluster, "MachinePool");
+    let to = string(cluster, &["spec", "topology", "version"]);
+    let (from_workers, due) = plan::min_workers(
+        to,
+        from_control_plane,
+        &worker_versions(&deployments, &pools),
+    )
+    .map_err(upgrade_error)?;
+    Ok(due.then(|| PlanQuestion {
+        extension: extension.to_string(),
+        from_control_plane: from_control_plane.to_string(),
+        from_workers,
+        to: to.to_string(),
+    }))
+}
+
 impl Sequencing {
     /// The tracker as `Generate` starts it: the upgrade plan (`ComputeUpgradePlan`) from the
     /// current control plane and workers, and the MachineDeployments whose Machines are not all
@@ -117,6 +208,7 @@ impl Sequencing {
         current_control_plane: Option<&Value>,
         current: &[Value],
         capi_version: CapiVersion,
+        answer: Option<&Answer>,
     ) -> Result<Self, RenderError> {
         let concurrency = string_map(cluster, &["metadata", "annotations"])
             .get(UPGRADE_CONCURRENCY)
@@ -141,29 +233,8 @@ impl Sequencing {
         let deployments = owned(current, cluster, "MachineDeployment");
         let pools = owned(current, cluster, "MachinePool");
         if let Some(control_plane) = current_control_plane {
-            let control_plane_version = string(control_plane, &["spec", "version"]);
-            if control_plane_version.is_empty() {
-                return Err(upgrade_error(format!(
-                    "failed to get the version from control plane spec: {} {} has no spec.version",
-                    string(control_plane, &["kind"]),
-                    string(control_plane, &["metadata", "name"])
-                )));
-            }
-            let workers: Vec<(String, String)> = deployments
-                .iter()
-                .chain(&pools)
-                .filter(|o| !worker_version(o).is_empty())
-                .map(|o| {
-                    (
-                        format!(
-                            "{} {}",
-                            string(o, &["kind"]),
-                            string(o, &["metadata", "name"])
-                        ),
-                        worker_version(o).to_string(),
-                    )
-                })
-                .collect();
+            let control_plane_version = control_plane_version(control_plane)?;
+            let workers = worker_versions(&deployments, &pools);
             let versions: Vec<String> = get(class, &["spec", "kubernetesVersions"])
                 .and_then(Value::as_array)
                 .map(|list| {
@@ -172,17 +243,9 @@ impl Sequencing {
                         .collect()
                 })
                 .unwrap_or_default();
-            let extension = string(
-                class,
-                &[
-                    "spec",
-                    "upgrade",
-                    "external",
-                    "generateUpgradePlanExtension",
-                ],
-            );
+            let extension = plan_extension(class);
             let source = if !extension.is_empty() {
-                plan::Source::Extension(extension)
+                plan::Source::Extension(extension, answer)
             } else if !versions.is_empty() {
                 plan::Source::ClassVersions(&versions)
             } else {

@@ -6,11 +6,22 @@ use super::semver::Version;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Where the control plane's plan comes from: one minor at a time (CAPI's default), the
-/// ClusterClass's `spec.kubernetesVersions`, or its GenerateUpgradePlan extension.
+/// ClusterClass's `spec.kubernetesVersions`, or its GenerateUpgradePlan extension (named, with
+/// its answer when render called it).
 pub(crate) enum Source<'a> {
     OneMinor,
     ClassVersions(&'a [String]),
-    Extension(&'a str),
+    Extension(&'a str, Option<&'a Answer>),
+}
+
+/// What a GenerateUpgradePlan extension answered: the control plane's steps and the workers'
+/// (empty: CAPI computes the fewest).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Answer {
+    /// `controlPlaneUpgrades[].version`.
+    pub control_plane: Vec<String>,
+    /// `workersUpgrades[].version`.
+    pub workers: Vec<String>,
 }
 
 /// The plans: the control plane's steps, the workers' steps, and the version of the workers
@@ -26,14 +37,14 @@ fn parse(version: &str, what: &str) -> Result<Version, String> {
     Version::parse_tolerant(version).map_err(|e| format!("failed to parse {what} {version}: {e}"))
 }
 
-/// `ComputeUpgradePlan` for a control plane at `control_plane` and workers at `workers` (name,
-/// version; those without a version left out), going to `desired`.
-pub(crate) fn compute(
+/// The first half of `ComputeUpgradePlan`: the version of the workers furthest behind ("" without
+/// workers), and whether an upgrade is due (the control plane or a worker is not at `desired`),
+/// which is when CAPI asks for a plan.
+pub(crate) fn min_workers(
     desired: &str,
     control_plane: &str,
     workers: &[(String, String)],
-    source: Source<'_>,
-) -> Result<Plans, String> {
+) -> Result<(String, bool), String> {
     let desired_v = parse(desired, "Cluster version")?;
     let control_plane_v = parse(control_plane, "ControlPlane version")?;
     let mut min_workers: Option<Version> = None;
@@ -47,27 +58,45 @@ pub(crate) fn compute(
             min_workers = Some(v);
         }
     }
+    let due = control_plane_v.to_string() != desired_v.to_string()
+        || min_workers
+            .as_ref()
+            .is_some_and(|v| v.to_string() != desired_v.to_string());
     let min_workers_version = min_workers
         .as_ref()
         .map(|v| format!("v{v}"))
         .unwrap_or_default();
+    Ok((min_workers_version, due))
+}
+
+/// `ComputeUpgradePlan` for a control plane at `control_plane` and workers at `workers` (name,
+/// version; those without a version left out), going to `desired`.
+pub(crate) fn compute(
+    desired: &str,
+    control_plane: &str,
+    workers: &[(String, String)],
+    source: Source<'_>,
+) -> Result<Plans, String> {
+    let (min_workers_version, due) = min_workers(desired, control_plane, workers)?;
     let mut plans = Plans {
         min_workers_version: min_workers_version.clone(),
         ..Plans::default()
     };
-    if control_plane_v.to_string() == desired_v.to_string()
-        && min_workers
-            .as_ref()
-            .is_none_or(|v| v.to_string() == desired_v.to_string())
-    {
+    if !due {
         return Ok(plans);
     }
-    let control_plane_plan = match source {
-        Source::OneMinor => one_minor(desired, control_plane)?,
-        Source::ClassVersions(versions) => class_versions(versions, desired, control_plane)?,
-        Source::Extension(extension) => {
+    let (control_plane_plan, workers_plan) = match source {
+        Source::OneMinor => (one_minor(desired, control_plane)?, Vec::new()),
+        Source::ClassVersions(versions) => (
+            class_versions(versions, desired, control_plane)?,
+            Vec::new(),
+        ),
+        Source::Extension(_, Some(answer)) => {
+            (answer.control_plane.clone(), answer.workers.clone())
+        }
+        Source::Extension(extension, None) => {
             return Err(format!(
-                "the ClusterClass takes its upgrade plans from the GenerateUpgradePlan extension `{extension}` (spec.upgrade.external.generateUpgradePlanExtension), which render does not call: CAPI asks it now for a plan from control plane {control_plane}{} to {desired}; render can only show this Cluster once it is at its version",
+                "the ClusterClass takes its upgrade plans from the GenerateUpgradePlan extension `{extension}` (spec.upgrade.external.generateUpgradePlanExtension), and render was given no answer of it: CAPI asks it now for a plan from control plane {control_plane}{} to {desired}",
                 if min_workers_version.is_empty() {
                     String::new()
                 } else {
@@ -81,7 +110,7 @@ pub(crate) fn compute(
         control_plane,
         &min_workers_version,
         &control_plane_plan,
-        Vec::new(),
+        workers_plan,
     )?;
     plans.control_plane = control_plane_plan;
     Ok(plans)

@@ -55,7 +55,7 @@ fn run(
 ) -> Result<(String, Vec<String>, String, Vec<String>), RenderError> {
     let mut all = current.clone();
     all.extend(cp.clone());
-    let mut sequencing = Sequencing::new(&cluster, &json!({}), cp.as_ref(), &all, capi)?;
+    let mut sequencing = Sequencing::new(&cluster, &json!({}), cp.as_ref(), &all, capi, None)?;
     let cp_version = sequencing.control_plane_version(cp.as_ref(), &mut cluster)?;
     let topology = cluster["spec"]["topology"].clone();
     let mut versions = Vec::new();
