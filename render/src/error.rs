@@ -120,7 +120,7 @@ pub enum RenderError {
 
 /// What a hook call served, for messages: the ClusterClass patch, or (no patch) the class's
 /// upgrade plan.
-fn served(patch: &str) -> String {
+pub(crate) fn served(patch: &str) -> String {
     if patch.is_empty() {
         "ClusterClass spec.upgrade.external.generateUpgradePlanExtension".into()
     } else {

@@ -9,9 +9,10 @@ use serde_json::Value;
 /// One request sent to the extension and what came back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Exchange {
-    /// `DiscoverVariables`, `GeneratePatches` or `ValidateTopology`.
+    /// `DiscoverVariables`, `GeneratePatches`, `ValidateTopology` or `GenerateUpgradePlan`.
     pub hook: &'static str,
-    /// The ClusterClass patch it was for.
+    /// The ClusterClass patch it was for ("" for GenerateUpgradePlan, which serves the class's
+    /// upgrades).
     pub patch: String,
     /// The handler's name (the part of the ClusterClass's extension name before the first `.`).
     pub handler: String,
@@ -19,6 +20,30 @@ pub struct Exchange {
     pub request: Value,
     /// The response, as received.
     pub response: Value,
+}
+
+impl Exchange {
+    /// What the call served, for messages: `patch <name>`, or the ClusterClass field that names
+    /// the GenerateUpgradePlan extension.
+    ///
+    /// ```
+    /// use capi_ext_render::Exchange;
+    /// let exchange = |hook, patch: &str| Exchange {
+    ///     hook,
+    ///     patch: patch.into(),
+    ///     handler: "h".into(),
+    ///     request: Default::default(),
+    ///     response: Default::default(),
+    /// };
+    /// assert_eq!(exchange("GeneratePatches", "p").served(), "patch p");
+    /// assert_eq!(
+    ///     exchange("GenerateUpgradePlan", "").served(),
+    ///     "ClusterClass spec.upgrade.external.generateUpgradePlanExtension"
+    /// );
+    /// ```
+    pub fn served(&self) -> String {
+        crate::error::served(&self.patch)
+    }
 }
 
 /// A variable definition and where it came from (`inline` or the patch's name), as in the

@@ -255,8 +255,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             status_line(
                 "Called",
                 &format!(
-                    "{} `{}` for patch {}",
-                    exchange.hook, exchange.handler, exchange.patch
+                    "{} `{}` for {}",
+                    exchange.hook,
+                    exchange.handler,
+                    exchange.served()
                 )
             )
         );

@@ -226,7 +226,8 @@ pub fn diff(rendered: &Rendered) -> anyhow::Result<String> {
     Ok(out)
 }
 
-/// Writes every request and response as `NN-<hook>-<patch>.{request,response}.json` into `dir`,
+/// Writes every request and response as `NN-<hook>-<patch>.{request,response}.json` (no
+/// `-<patch>` for GenerateUpgradePlan) into `dir`,
 /// ready for `capi-ext call -f`. Returns the files written.
 pub fn write_exchanges(dir: &Path, exchanges: &[Exchange]) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -236,12 +237,15 @@ pub fn write_exchanges(dir: &Path, exchanges: &[Exchange]) -> anyhow::Result<Vec
             ("request", &exchange.request),
             ("response", &exchange.response),
         ] {
-            let path = dir.join(format!(
-                "{:02}-{}-{}.{part}.json",
-                i + 1,
-                exchange.hook,
-                exchange.patch
-            ));
+            // GenerateUpgradePlan serves no patch.
+            let path = match exchange.patch.as_str() {
+                "" => dir.join(format!("{:02}-{}.{part}.json", i + 1, exchange.hook)),
+                patch => dir.join(format!(
+                    "{:02}-{}-{patch}.{part}.json",
+                    i + 1,
+                    exchange.hook
+                )),
+            };
             write_atomic(&path, &(serde_json::to_string_pretty(value)? + "\n"))?;
             written.push(path);
         }
@@ -257,6 +261,41 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
         path
+    }
+
+    #[test]
+    fn exchanges_are_named_by_order_hook_and_patch() {
+        let dir =
+            std::env::temp_dir().join(format!("capi-ext-render-exchanges-{}", std::process::id()));
+        let exchange = |hook, patch: &str| Exchange {
+            hook,
+            patch: patch.into(),
+            handler: "h".into(),
+            request: serde_json::json!({"n": 1}),
+            response: serde_json::json!({"status": "Success"}),
+        };
+        let written = write_exchanges(
+            &dir,
+            &[
+                exchange("GenerateUpgradePlan", ""),
+                exchange("GeneratePatches", "p1"),
+            ],
+        )
+        .unwrap();
+        let names: Vec<String> = written
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "01-GenerateUpgradePlan.request.json",
+                "01-GenerateUpgradePlan.response.json",
+                "02-GeneratePatches-p1.request.json",
+                "02-GeneratePatches-p1.response.json"
+            ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
