@@ -270,7 +270,29 @@ fn check(
         Err(e) => errors.push(FieldError {
             field: here.to_string(),
             type_: ErrorType::Invalid,
-            message: format!("{e} evaluating rule: {}", rule.rule),
+            message: format!(
+                "{} evaluating rule: {}",
+                go_words(&e),
+                rule_error_string(rule)
+            ),
         }),
+    }
+}
+
+/// `ruleErrorString`: the rule's message, or without one its expression, trimmed.
+fn rule_error_string(rule: &Rule) -> &str {
+    if rule.message.is_empty() {
+        rule.rule.trim()
+    } else {
+        rule.message.trim()
+    }
+}
+
+/// An evaluation error in cel-go's words where they are known (a missing field is the usual
+/// one: `no such key: <name>`), else as the CEL crate words it.
+fn go_words(error: &cel::ExecutionError) -> String {
+    match error {
+        cel::ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        other => other.to_string(),
     }
 }

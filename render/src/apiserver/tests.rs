@@ -31,6 +31,7 @@ spec:
                 anyOf: [{type: integer}, {type: string}]
                 x-kubernetes-int-or-string: true
               mode: {type: string, enum: [a, b]}
+              policy: {type: string}
               note: {type: string, nullable: true}
               free: {type: object, x-kubernetes-preserve-unknown-fields: true}
               items:
@@ -47,6 +48,8 @@ spec:
               message: mode b needs a note
               fieldPath: .note
               reason: FieldValueRequired
+            - rule: "!has(self.mode) || self.mode != 'a' || self.policy == 'p'"
+              message: "  mode a needs policy p  "
           status:
             type: object
             properties:
@@ -91,6 +94,23 @@ fn prunes_defaults_and_drops_status() {
             "free": {"anything": {"goes": 1}}, "note": null})
     );
     assert!(admitted.object.get("status").is_none());
+}
+
+#[test]
+fn a_rule_that_errors_is_reported_with_cel_go_words_and_the_rules_message() {
+    // The API server: `no such key: policy evaluating rule: <the rule's message, trimmed>`
+    // (`ruleErrorString`; the expression only when the rule has no message).
+    let admitted = admit(json!({"name": "a", "mode": "a"}));
+    assert_eq!(causes(&admitted), ["FieldValueInvalid spec"]);
+    assert_eq!(
+        admitted.errors[0].message,
+        "no such key: policy evaluating rule: mode a needs policy p"
+    );
+    assert!(
+        admit(json!({"name": "a", "mode": "a", "policy": "p"}))
+            .errors
+            .is_empty()
+    );
 }
 
 #[test]
