@@ -102,6 +102,62 @@ fn strongest(changes: &[ObjectChange]) -> Rollout {
         .unwrap_or(Rollout::No)
 }
 
+/// How long CAPI's topology controller keeps a GenerateUpgradePlan answer
+/// (`core/reconcilers/topology/cluster/cluster_controller.go`: `cache.New` with 10 minutes),
+/// keyed by the Cluster and the request's three versions, not by the extension.
+const PLAN_CACHE_MINUTES: u32 = 10;
+
+/// The versions of one list of a GenerateUpgradePlan answer (`controlPlaneUpgrades`,
+/// `workersUpgrades`), as CAPI reads them.
+fn plan_steps(response: &Value, list: &str) -> Vec<String> {
+    response[list]
+        .as_array()
+        .map(|steps| {
+            steps
+                .iter()
+                .map(|step| step["version"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A warning when the head answers the Cluster's GenerateUpgradePlan otherwise than the base:
+/// CAPI keeps the running build's answer for this Cluster and these versions until its cache
+/// entry expires, so the head's plan, and what the report shows of it, takes effect only then.
+fn plan_changed(before: &Rendered, after: &Rendered) -> Option<String> {
+    let plan = |r: &Rendered| {
+        r.exchanges
+            .iter()
+            .find(|e| e.hook == "GenerateUpgradePlan")
+            .map(|e| (e.handler.clone(), e.response.clone()))
+    };
+    let ((_, base), (handler, head)) = (plan(before)?, plan(after)?);
+    let shown = |steps: &[String]| {
+        if steps.is_empty() {
+            "none (CAPI's default)".to_string()
+        } else {
+            steps.join(", ")
+        }
+    };
+    let differs: Vec<String> = [
+        ("controlPlaneUpgrades", "control plane"),
+        ("workersUpgrades", "workers"),
+    ]
+    .into_iter()
+    .filter_map(|(list, what)| {
+        let (b, h) = (plan_steps(&base, list), plan_steps(&head, list));
+        (b != h).then(|| format!("{what} {} → {}", shown(&b), shown(&h)))
+    })
+    .collect();
+    if differs.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "the head plans its upgrade otherwise (GenerateUpgradePlan `{handler}`: {}); CAPI keeps an answer for {PLAN_CACHE_MINUTES} minutes by Cluster and versions, not by build: if it asked the running build less than {PLAN_CACHE_MINUTES} minutes ago, the Cluster follows the base's plan until then, not what this report shows for the head",
+        differs.join("; ")
+    ))
+}
+
 /// What replaces Machines, each once (`MachineDeployment md-0`, `the control plane`).
 fn rolling(changes: &[ObjectChange]) -> Vec<String> {
     let mut out: Vec<String> = changes.iter().filter_map(|c| c.rolls_out()).collect();
@@ -137,10 +193,17 @@ impl Report {
             .map(|((case, before), after)| ClusterDiff {
                 cluster: case.cluster.clone(),
                 file: case.file.clone(),
-                warnings: after
-                    .as_ref()
-                    .map(|r| r.warnings.clone())
-                    .unwrap_or_default(),
+                warnings: match (&before, &after) {
+                    (Ok(before), Ok(after)) => {
+                        let mut warnings = after.warnings.clone();
+                        warnings.extend(plan_changed(before, after));
+                        warnings
+                    }
+                    (_, after) => after
+                        .as_ref()
+                        .map(|r| r.warnings.clone())
+                        .unwrap_or_default(),
+                },
                 outcome: match (before, after) {
                     (Ok(before), Ok(after)) => {
                         let changes = compare(&before, &after);
@@ -544,5 +607,44 @@ mod tests {
             field_lines("spec.x", None, Some(&json!(1))),
             "    spec.x: (absent) → 1\n"
         );
+    }
+
+    /// A render that asked GenerateUpgradePlan and got these lists.
+    fn planned(control_plane: &[&str], workers: &[&str]) -> Rendered {
+        let steps = |versions: &[&str]| -> Vec<Value> {
+            versions.iter().map(|v| json!({"version": v})).collect()
+        };
+        Rendered {
+            exchanges: vec![capi_ext_render::Exchange {
+                hook: "GenerateUpgradePlan",
+                patch: String::new(),
+                handler: "plan".into(),
+                request: json!({}),
+                response: json!({"status": "Success",
+                    "controlPlaneUpgrades": steps(control_plane), "workersUpgrades": steps(workers)}),
+            }],
+            ..Rendered::default()
+        }
+    }
+
+    #[test]
+    fn a_changed_upgrade_plan_is_a_warning_about_capis_cache() {
+        let base = planned(&["v1.35.0", "v1.36.0"], &[]);
+        assert_eq!(
+            plan_changed(&base, &planned(&["v1.35.0", "v1.36.0"], &[])),
+            None
+        );
+        let warning = plan_changed(&base, &planned(&["v1.35.0", "v1.36.0"], &["v1.36.0"])).unwrap();
+        assert!(
+            warning.starts_with("the head plans its upgrade otherwise (GenerateUpgradePlan `plan`: workers none (CAPI's default) → v1.36.0); CAPI keeps an answer for 10 minutes by Cluster and versions"),
+            "{warning}"
+        );
+        let warning = plan_changed(&base, &planned(&["v1.36.0"], &[])).unwrap();
+        assert!(
+            warning.contains("control plane v1.35.0, v1.36.0 → v1.36.0)"),
+            "{warning}"
+        );
+        // No plan asked on either side (no upgrade due, or no plan extension): nothing to say.
+        assert_eq!(plan_changed(&Rendered::default(), &base), None);
     }
 }
