@@ -29,6 +29,8 @@ const (
 	versionsExt     = "versions"
 	deployedAnn     = "e2e.capi-ext.io/deployed"
 	upgradeStepAnn  = "topology.internal.cluster.x-k8s.io/upgrade-step"
+	// The annotation that pauses the reconcile of the object that carries it.
+	pausedAnn = "cluster.x-k8s.io/paused"
 )
 
 // diffSteps are the versions after the first, each with the change it must make CAPI do:
@@ -148,7 +150,7 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 	cpMachine := ""
 	for _, o := range []struct{ role, apiVersion, kind, name string }{
 		{"the infrastructure cluster", infraV, "DockerCluster", infraName},
-		{"the control plane", cpV, "GenericControlPlane", cpName},
+		{"the control plane", cpV, "KubeadmControlPlane", cpName},
 		{mdInfraRole, infraV, "DockerMachineTemplate", mdInfra},
 		{"MachineDeployment md-0's bootstrap template", bootstrapV, "KubeadmConfigTemplate", mdBootstrap},
 		{"MachinePool mp-0's infrastructure machine pool", infraV, "DockerMachinePool", mpInfra},
@@ -158,7 +160,7 @@ func (s *scenarios) diffSnapshot(ctx context.Context) (diffState, error) {
 		if err != nil {
 			return st, fmt.Errorf("%s: %w", o.role, err)
 		}
-		if o.kind == "GenericControlPlane" {
+		if o.kind == "KubeadmControlPlane" {
 			cpMachine, _, _ = unstructured.NestedString(u.Object, "spec", "machineTemplate", "spec", "infrastructureRef", "name")
 			// The reference to its machines' template is read as that template's rotation
 			// (refs), as the MachineDeployment's references are: not as a change of its own.
@@ -256,12 +258,12 @@ func (s *scenarios) writeDiffCases(ctx context.Context, dir string) error {
 	for _, o := range []struct{ apiVersion, kind, name string }{
 		{clusterV, "ClusterClass", "diff-class"},
 		{infraV, "DockerClusterTemplate", "diff-infra"},
-		{cpV, "GenericControlPlaneTemplate", "diff-cp"},
+		{cpV, "KubeadmControlPlaneTemplate", "diff-cp"},
 		{infraV, "DockerMachineTemplate", "diff-cp-machine"},
 		{infraV, "DockerMachineTemplate", "diff-worker-machine"},
 		{bootstrapV, "KubeadmConfigTemplate", "diff-worker-bootstrap"},
 		{infraV, "DockerMachinePoolTemplate", "diff-pool"},
-		{cpV, "GenericControlPlane", cpName},
+		{cpV, "KubeadmControlPlane", cpName},
 	} {
 		u, err := s.kube.Get(ctx, o.apiVersion, o.kind, ns, o.name)
 		if err != nil {
@@ -450,8 +452,11 @@ func (s *scenarios) diffPredictsCAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The templates are of real CRDs (CAPI's Docker provider's, Kubeadm's), as installed; the
-	// control plane is a kind no one ships, which the harness plays.
+	// The templates are of real CRDs (CAPI's Docker provider's, Kubeadm's and
+	// KubeadmControlPlane's), as installed. The control plane is a KubeadmControlPlane, checked
+	// by its CRD and by the webhooks of the KCP manager; the class's metadata pauses it (KCP's
+	// controller then reconciles nothing but its Paused condition), and the harness plays its
+	// status: its Machines are the KCP scenario's subject, this one is CAPI's topology controller.
 	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %[1]s
 kind: ExtensionConfig
 metadata: {name: %[2]s}
@@ -465,9 +470,9 @@ metadata: {name: diff-infra, namespace: %[6]s}
 spec: {template: {spec: {}}}
 ---
 apiVersion: %[8]s
-kind: GenericControlPlaneTemplate
+kind: KubeadmControlPlaneTemplate
 metadata: {name: diff-cp, namespace: %[6]s}
-spec: {template: {spec: {}}}
+spec: {template: {spec: {kubeadmConfigSpec: {clusterConfiguration: {dns: {imageRepository: registry.k8s.io/coredns}}}}}}
 ---
 apiVersion: %[7]s
 kind: DockerMachineTemplate
@@ -496,7 +501,8 @@ spec:
   infrastructure:
     templateRef: {apiVersion: %[7]s, kind: DockerClusterTemplate, name: diff-infra}
   controlPlane:
-    templateRef: {apiVersion: %[8]s, kind: GenericControlPlaneTemplate, name: diff-cp}
+    metadata: {annotations: {%[13]q: ""}}
+    templateRef: {apiVersion: %[8]s, kind: KubeadmControlPlaneTemplate, name: diff-cp}
     machineInfrastructure:
       templateRef: {apiVersion: %[7]s, kind: DockerMachineTemplate, name: diff-cp-machine}
   workers:
@@ -544,7 +550,7 @@ spec:
       - {class: default-worker, name: md-0, replicas: 1}
       machinePools:
       - {class: default-pool, name: mp-0, replicas: 1}
-`, runtimeV, versionsExt, deployed.url(), s.caB64, clusterV, ns, infraV, cpV, bootstrapV, diffClusterName, approved, imageVariable)); err != nil {
+`, runtimeV, versionsExt, deployed.url(), s.caB64, clusterV, ns, infraV, cpV, bootstrapV, diffClusterName, approved, imageVariable, pausedAnn)); err != nil {
 		return err
 	}
 	// Play the control plane provider: initialized at the Cluster's version, so CAPI creates
@@ -558,7 +564,7 @@ spec:
 		if cpName == "" {
 			return false, "no controlPlaneRef yet"
 		}
-		err = s.kube.MergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true)
+		err = s.kube.MergePatch(ctx, cpV, "KubeadmControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true)
 		return err == nil, fmt.Sprint(err)
 	}); err != nil {
 		return err
@@ -630,7 +636,36 @@ spec:
 	if deployed, err = s.faultyHeadsBreak(ctx, deployed, portA); err != nil {
 		return err
 	}
-	return s.editsPredictCAPI(ctx, deployed)
+	if err := s.editsPredictCAPI(ctx, deployed); err != nil {
+		return err
+	}
+	return s.renderStoredDiffCluster(ctx, deployed)
+}
+
+// renderStoredDiffCluster: `capi-ext render --kubeconfig` of the Cluster, through the running
+// version and with the CRDs the API server has, prints every object of its topology as the
+// API server stored it: CRD defaults (Docker's, Kubeadm's, KubeadmControlPlane's) and CAPI's
+// defaulting webhooks (the MachineDeployment's, the MachinePool's, KubeadmControlPlane's)
+// included.
+func (s *scenarios) renderStoredDiffCluster(ctx context.Context, deployed *versionProcess) error {
+	if _, err := s.settle(ctx, deployed); err != nil {
+		return err
+	}
+	caFile := filepath.Join(s.work, "diff-ca.crt")
+	args := []string{"render", "--extension", deployed.url(), "--ca", caFile, "--cert", s.clientCert, "--key", s.clientKey,
+		"--kubeconfig", s.execKubeconfig, "--cluster", ns + "/" + diffClusterName, "--json", "--capi-version", fmt.Sprintf("1.%d", s.minor)}
+	for _, crds := range s.diffCRDs {
+		args = append(args, "--crds", crds)
+	}
+	cmd := exec.CommandContext(ctx, s.capiExt, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("capi-ext render --kubeconfig of %s: %v\n%s", diffClusterName, err, stderr.String())
+	}
+	return s.renderedObjectsMatch(ctx, out, []string{"Cluster", "DockerCluster", "DockerMachinePool", "DockerMachineTemplate", "DockerMachineTemplate",
+		"KubeadmConfig", "KubeadmConfigTemplate", "KubeadmControlPlane", "MachineDeployment", "MachineHealthCheck", "MachinePool"})
 }
 
 // faultyHead is a head version that must never ship: what diff must say of the Cluster (its

@@ -120,7 +120,13 @@ func (s *scenarios) renderAttempt(ctx context.Context, hookPath, mdName, mpName 
 	if err != nil {
 		return s.changedSince(hookPath, managerSent), fmt.Errorf("capi-ext render failed: %v\n%s", err, stderr.String())
 	}
-	if err := s.renderedObjectsMatch(ctx, out); err != nil {
+	// Every object CAPI made for the topology: the infrastructure cluster, the control plane,
+	// its machine template and MachineHealthCheck, the MachineDeployment, its bootstrap and
+	// machine templates and MachineHealthCheck, the MachinePool and its bootstrap config and
+	// infrastructure machine pool; and the Cluster's topology-managed fields.
+	if err := s.renderedObjectsMatch(ctx, out, []string{"Cluster", "GenericBootstrapConfig", "GenericBootstrapConfigTemplate", "GenericControlPlane",
+		"GenericInfrastructureCluster", "GenericInfrastructureMachinePool", "GenericInfrastructureMachineTemplate", "GenericInfrastructureMachineTemplate",
+		"MachineDeployment", "MachineHealthCheck", "MachineHealthCheck", "MachinePool"}); err != nil {
 		return s.changedSince(hookPath, managerSent), err
 	}
 	rendered, err := os.ReadFile(filepath.Join(requests, "02-GeneratePatches-quickstart.request.json"))
@@ -366,7 +372,7 @@ func differences(path string, a, b any) []string {
 
 // renderedObjectsMatch compares the objects render prints with those CAPI created: the same
 // kind and name, the same spec, labels and annotations (the API server's own metadata aside).
-func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error {
+func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte, want []string) error {
 	var list struct {
 		Items []map[string]any `json:"items"`
 	}
@@ -400,13 +406,7 @@ func (s *scenarios) renderedObjectsMatch(ctx context.Context, out []byte) error 
 		}
 		kinds = append(kinds, r.GetKind())
 	}
-	// Every object CAPI made for the topology, none missing: the infrastructure cluster, the
-	// control plane, its machine template and MachineHealthCheck, the MachineDeployment, its
-	// bootstrap and machine templates and MachineHealthCheck, the MachinePool and its bootstrap
-	// config and infrastructure machine pool; and the Cluster's topology-managed fields.
-	want := []string{"Cluster", "GenericBootstrapConfig", "GenericBootstrapConfigTemplate", "GenericControlPlane", "GenericInfrastructureCluster",
-		"GenericInfrastructureMachinePool", "GenericInfrastructureMachineTemplate", "GenericInfrastructureMachineTemplate", "MachineDeployment",
-		"MachineHealthCheck", "MachineHealthCheck", "MachinePool"}
+	// Every object CAPI made for the topology, none missing.
 	got := append([]string(nil), kinds...)
 	sort.Strings(got)
 	if !reflect.DeepEqual(got, want) {

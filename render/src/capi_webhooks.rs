@@ -23,8 +23,42 @@ pub(crate) fn default(object: &mut Value) -> Result<(), String> {
     match (is_core, object["kind"].as_str()) {
         (true, Some("MachineDeployment")) => machine_deployment(object),
         (true, Some("MachinePool")) => machine_pool(object),
+        (false, Some("KubeadmControlPlane"))
+            if object["apiVersion"] == "controlplane.cluster.x-k8s.io/v1beta2" =>
+        {
+            kubeadm_control_plane(object);
+            Ok(())
+        }
         _ => Ok(()),
     }
+}
+
+/// `KubeadmControlPlane.Default` of KCP's webhooks (the same from v1.12 to v1.14), for a
+/// v1beta2 KubeadmControlPlane: one replica when none is set, the version's `v`, and the
+/// RollingUpdate strategy enforced with a surge of one when none is set. (A v1beta1 object
+/// reaches the webhook converted to v1beta2 and comes back converted again; render leaves it
+/// as the CRD stores it.)
+fn kubeadm_control_plane(kcp: &mut Value) {
+    let spec = object_at(kcp, &["spec"]);
+    if spec.get("replicas").is_none_or(Value::is_null) {
+        spec.insert("replicas".into(), json!(1));
+    }
+    // Go's strings.HasPrefix on the field's value ("" when absent) as the webhook reads it.
+    let version = spec.get("version").and_then(Value::as_str).unwrap_or("");
+    if !version.starts_with('v') {
+        let prefixed = format!("v{version}");
+        spec.insert("version".into(), json!(prefixed));
+    }
+    let strategy = object_at(kcp, &["spec", "rollout", "strategy"]);
+    strategy.insert("type".into(), json!("RollingUpdate"));
+    object_at(kcp, &["spec", "rollout", "strategy", "rollingUpdate"])
+        .entry("maxSurge")
+        .and_modify(|surge| {
+            if surge.is_null() {
+                *surge = json!(1);
+            }
+        })
+        .or_insert(json!(1));
 }
 
 /// `MachineDeployment.Default` of CAPI's core webhooks, for a new MachineDeployment.
@@ -167,6 +201,33 @@ mod tests {
                 .is_none()
         );
         assert_eq!(md["spec"]["template"]["spec"]["version"], "v1.34.0");
+    }
+
+    #[test]
+    fn a_kubeadm_control_plane_gets_kcps_defaults() {
+        let kcp = |spec: Value| {
+            let mut kcp = json!({"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2",
+                "kind": "KubeadmControlPlane", "metadata": {"name": "cp"}, "spec": spec});
+            default(&mut kcp).unwrap();
+            kcp["spec"].clone()
+        };
+        assert_eq!(
+            kcp(json!({"version": "1.34.0"})),
+            json!({"version": "v1.34.0", "replicas": 1,
+                   "rollout": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}})
+        );
+        // The type is enforced; replicas and a surge given are kept (an int-or-string).
+        assert_eq!(
+            kcp(json!({"version": "v1.34.0", "replicas": 3,
+                       "rollout": {"after": "2026-01-01T00:00:00Z", "strategy": {"rollingUpdate": {"maxSurge": "50%"}}}})),
+            json!({"version": "v1.34.0", "replicas": 3,
+                   "rollout": {"after": "2026-01-01T00:00:00Z",
+                               "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "50%"}}}})
+        );
+        // Another API group's kind of the same name is not KCP's.
+        let mut other = json!({"apiVersion": "example.com/v1", "kind": "KubeadmControlPlane", "spec": {}});
+        default(&mut other).unwrap();
+        assert_eq!(other["spec"], json!({}));
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! --variant NAME`), for the end-to-end proof of `capi-ext diff`: the harness deploys each in
 //! turn behind the same ExtensionConfig, asks `capi-ext diff` what the next one will do, deploys
 //! it and reads from the API server what CAPI did. The templates are of real, structural CRDs
-//! (CAPI's Docker infrastructure kinds, KubeadmConfigTemplate) except the control plane's
-//! (a kind no one ships, played by the harness). Each version keeps the changes of the ones
-//! before it and adds one class of change:
+//! with defaults: CAPI's Docker infrastructure kinds, KubeadmConfigTemplate and
+//! KubeadmControlPlaneTemplate. Each version keeps the changes of the ones before it and adds
+//! one class of change:
 //!
 //! | variant | adds | what CAPI does |
 //! |---|---|---|
@@ -12,7 +12,7 @@
 //! | `rebuilt` | nothing (a new build of the same code) | nothing |
 //! | `labels` | a label on the MachineDeployment's infrastructure template itself | patched in place, no rotation |
 //! | `infrastructure` | `imageRepository: us-east-1.registry.example` | the infrastructure cluster patched in place |
-//! | `control-plane` | `tuning: fast` on the control plane | the control plane patched in place |
+//! | `control-plane` | `kubeadmConfigSpec.clusterConfiguration.dns.imageTag: v1.12.1` on the KubeadmControlPlane | the control plane patched in place; no Machine replaced (KCP's up-to-date check clears the DNS settings before comparing) |
 //! | `rollout` | `preLoadImages: [e2e/arch:arm64]` | the template rotated, a new MachineSet |
 //! | `control-plane-machine` | an `extraMounts` entry on the control plane's machines | their template rotated, the control plane's reference to it updated |
 //! | `bootstrap` | `preKubeadmCommands` in the MachineDeployment's bootstrap config | its template rotated, a new MachineSet |
@@ -53,6 +53,9 @@ pub const VARIANTS: [&str; 9] = [
 
 /// The label `labels` puts on the MachineDeployment's infrastructure template.
 pub const LABEL: &str = "e2e.capi-ext.io/variant";
+
+/// The DNS image tag `control-plane` sets on the KubeadmControlPlane.
+pub const DNS_IMAGE_TAG: &str = "v1.12.1";
 
 /// Whether `variant` includes the change `since` introduced.
 fn has(variant: usize, since: &str) -> bool {
@@ -113,10 +116,10 @@ pub fn patch_set(variant: usize) -> PatchSet<Value> {
     }
     if has(variant, "control-plane") {
         set = set.patch(set_field(
-            "tuning",
+            "dns",
             Selector::control_plane().control_plane_template(),
-            "tuning",
-            json!("fast"),
+            "kubeadmConfigSpec/clusterConfiguration/dns/imageTag",
+            json!(DNS_IMAGE_TAG),
         ));
     }
     if has(variant, "control-plane-machine") {
@@ -226,7 +229,7 @@ mod tests {
             let set = patch_set(i);
             let names: Vec<&str> = set.names().collect();
             assert_eq!(names.contains(&"label"), i >= 2, "{variant}");
-            assert_eq!(names.contains(&"tuning"), i >= 4, "{variant}");
+            assert_eq!(names.contains(&"dns"), i >= 4, "{variant}");
             assert_eq!(names.contains(&"disk"), i >= 6, "{variant}");
             assert_eq!(names.contains(&"preset"), i >= 7, "{variant}");
             assert_eq!(names.contains(&"pool-size"), i >= 8, "{variant}");
@@ -272,9 +275,26 @@ mod selection {
     }
 
     #[test]
+    fn the_control_plane_version_sets_the_kubeadm_control_planes_dns_tag() {
+        let control_plane = request(
+            "Cluster",
+            "spec.controlPlaneRef",
+            "KubeadmControlPlaneTemplate",
+        );
+        assert!(!patched("infrastructure", &control_plane).contains("dns"));
+        let patch = patched("control-plane", &control_plane);
+        assert!(
+            patch.contains(&format!(
+                r#""path":"/spec/template/spec/kubeadmConfigSpec","value":{{"clusterConfiguration":{{"dns":{{"imageTag":"{DNS_IMAGE_TAG}"}}}}}}"#
+            )),
+            "{patch}"
+        );
+    }
+
+    #[test]
     fn the_control_plane_machine_and_bootstrap_versions_patch_their_templates() {
         let cp_machine = request(
-            "GenericControlPlane",
+            "KubeadmControlPlane",
             "spec.machineTemplate.spec.infrastructureRef",
             "DockerMachineTemplate",
         );
