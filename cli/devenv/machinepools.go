@@ -40,6 +40,9 @@ func (p *Providers) playMachinePool(ctx context.Context, mp *unstructured.Unstru
 	if !mp.GetDeletionTimestamp().IsZero() || spec("infrastructureRef", "kind") != "GenericInfrastructureMachinePool" || spec("bootstrap", "dataSecretName") == "" {
 		return
 	}
+	if p.HoldMachinePool != nil && p.HoldMachinePool(mp) {
+		return
+	}
 	version := spec("version")
 	replicas, found, _ := unstructured.NestedInt64(mp.Object, "spec", "replicas")
 	if !found {

@@ -45,6 +45,9 @@ type Providers struct {
 	JoinControlPlane func(ctx context.Context, infraMachine *unstructured.Unstructured) error
 	// MachinePools plays GenericInfrastructureMachinePools and their Nodes (PlayMachinePools).
 	MachinePools bool
+	// HoldMachinePool, when set and true for a MachinePool, leaves its Nodes and infrastructure
+	// machine pool as they are (its instances are slow to upgrade or scale) (MachinePools only).
+	HoldMachinePool func(mp *unstructured.Unstructured) bool
 	// Played, when set, is told each thing played (what, the object's namespace/name).
 	Played func(what, object string)
 	// Warn, when set, is told once of each KubeadmControlPlane whose etcd cannot be played

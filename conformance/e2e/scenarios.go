@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,6 +45,8 @@ var (
 )
 
 type scenarios struct {
+	// holdPool holds the Nodes of the MachinePools the upgrade scenarios play at their version.
+	holdPool   atomic.Bool
 	kube       *Kube
 	caB64      string
 	extURL     string

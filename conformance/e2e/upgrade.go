@@ -1,6 +1,7 @@
 package main
 
 import (
+	"capi-ext.local/devenv"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,8 +18,11 @@ import (
 // The upgrade scenarios: the real manager drives the Cluster's upgrades through the lifecycle
 // extension (`capi-ext-conformance lifecycle-extension`), and the harness plays the control
 // plane provider: it reports status.version = spec.version once CAPI moves spec.version (a
-// provider does so when its rollout is done). Workers have no replicas, so CAPI considers a
-// MachineDeployment or MachinePool upgraded as soon as its version is set.
+// provider does so when its rollout is done). The workers have one replica each: md-0's Machine
+// (the harness plays its bootstrap, infrastructure and Node), which CAPI's MachineSet controller
+// replaces, and mp-0's Node (the harness plays its infrastructure machine pool and the Node's
+// kubelet, devenv's PlayMachinePools), whose kubelet version CAPI reads from the workload
+// cluster to tell whether the MachinePool is upgraded.
 
 const (
 	holdAnnotation = "e2e.capi-ext.io/hold"
@@ -361,14 +365,18 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 	fake := s.startFakeControlPlane(ctx)
 	defer fake.close()
 	// md-0 gets one Machine (the harness plays its bootstrap, infrastructure and Node), which
-	// CAPI's MachineSet controller must replace for the workers to count as upgraded.
-	machines := s.startFakeMachines(ctx)
+	// CAPI's MachineSet controller must replace for the workers to count as upgraded, and mp-0
+	// one Node, whose kubelet must be at the new version.
+	machines := s.startFakeWorkers(ctx)
 	defer machines.Close()
 	if err := s.scaleWorkers(ctx, 1); err != nil {
 		return err
 	}
 	first, err := s.waitWorkerMachines(ctx, from)
 	if err != nil {
+		return err
+	}
+	if err := s.waitPoolNodes(ctx, from); err != nil {
 		return err
 	}
 	mark := len(lifecycleCalls(s.lifecycleLog))
@@ -408,21 +416,39 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 		// upgrade; once AfterWorkersUpgrade is called no Machine of the old version is left and
 		// its replacement is there (the rollout surges: the new Machine is made, and must be
 		// Available, before the old one goes).
+		// mp-0's Node likewise: at the old version until the workers upgrade, at the new one
+		// once AfterWorkersUpgrade is called.
 		workers := s.workerMachines(ctx)
+		poolNodes := s.poolNodeVersions(ctx)
 		switch hook {
 		case "AfterWorkersUpgrade", "AfterClusterUpgrade":
 			if err := onlyReplacement(hook, workers, to, first); err != nil {
 				return err
 			}
+			if !reflect.DeepEqual(poolNodes, []string{to}) {
+				return fmt.Errorf("%s was called while mp-0's Nodes run the kubelets %v", hook, poolNodes)
+			}
 		default:
 			if len(workers) != 1 || workers[0].GetName() != first {
 				return fmt.Errorf("while %s held: md-0's Machines are %v, want only %s", hook, names(workers), first)
 			}
+			if !reflect.DeepEqual(poolNodes, []string{from}) {
+				return fmt.Errorf("while %s held: mp-0's Nodes run the kubelets %v, want [%s]", hook, poolNodes, from)
+			}
 		}
-		fmt.Printf("  %s held: request %s→%s cp steps %v workers steps %v; versions cp=%s md=%s mp=%s; Machines %v; TopologyReconciled=%s/%s %q\n",
-			hook, call.From, call.To, call.ControlPlaneUpgrades, call.WorkersUpgrades, cp, md, mp, names(workers), st, reason, msg)
+		fmt.Printf("  %s held: request %s→%s cp steps %v workers steps %v; versions cp=%s md=%s mp=%s; Machines %v; mp-0's kubelets %v; TopologyReconciled=%s/%s %q\n",
+			hook, call.From, call.To, call.ControlPlaneUpgrades, call.WorkersUpgrades, cp, md, mp, names(workers), poolNodes, st, reason, msg)
+		if hook == "BeforeWorkersUpgrade" {
+			// mp-0's instances are slow to upgrade: CAPI must wait for them.
+			s.holdPool.Store(true)
+		}
 		if err := s.setHolds(ctx, upgradeHooks[i+1:], ""); err != nil {
 			return err
+		}
+		if hook == "BeforeWorkersUpgrade" {
+			if err := s.poolHoldsWorkersUpgrade(ctx, mark, from, to, first); err != nil {
+				return err
+			}
 		}
 	}
 	if err := s.waitUpgradeDone(ctx, to); err != nil {
@@ -443,22 +469,91 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 	return nil
 }
 
-// scaleWorkers sets c1's md-0 replicas.
+// scaleWorkers sets the replicas of c1's md-0 and mp-0.
 func (s *scenarios) scaleWorkers(ctx context.Context, replicas int64) error {
 	u, err := s.cluster(ctx)
 	if err != nil {
 		return err
 	}
-	mds, _, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "workers", "machineDeployments")
-	for _, md := range mds {
-		if m := md.(map[string]any); m["name"] == "md-0" {
-			// The class's rollout (CAPI's default: one Machine surged, none unavailable), so
-			// the new Machine must be Available before the old one goes.
-			m["replicas"] = replicas
+	workers := map[string]any{}
+	for _, w := range []struct{ list, name string }{{"machineDeployments", "md-0"}, {"machinePools", "mp-0"}} {
+		topologies, _, _ := unstructured.NestedSlice(u.Object, "spec", "topology", "workers", w.list)
+		for _, t := range topologies {
+			if m := t.(map[string]any); m["name"] == w.name {
+				// md-0: the class's rollout (CAPI's default: one Machine surged, none
+				// unavailable), so the new Machine must be Available before the old one goes.
+				m["replicas"] = replicas
+			}
+		}
+		workers[w.list] = topologies
+	}
+	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"topology": map[string]any{"workers": workers}}})
+	return s.kube.MergePatch(ctx, clusterV, "Cluster", ns, "c1", string(body), false)
+}
+
+// startFakeWorkers plays the providers of the namespace's Machines and MachinePools (mp-0's
+// Nodes left as they are while s.holdPool is set).
+func (s *scenarios) startFakeWorkers(ctx context.Context) *devenv.Player {
+	p := s.providers()
+	p.MachinePools = true
+	p.HoldMachinePool = func(*unstructured.Unstructured) bool { return s.holdPool.Load() }
+	return p.Start(ctx)
+}
+
+// poolNodeVersions returns the kubelet versions of the Nodes c1's mp-0 references
+// (status.nodeRefs), as CAPI reads them to tell whether it is upgrading.
+func (s *scenarios) poolNodeVersions(ctx context.Context) []string {
+	l, err := s.kube.List(ctx, clusterV, "MachinePool", ns, map[string]string{clusterNameLabel: "c1", "topology.cluster.x-k8s.io/pool-name": "mp-0"})
+	if err != nil || len(l) != 1 {
+		return nil
+	}
+	refs, _, _ := unstructured.NestedSlice(l[0].Object, "status", "nodeRefs")
+	out := []string{}
+	for _, ref := range refs {
+		name, _ := ref.(map[string]any)["name"].(string)
+		node, err := s.kube.Get(ctx, "v1", "Node", "", name)
+		if err != nil {
+			out = append(out, "(no Node "+name+")")
+			continue
+		}
+		v, _, _ := unstructured.NestedString(node.Object, "status", "nodeInfo", "kubeletVersion")
+		out = append(out, v)
+	}
+	return out
+}
+
+// waitPoolNodes waits until c1's mp-0 references one Node, whose kubelet is at version.
+func (s *scenarios) waitPoolNodes(ctx context.Context, version string) error {
+	return Eventually(timeoutLg, "mp-0 with one Node at "+version, func() (bool, string) {
+		v := s.poolNodeVersions(ctx)
+		return reflect.DeepEqual(v, []string{version}), fmt.Sprintf("mp-0's kubelets %v", v)
+	})
+}
+
+// poolHoldsWorkersUpgrade: with BeforeWorkersUpgrade released and mp-0's Node held at from,
+// CAPI moves md-0 and mp-0 to the new version and md-0's Machine is replaced, but while mp-0's
+// Node runs the old kubelet, AfterWorkersUpgrade is not called. Then the Node is let go.
+func (s *scenarios) poolHoldsWorkersUpgrade(ctx context.Context, mark int, from, to, first string) error {
+	defer s.holdPool.Store(false)
+	if err := Eventually(timeoutLg, "md-0's Machine replaced and mp-0 at "+to, func() (bool, string) {
+		_, md, mp := s.versions(ctx)
+		workers := s.workerMachines(ctx)
+		replaced := onlyReplacement("", workers, to, first) == nil
+		return md == to && mp == to && replaced, fmt.Sprintf("md-0 %s (Machines %v), mp-0 %s", md, names(workers), mp)
+	}); err != nil {
+		return err
+	}
+	time.Sleep(5 * time.Second) // CAPI had time to move on, if it were going to
+	for _, c := range lifecycleCalls(s.lifecycleLog)[mark:] {
+		if c.Hook == "AfterWorkersUpgrade" {
+			return fmt.Errorf("AfterWorkersUpgrade was called while mp-0's Node was held at %s", from)
 		}
 	}
-	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"topology": map[string]any{"workers": map[string]any{"machineDeployments": mds}}}})
-	return s.kube.MergePatch(ctx, clusterV, "Cluster", ns, "c1", string(body), false)
+	if v := s.poolNodeVersions(ctx); !reflect.DeepEqual(v, []string{from}) {
+		return fmt.Errorf("mp-0's Node was held, yet its kubelets are %v", v)
+	}
+	fmt.Printf("  mp-0's Node held at %s for 5 s after md-0's Machine was replaced: no AfterWorkersUpgrade\n", from)
+	return nil
 }
 
 // onlyReplacement checks md-0's Machines when hook was called: exactly one, of version, and not
@@ -514,11 +609,14 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 	plan := []string{"v1.36.0", "v1.37.0"}
 	fake := s.startFakeControlPlane(ctx)
 	defer fake.close()
-	machines := s.startFakeMachines(ctx)
+	machines := s.startFakeWorkers(ctx)
 	defer machines.Close()
-	// md-0's Machine of the upgrade before, which the first step must replace.
+	// md-0's Machine of the upgrade before, which the first step must replace, and mp-0's Node.
 	previous, err := s.waitWorkerMachines(ctx, from)
 	if err != nil {
+		return err
+	}
+	if err := s.waitPoolNodes(ctx, from); err != nil {
 		return err
 	}
 	mark := len(lifecycleCalls(s.lifecycleLog))
@@ -543,7 +641,10 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 			return err
 		}
 		previous = workers[0].GetName()
-		fmt.Printf("  step %s: control plane, MachineDeployment and MachinePool all at %s; md-0's only Machine %s (a new one) at %s\n", v, v, previous, v)
+		if pool := s.poolNodeVersions(ctx); !reflect.DeepEqual(pool, []string{v}) {
+			return fmt.Errorf("AfterWorkersUpgrade at step %s was called while mp-0's Nodes run the kubelets %v", v, pool)
+		}
+		fmt.Printf("  step %s: control plane, MachineDeployment and MachinePool all at %s; md-0's only Machine %s (a new one) and mp-0's Node at %s\n", v, v, previous, v)
 		if err := s.setHolds(ctx, holds[i+1:], ""); err != nil {
 			return err
 		}
@@ -581,8 +682,8 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 	if err := s.scaleWorkers(ctx, 0); err != nil {
 		return err
 	}
-	return Eventually(timeoutLg, "md-0 scaled back to no Machine", func() (bool, string) {
-		l := s.workerMachines(ctx)
-		return len(l) == 0, fmt.Sprintf("Machines %v", names(l))
+	return Eventually(timeoutLg, "md-0 and mp-0 scaled back to no Machine and no Node", func() (bool, string) {
+		l, pool := s.workerMachines(ctx), s.poolNodeVersions(ctx)
+		return len(l) == 0 && len(pool) == 0, fmt.Sprintf("Machines %v, mp-0's kubelets %v", names(l), pool)
 	})
 }
