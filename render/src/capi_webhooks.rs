@@ -225,7 +225,8 @@ mod tests {
                                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "50%"}}}})
         );
         // Another API group's kind of the same name is not KCP's.
-        let mut other = json!({"apiVersion": "example.com/v1", "kind": "KubeadmControlPlane", "spec": {}});
+        let mut other =
+            json!({"apiVersion": "example.com/v1", "kind": "KubeadmControlPlane", "spec": {}});
         default(&mut other).unwrap();
         assert_eq!(other["spec"], json!({}));
     }
