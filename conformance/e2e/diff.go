@@ -332,14 +332,7 @@ func (s *scenarios) runDiffOn(ctx context.Context, base, head *versionProcess, c
 	args := append([]string{"diff", "--base", base.url(), "--base-ca", caFile, "--head", head.url(), "--head-ca", caFile,
 		"--cert", s.clientCert, "--key", s.clientKey},
 		append(cases, "--json", "--allow-rollout", "--capi-version", fmt.Sprintf("1.%d", s.minor))...)
-	// The CRDs the API server has of the scenario's kinds: diff renders as it stores.
-	for _, crds := range s.diffCRDs {
-		args = append(args, "--crds", crds)
-	}
-	cmd := exec.CommandContext(ctx, s.capiExt, args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := s.capiExtWithCRDs(ctx, args)
 	code := 0
 	if exit, ok := err.(*exec.ExitError); ok {
 		code = exit.ExitCode()
@@ -347,10 +340,10 @@ func (s *scenarios) runDiffOn(ctx context.Context, base, head *versionProcess, c
 		return report, "", 0, err
 	}
 	if code == 2 {
-		return report, "", code, fmt.Errorf("capi-ext diff failed (exit 2):\n%s%s", out, stderr.String())
+		return report, "", code, fmt.Errorf("capi-ext diff failed (exit 2):\n%s%s", out, stderr)
 	}
 	if err := json.Unmarshal(out, &report); err != nil {
-		return report, "", code, fmt.Errorf("capi-ext diff --json: %w\n%s%s", err, out, stderr.String())
+		return report, "", code, fmt.Errorf("capi-ext diff --json: %w\n%s%s", err, out, stderr)
 	}
 	if len(report.Clusters) != 1 || report.Clusters[0].Cluster != ns+"/"+diffClusterName {
 		return report, "", code, fmt.Errorf("capi-ext diff reported %d Clusters, not %s/%s alone:\n%s", len(report.Clusters), ns, diffClusterName, out)
@@ -642,6 +635,20 @@ spec:
 	return s.renderStoredDiffCluster(ctx, deployed)
 }
 
+// capiExtWithCRDs runs capi-ext with args and the CRDs the API server has of the diff
+// scenario's kinds (`--crds`: it renders as the API server stores); it returns its stdout and
+// stderr.
+func (s *scenarios) capiExtWithCRDs(ctx context.Context, args []string) ([]byte, string, error) {
+	for _, crds := range s.diffCRDs {
+		args = append(args, "--crds", crds)
+	}
+	cmd := exec.CommandContext(ctx, s.capiExt, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	return out, stderr.String(), err
+}
+
 // renderStoredDiffCluster: `capi-ext render --kubeconfig` of the Cluster, through the running
 // version and with the CRDs the API server has, prints every object of its topology as the
 // API server stored it: CRD defaults (Docker's, Kubeadm's, KubeadmControlPlane's) and CAPI's
@@ -654,15 +661,9 @@ func (s *scenarios) renderStoredDiffCluster(ctx context.Context, deployed *versi
 	caFile := filepath.Join(s.work, "diff-ca.crt")
 	args := []string{"render", "--extension", deployed.url(), "--ca", caFile, "--cert", s.clientCert, "--key", s.clientKey,
 		"--kubeconfig", s.execKubeconfig, "--cluster", ns + "/" + diffClusterName, "--json", "--capi-version", fmt.Sprintf("1.%d", s.minor)}
-	for _, crds := range s.diffCRDs {
-		args = append(args, "--crds", crds)
-	}
-	cmd := exec.CommandContext(ctx, s.capiExt, args...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, stderr, err := s.capiExtWithCRDs(ctx, args)
 	if err != nil {
-		return fmt.Errorf("capi-ext render --kubeconfig of %s: %v\n%s", diffClusterName, err, stderr.String())
+		return fmt.Errorf("capi-ext render --kubeconfig of %s: %v\n%s", diffClusterName, err, stderr)
 	}
 	return s.renderedObjectsMatch(ctx, out, []string{"Cluster", "DockerCluster", "DockerMachinePool", "DockerMachineTemplate", "DockerMachineTemplate",
 		"KubeadmConfig", "KubeadmConfigTemplate", "KubeadmControlPlane", "MachineDeployment", "MachineHealthCheck", "MachinePool"})
