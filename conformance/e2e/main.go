@@ -67,7 +67,7 @@ func main() {
 	flag.StringVar(&o.promcheck, "promcheck", "", "the promcheck binary (conformance/promcheck: reads a metrics endpoint as Prometheus does)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.StringVar(&o.keepRequests, "keep-requests", "", "copy the requests the managers sent to each extension here (one folder per extension), for the round trip's -recorded replay")
-	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text, and the first (Discovery: it creates the namespace); for working on one scenario")
+	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this text (or one of several, separated by |), and the first (Discovery: it creates the namespace); for working on one scenario")
 	flag.StringVar(&o.apiRules.crds, "api-rules-crds", "", "run only the API-server rules differential, over the CRDs of these comma-separated files or directories")
 	flag.IntVar(&o.apiRules.cases, "api-rules-cases", 6000, "objects per seed of the API-server rules differential")
 	flag.Int64Var(&o.apiRules.seed, "api-rules-seed", 1, "the fixed seed of the API-server rules differential")
@@ -254,6 +254,7 @@ func run(o options, work string, ps *Processes) error {
 		{"diff: capi-ext diff predicts what the manager does with each new version of an extension (nothing, template metadata, the infrastructure cluster, the control plane, a MachineDeployment rollout, the control plane's machine template rotated, a bootstrap template rotated, a MachinePool) on real CRDs, KubeadmControlPlane's included, and render prints its objects as stored", s.diffPredictsCAPI},
 		{"In-place updates: CanUpdateMachineSet accepts a change and UpdateMachine carries it out on the same Machine; a refused change rolls out", s.inPlaceUpdates},
 		{"In-place updates through KubeadmControlPlane: CanUpdateMachine accepts a change and UpdateMachine carries it out on the same control plane Machine; a refused change replaces the Machine", s.kubeadmControlPlaneInPlace},
+		{"Upgrade through KubeadmControlPlane v1.34.0 → v1.35.0: KCP replaces the control plane's Machine after BeforeControlPlaneUpgrade, and CAPI calls AfterControlPlaneUpgrade only once no Machine of v1.34.0 is left", s.kcpUpgrade},
 		{"BeforeClusterDelete: blocks, then unblocks", s.beforeClusterDelete},
 		{"CAPI's runtime SDK metrics count the calls, all answered with HTTP 200", s.capiMetrics},
 		{"Metrics: the extension's own, read as Prometheus scrapes them and linted, count at least the calls CAPI counted; its certificate's expiry is the one Go reads", s.extensionMetrics},
@@ -264,7 +265,8 @@ func run(o options, work string, ps *Processes) error {
 		if strings.HasPrefix(sc.name, "render:") {
 			keep(recordDir, "example")
 		}
-		if o.only != "" && !strings.Contains(sc.name, o.only) && sc.name != "Discovery: status.handlers from the extension's registrations" {
+		named := slices.ContainsFunc(strings.Split(o.only, "|"), func(part string) bool { return strings.Contains(sc.name, part) })
+		if o.only != "" && !named && sc.name != "Discovery: status.handlers from the extension's registrations" {
 			fmt.Printf("  skipped: not named by -only %q\n", o.only)
 			continue
 		}

@@ -278,12 +278,17 @@ func (s *scenarios) waitHeld(mark int, hook, to string) (lifecycleCall, error) {
 }
 
 func (s *scenarios) setHolds(ctx context.Context, holds []string, version string) error {
+	return s.setHoldsOf(ctx, ns, "c1", holds, version)
+}
+
+// setHoldsOf is setHolds for the Cluster namespace/cluster.
+func (s *scenarios) setHoldsOf(ctx context.Context, namespace, cluster string, holds []string, version string) error {
 	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]any{holdAnnotation: strings.Join(holds, ",")}}}
 	if version != "" {
 		patch["spec"] = map[string]any{"topology": map[string]any{"version": version}}
 	}
 	body, _ := json.Marshal(patch)
-	return s.kube.MergePatch(ctx, clusterV, "Cluster", ns, "c1", string(body), false)
+	return s.kube.MergePatch(ctx, clusterV, "Cluster", namespace, cluster, string(body), false)
 }
 
 func dedupe(xs []string) []string {
@@ -341,9 +346,14 @@ func (s *scenarios) workloadClusterOf(ctx context.Context, cluster, infra string
 // startUpgrade sets the holds and the new version, retrying while the Cluster webhook cannot
 // reach the workload cluster yet.
 func (s *scenarios) startUpgrade(ctx context.Context, holds []string, to string) error {
+	return s.startUpgradeOf(ctx, ns, "c1", holds, to)
+}
+
+// startUpgradeOf is startUpgrade for the Cluster namespace/cluster.
+func (s *scenarios) startUpgradeOf(ctx context.Context, namespace, cluster string, holds []string, to string) error {
 	var last error
 	err := Eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
-		last = s.setHolds(ctx, holds, to)
+		last = s.setHoldsOf(ctx, namespace, cluster, holds, to)
 		if last != nil && strings.Contains(last.Error(), "workload cluster") {
 			return false, last.Error()
 		}
