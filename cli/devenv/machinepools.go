@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,11 +18,13 @@ const machinePoolLabel = "capi-ext.dev/machine-pool"
 // PlayMachinePools does one round of what an infrastructure provider of
 // GenericInfrastructureMachinePools and the kubelets of its instances do (Providers.MachinePools):
 // once the MachinePool's bootstrap data is there, as many Ready Nodes as its replicas, named
-// <MachinePool>-<index>, with provider IDs and the kubelet at the MachinePool's version (an
-// upgrade or a scale takes one round; CAPI's topology controller counts a MachinePool upgraded
-// when its Nodes' kubelets are at its version), their provider IDs in the infrastructure machine
-// pool's spec.providerIDList, which is reported provisioned (and ready). CAPI's MachinePool
-// controller then finds the Nodes by provider ID; it deletes them when the MachinePool goes.
+// <MachinePool>-<version>-<index>, with provider IDs and the kubelet at the MachinePool's
+// version (a scale takes one round; a new version replaces every Node in one round, with new
+// names and provider IDs, as a provider's rolling replacement would; CAPI's topology
+// controller counts a MachinePool upgraded when its Nodes' kubelets are at its version), their
+// provider IDs in the infrastructure machine pool's spec.providerIDList, which is reported
+// provisioned (and ready). CAPI's MachinePool controller then finds the Nodes by provider ID;
+// it deletes them when the MachinePool goes.
 func (p *Providers) PlayMachinePools(ctx context.Context) {
 	pools, err := p.Kube.List(ctx, ClusterV, "MachinePool", p.Namespace, nil)
 	if err != nil {
@@ -52,36 +55,41 @@ func (p *Providers) playMachinePool(ctx context.Context, mp *unstructured.Unstru
 	if err != nil {
 		return
 	}
+	// Each instance is named after the version its kubelet runs: a new version replaces the
+	// instances (new Nodes, new provider IDs), as an infrastructure provider's rolling
+	// replacement does, and the MachinePool controller sees its nodeRefs change.
+	tag := strings.ToLower(version)
+	if tag == "" {
+		tag = "unversioned"
+	}
 	ids := make([]string, 0, replicas)
+	want := map[string]bool{}
 	changed := false
 	for i := int64(0); i < replicas; i++ {
-		name := mp.GetName() + "-" + strconv.FormatInt(i, 10)
+		name := mp.GetName() + "-" + tag + "-" + strconv.FormatInt(i, 10)
+		want[name] = true
 		ids = append(ids, "played://"+name)
-		node, err := p.Kube.Get(ctx, "v1", "Node", "", name)
+		_, err := p.Kube.Get(ctx, "v1", "Node", "", name)
 		switch {
 		case apierrors.IsNotFound(err):
 			if _, err := p.Kube.Apply(ctx, fmt.Sprintf("apiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: {%s: %s}}\nspec: {providerID: %q}\n",
 				name, machinePoolLabel, mp.GetName(), "played://"+name)); err != nil {
 				return
 			}
+			if p.Kube.MergePatch(ctx, "v1", "Node", "", name, nodeStatus(time.Now(), version), true) != nil {
+				return
+			}
+			changed = true
 		case err != nil:
 			return
-		default:
-			if kubelet, _, _ := unstructured.NestedString(node.Object, "status", "nodeInfo", "kubeletVersion"); kubelet == version {
-				continue
-			}
 		}
-		if p.Kube.MergePatch(ctx, "v1", "Node", "", name, nodeStatus(time.Now(), version), true) != nil {
-			return
-		}
-		changed = true
 	}
 	nodes, err := p.Kube.List(ctx, "v1", "Node", "", map[string]string{machinePoolLabel: mp.GetName()})
 	if err != nil {
 		return
 	}
 	for _, n := range nodes {
-		if i, err := strconv.ParseInt(n.GetName()[len(mp.GetName())+1:], 10, 64); err == nil && i >= replicas {
+		if !want[n.GetName()] {
 			if p.Kube.Delete(ctx, "v1", "Node", "", n.GetName()) != nil {
 				return
 			}

@@ -21,8 +21,8 @@ import (
 // provider does so when its rollout is done). The workers have one replica each: md-0's Machine
 // (the harness plays its bootstrap, infrastructure and Node), which CAPI's MachineSet controller
 // replaces, and mp-0's Node (the harness plays its infrastructure machine pool and the Node's
-// kubelet, devenv's PlayMachinePools), whose kubelet version CAPI reads from the workload
-// cluster to tell whether the MachinePool is upgraded.
+// kubelet, devenv's PlayMachinePools, which replaces the Node at a new version), whose kubelet
+// version CAPI reads from the workload cluster to tell whether the MachinePool is upgraded.
 
 const (
 	holdAnnotation = "e2e.capi-ext.io/hold"
