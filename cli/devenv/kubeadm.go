@@ -25,7 +25,9 @@ type Kubeadm struct {
 	// empty, the etcd of the Machine's KubeadmControlPlane (EtcdLocal unless it is external). A
 	// non-local one also leaves out the etcd static Pod.
 	Etcd string
-	// Version is the static Pods' image tag (v1.34.0 when empty).
+	// Version is the static Pods' image tag and kubeadm-config's kubernetesVersion; when empty,
+	// the version of the Machine m belongs to (KubeadmControlPlane names a Machine and its
+	// infrastructure machine alike).
 	Version string
 }
 
@@ -42,7 +44,15 @@ func (k Kubeadm) Joined(ctx context.Context, m *unstructured.Unstructured) error
 		}
 	}
 	if version == "" {
-		version = "v1.34.0"
+		machine, err := k.Kube.Get(ctx, ClusterV, "Machine", m.GetNamespace(), m.GetName())
+		if err != nil {
+			// KubeadmControlPlane creates the Machine after its infrastructure machine: the
+			// next round finds it.
+			return err
+		}
+		if version, _, _ = unstructured.NestedString(machine.Object, "spec", "version"); version == "" {
+			return fmt.Errorf("Machine %s/%s has no spec.version", m.GetNamespace(), m.GetName())
+		}
 	}
 	components := []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler"}
 	if etcd == EtcdLocal {
