@@ -125,12 +125,12 @@ fn plan_steps(response: &Value, list: &str) -> Vec<String> {
 /// CAPI keeps the running build's answer for this Cluster and these versions until its cache
 /// entry expires, so the head's plan, and what the report shows of it, takes effect only then.
 fn plan_changed(before: &Rendered, after: &Rendered) -> Option<String> {
-    let plan = |r: &Rendered| {
+    fn plan(r: &Rendered) -> Option<(&String, &Value)> {
         r.exchanges
             .iter()
             .find(|e| e.hook == "GenerateUpgradePlan")
-            .map(|e| (e.handler.clone(), e.response.clone()))
-    };
+            .map(|e| (&e.handler, &e.response))
+    }
     let ((_, base), (handler, head)) = (plan(before)?, plan(after)?);
     let shown = |steps: &[String]| {
         if steps.is_empty() {
@@ -145,7 +145,7 @@ fn plan_changed(before: &Rendered, after: &Rendered) -> Option<String> {
     ]
     .into_iter()
     .filter_map(|(list, what)| {
-        let (b, h) = (plan_steps(&base, list), plan_steps(&head, list));
+        let (b, h) = (plan_steps(base, list), plan_steps(head, list));
         (b != h).then(|| format!("{what} {} → {}", shown(&b), shown(&h)))
     })
     .collect();
@@ -193,16 +193,15 @@ impl Report {
             .map(|((case, before), after)| ClusterDiff {
                 cluster: case.cluster.clone(),
                 file: case.file.clone(),
-                warnings: match (&before, &after) {
-                    (Ok(before), Ok(after)) => {
-                        let mut warnings = after.warnings.clone();
-                        warnings.extend(plan_changed(before, after));
-                        warnings
-                    }
-                    (_, after) => after
+                warnings: {
+                    let mut warnings = after
                         .as_ref()
                         .map(|r| r.warnings.clone())
-                        .unwrap_or_default(),
+                        .unwrap_or_default();
+                    if let (Ok(before), Ok(after)) = (&before, &after) {
+                        warnings.extend(plan_changed(before, after));
+                    }
+                    warnings
                 },
                 outcome: match (before, after) {
                     (Ok(before), Ok(after)) => {
