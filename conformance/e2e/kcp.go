@@ -126,6 +126,18 @@ func (s *scenarios) kubeadmConfigFile(ctx context.Context, m *unstructured.Unstr
 	return "", nil
 }
 
+// controlPlaneMachineUp says whether a control plane Machine has its Node and KCP sees its
+// static Pods (kube-apiserver, kube-controller-manager, kube-scheduler) healthy.
+func controlPlaneMachineUp(m *unstructured.Unstructured) bool {
+	node, _, _ := unstructured.NestedString(m.Object, "status", "nodeRef", "name")
+	up := node != ""
+	for _, c := range []string{"APIServerPodHealthy", "ControllerManagerPodHealthy", "SchedulerPodHealthy"} {
+		st, _, _ := Condition(m, c)
+		up = up && st == "True"
+	}
+	return up
+}
+
 // kcpState is what the scenario prints of the control plane while it waits.
 func (s *scenarios) kcpState(ctx context.Context) string {
 	var states []string
@@ -222,12 +234,7 @@ func (s *scenarios) kubeadmControlPlaneInPlace(ctx context.Context) error {
 		firsts = nil
 		ready := len(ms) == kcpReplicas
 		for i := range ms {
-			node, _, _ := unstructured.NestedString(ms[i].Object, "status", "nodeRef", "name")
-			ready = ready && node != ""
-			for _, c := range []string{"APIServerPodHealthy", "ControllerManagerPodHealthy", "SchedulerPodHealthy"} {
-				st, _, _ := Condition(&ms[i], c)
-				ready = ready && st == "True"
-			}
+			ready = ready && controlPlaneMachineUp(&ms[i])
 			firsts = append(firsts, ms[i].GetName())
 		}
 		sort.Strings(firsts)

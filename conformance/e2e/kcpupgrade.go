@@ -125,12 +125,7 @@ spec:
 		if len(ms) != 1 {
 			return false, s.kcpUpgradeState(ctx)
 		}
-		node, _, _ := unstructured.NestedString(ms[0].Object, "status", "nodeRef", "name")
-		ready := node != ""
-		for _, c := range []string{"APIServerPodHealthy", "ControllerManagerPodHealthy", "SchedulerPodHealthy"} {
-			st, _, _ := Condition(&ms[0], c)
-			ready = ready && st == "True"
-		}
+		ready := controlPlaneMachineUp(&ms[0])
 		first = ms[0].GetName()
 		u, err := s.kube.Get(ctx, clusterV, "Cluster", kcpUpgradeNamespace, kcpUpgradeCluster)
 		if err != nil {
