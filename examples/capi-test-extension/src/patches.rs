@@ -112,15 +112,20 @@ pub fn patch_set() -> PatchSet<Variables> {
 /// of CAPI's runtimesdk quick-start). v1beta1 types keep some empty lists and write others
 /// as `null`; the port does not imitate them.
 fn as_go_encodes(template: &mut Template, _: &PatchContext<Variables>) -> Result<(), PatchError> {
-    if template
-        .object()
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .is_some_and(|v| v.ends_with("/v1beta2"))
-    {
+    if template.api_version().ends_with("/v1beta2") && has_empty_list(template.object()) {
         drop_empty_lists(template.object_mut());
     }
     Ok(())
+}
+
+fn has_empty_list(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map
+            .values()
+            .any(|v| v.as_array().is_some_and(Vec::is_empty) || has_empty_list(v)),
+        Value::Array(items) => items.iter().any(has_empty_list),
+        _ => false,
+    }
 }
 
 fn drop_empty_lists(value: &mut Value) {
@@ -136,9 +141,7 @@ fn drop_empty_lists(value: &mut Value) {
 
 /// Go's `FailForUnknownTypes`: a template its decoder cannot decode fails the answer.
 fn known_type(template: &mut Template, _: &PatchContext<Variables>) -> Result<(), PatchError> {
-    let object = template.object();
-    let field = |name| object.get(name).and_then(Value::as_str).unwrap_or_default();
-    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    let (api_version, kind) = (template.api_version(), template.kind());
     if crate::scheme::knows(api_version, kind) {
         return Ok(());
     }

@@ -5,10 +5,11 @@ use crate::hooks::v1alpha1::{
     Builtins, GeneratePatchesRequest, GeneratePatchesRequestItem, GeneratePatchesResponse,
     HolderReference, Patch, Settings, Variable,
 };
-use crate::topology::{TemplateItem, builtins, variables_as};
+use crate::topology::{BUILTIN, TemplateItem, builtins, merge_variables, variables_as};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use std::fmt::Display;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What a patch function sees besides the template: the typed variables (global values
 /// overridden by the item's, as CAPI merges them), the builtins of this template, its holder
@@ -24,8 +25,114 @@ pub struct PatchContext<'a, V> {
     pub holder: &'a HolderReference,
     /// ExtensionConfig settings overlaid with the ClusterClass patch's.
     pub settings: &'a Settings,
-    /// All variables of this item, untyped.
-    pub raw_variables: &'a [Variable],
+    /// The request's global variables and the item's, merged on first use of
+    /// [`raw_variables`](Self::raw_variables).
+    global: &'a [Variable],
+    item: &'a [Variable],
+    merged: OnceLock<Vec<Variable>>,
+}
+
+impl<V> PatchContext<'_, V> {
+    /// All variables of this item, untyped: the global ones overridden by the item's, the
+    /// `builtin` variable deep-merged (as CAPI merges them). Merged on first use.
+    pub fn raw_variables(&self) -> &[Variable] {
+        self.merged
+            .get_or_init(|| merge_variables(self.global, self.item))
+    }
+}
+
+/// The request's global variables, decoded once for all its items: most items carry only
+/// their own `builtin` (their scope's: `controlPlane`, `machineDeployment`, `machinePool`)
+/// and share every user variable and `builtin.cluster` with the request.
+struct Globals<'r, V> {
+    variables: &'r [Variable],
+    builtins: OnceLock<Result<Builtins, String>>,
+    typed: OnceLock<Result<V, String>>,
+}
+
+impl<'r, V: DeserializeOwned> Globals<'r, V> {
+    fn new(variables: &'r [Variable]) -> Self {
+        Globals {
+            variables,
+            builtins: OnceLock::new(),
+            typed: OnceLock::new(),
+        }
+    }
+
+    fn builtins(&self) -> Result<&Builtins, String> {
+        self.builtins
+            .get_or_init(|| builtins(self.variables).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn typed(&self) -> Result<&V, String> {
+        self.typed
+            .get_or_init(|| variables_as(self.variables).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The item's builtins: the global ones when the item has none; the global ones beside
+    /// the item's when their keys do not overlap (CAPI's case; the deep merge is then a
+    /// union, made on the typed values); else the merged variables decoded.
+    fn item_builtins(&self, item: &[Variable]) -> Result<MaybeOwned<'_, Builtins>, String> {
+        let mut own = item.iter().filter(|v| v.name == BUILTIN);
+        let (Some(first), None) = (own.next(), own.next()) else {
+            if !item.iter().any(|v| v.name == BUILTIN) {
+                return self.builtins().map(MaybeOwned::Borrowed);
+            }
+            return self.merged_builtins(item);
+        };
+        let mut global = self.variables.iter().filter(|v| v.name == BUILTIN);
+        let disjoint = match (global.next(), global.next(), first.value.as_object()) {
+            (None, _, Some(_)) => true,
+            (Some(g), None, Some(own)) => g
+                .value
+                .as_object()
+                .is_some_and(|g| own.keys().all(|k| !g.contains_key(k))),
+            _ => false,
+        };
+        if disjoint
+            && let (Ok(own), Ok(global)) = (Builtins::deserialize(&first.value), self.builtins())
+        {
+            return Ok(MaybeOwned::Owned(own.or(global)));
+        }
+        self.merged_builtins(item)
+    }
+
+    fn merged_builtins(&self, item: &[Variable]) -> Result<MaybeOwned<'_, Builtins>, String> {
+        builtins(&merge_variables(self.variables, item))
+            .map(MaybeOwned::Owned)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The item's typed variables: the global ones when the item overrides none.
+    fn item_typed(&self, item: &[Variable]) -> Result<MaybeOwned<'_, V>, String> {
+        if item.iter().all(|v| v.name == BUILTIN) {
+            return self.typed().map(MaybeOwned::Borrowed);
+        }
+        variables_as(&merge_variables(self.variables, item))
+            .map(MaybeOwned::Owned)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A value shared by the request's items, or the item's own.
+enum MaybeOwned<'a, T> {
+    Borrowed(&'a T),
+    Owned(T),
+}
+
+impl<T> std::ops::Deref for MaybeOwned<'_, T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        match self {
+            MaybeOwned::Borrowed(t) => t,
+            MaybeOwned::Owned(t) => t,
+        }
+    }
 }
 
 /// Why a patch function failed; made from any message (`?` on an error that implements
@@ -265,8 +372,18 @@ impl<V: DeserializeOwned> PatchSet<V> {
         global: &[Variable],
         settings: &Settings,
     ) -> Result<Option<Template>, String> {
-        let raw = item.variables(global);
-        let builtins = builtins(&raw).map_err(|e| describe(item, &e.to_string()))?;
+        self.apply_with(item, &Globals::new(global), settings)
+    }
+
+    fn apply_with(
+        &self,
+        item: &GeneratePatchesRequestItem,
+        globals: &Globals<'_, V>,
+        settings: &Settings,
+    ) -> Result<Option<Template>, String> {
+        let builtins = globals
+            .item_builtins(&item.variables)
+            .map_err(|e| describe(item, &e))?;
         let md_class = builtins
             .machine_deployment
             .as_ref()
@@ -283,15 +400,19 @@ impl<V: DeserializeOwned> PatchSet<V> {
         if selected.peek().is_none() {
             return Ok(None);
         }
-        let variables: V = variables_as(&raw).map_err(|e| describe(item, &e.to_string()))?;
+        let variables = globals
+            .item_typed(&item.variables)
+            .map_err(|e| describe(item, &e))?;
         let context = PatchContext {
-            variables: &variables,
+            variables: &*variables,
             builtins: &builtins,
             holder: &item.holder_reference,
             settings,
-            raw_variables: &raw,
+            global: globals.variables,
+            item: &item.variables,
+            merged: OnceLock::new(),
         };
-        let mut template = Template::new(item.object.value().clone());
+        let mut template = Template::from_sent(&item.object);
         for patch in selected {
             if patch
                 .enabled_if
@@ -308,13 +429,14 @@ impl<V: DeserializeOwned> PatchSet<V> {
 
     /// Answers a GeneratePatches request: every item's patches applied in order, one JSON
     /// Patch per changed template; the first error fails the answer, naming the patch and
-    /// the template.
+    /// the template. The global variables are decoded once for all items.
     pub fn generate(&self, request: &GeneratePatchesRequest) -> GeneratePatchesResponse {
         let mut response = GeneratePatchesResponse::success();
+        let globals = Globals::new(&request.variables);
         for item in &request.items {
-            match self.apply_to_item(item, &request.variables, &request.settings) {
+            match self.apply_with(item, &globals, &request.settings) {
                 Ok(Some(template)) => {
-                    let ops = super::diff(&item.object, template.object());
+                    let ops = template.changes();
                     if !ops.is_empty() {
                         response = response.patch(item.uid.clone(), Patch::Json(ops));
                     }

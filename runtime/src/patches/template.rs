@@ -2,8 +2,9 @@
 //! what is missing, so a patch says what it wants (`set("/spec/template/spec/version", ..)`)
 //! and the [`PatchSet`](super::PatchSet) computes the JSON Patch CAPI applies.
 
-use crate::hooks::v1alpha1::{JsonPatchOp, escape_token, unescape_token};
+use crate::hooks::v1alpha1::{JsonPatchOp, TemplateObject, escape_token, unescape_token};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// Why an edit could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -28,9 +29,18 @@ pub struct EditError {
 /// assert_eq!(t.get("/spec/template/spec/kubeadmConfigSpec/files/0/path"), Some(&json!("/etc/motd")));
 /// assert_eq!(t.object()["metadata"]["labels"]["example.com/team"], "a");
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Template {
-    object: Value,
+    /// The template as CAPI sent it: its text, decoded on first read.
+    sent: TemplateObject,
+    /// The template as the edits left it; `None` until the first edit.
+    edited: Option<Value>,
+}
+
+impl PartialEq for Template {
+    fn eq(&self, other: &Self) -> bool {
+        self.object() == other.object()
+    }
 }
 
 /// The deepest pointer an edit accepts: the nesting serde_json reads (the template came in
@@ -75,35 +85,104 @@ fn tokens(pointer: &str) -> Result<Vec<String>, EditError> {
 impl Template {
     /// Wraps a template object.
     pub fn new(object: Value) -> Self {
-        Template { object }
+        Template {
+            sent: TemplateObject::new(object),
+            edited: None,
+        }
+    }
+
+    /// The template of a request item: kept as the text CAPI sent until a patch reads or
+    /// edits it, so a template no patch edits costs no decoding and no difference.
+    pub fn from_sent(object: &TemplateObject) -> Self {
+        Template {
+            sent: object.clone(),
+            edited: None,
+        }
     }
 
     /// The object as it is now.
     pub fn object(&self) -> &Value {
-        &self.object
+        self.edited.as_ref().unwrap_or_else(|| self.sent.value())
     }
 
     /// The object, to edit directly.
     pub fn object_mut(&mut self) -> &mut Value {
-        &mut self.object
+        let sent = &self.sent;
+        self.edited.get_or_insert_with(|| sent.value().clone())
     }
 
     /// The object, consumed.
     pub fn into_object(self) -> Value {
-        self.object
+        match self.edited {
+            Some(object) => object,
+            None => self.sent.into_value(),
+        }
     }
 
-    /// The template's `kind`.
+    /// The JSON Patch from the template as sent to the template now: empty when it was not
+    /// edited (see [`diff`]).
+    pub fn changes(&self) -> Vec<JsonPatchOp> {
+        match &self.edited {
+            Some(now) => diff(self.sent.value(), now),
+            None => Vec::new(),
+        }
+    }
+
+    /// The template's `kind` (read without decoding an unedited template).
     pub fn kind(&self) -> &str {
-        self.object
-            .get("kind")
+        self.top_level_string("kind", TemplateObject::kind)
+    }
+
+    /// The template's `apiVersion` (read without decoding an unedited template).
+    pub fn api_version(&self) -> &str {
+        self.top_level_string("apiVersion", TemplateObject::api_version)
+    }
+
+    fn top_level_string<'a>(
+        &'a self,
+        key: &str,
+        scan: fn(&'a TemplateObject) -> Cow<'a, str>,
+    ) -> &'a str {
+        if self.edited.is_none()
+            && let Cow::Borrowed(text) = scan(&self.sent)
+        {
+            return text;
+        }
+        self.object()
+            .get(key)
             .and_then(Value::as_str)
             .unwrap_or_default()
     }
 
+    /// The text CAPI sent, while the template is unedited and not yet decoded.
+    pub(crate) fn unedited_text(&self) -> Option<&str> {
+        match (&self.edited, self.sent.decoded()) {
+            (None, None) => self.sent.raw(),
+            _ => None,
+        }
+    }
+
+    /// Whether `object` is the template as sent: its text compared first (Kubernetes' and
+    /// serde_json's encoders agree on most objects), else the decoded values.
+    pub(crate) fn is_sent(&self, object: &Value) -> bool {
+        if let (None, Some(text)) = (self.sent.decoded(), self.sent.raw())
+            && serde_json::to_string(object).is_ok_and(|encoded| same_text(&encoded, text))
+        {
+            return true;
+        }
+        self.sent.value() == object
+    }
+
+    /// Records an edit made whole: `sent` equals the template as sent ([`Self::is_sent`]),
+    /// `now` is the template after the edit.
+    pub(crate) fn set_edited(&mut self, sent: Value, now: Value) {
+        self.sent.set_decoded(sent);
+        self.edited = Some(now);
+    }
+
     /// The value at a JSON pointer, if present.
     pub fn get(&self, pointer: &str) -> Option<&Value> {
-        self.object.pointer(pointer)
+        self.object().pointer(pointer)
     }
 
     /// The parent container of the last token, creating missing objects on the way.
@@ -115,7 +194,7 @@ impl Template {
                 reason: "the whole object cannot be replaced; name a field".into(),
             });
         };
-        let mut current = &mut self.object;
+        let mut current = self.object_mut();
         let mut walked = String::new();
         for token in tokens {
             walked.push('/');
@@ -221,7 +300,8 @@ impl Template {
     pub fn remove(&mut self, pointer: &str) -> Option<Value> {
         let (parent, last) = pointer.rsplit_once('/')?;
         let last = unescape_token(last);
-        match self.object.pointer_mut(parent)? {
+        self.object().pointer(pointer)?;
+        match self.object_mut().pointer_mut(parent)? {
             Value::Object(map) => map.remove(last.as_ref()),
             Value::Array(items) => {
                 let i: usize = last.parse().ok()?;
@@ -233,7 +313,7 @@ impl Template {
 
     /// Merges a document into the object as an RFC 7386 JSON merge patch (`null` removes).
     pub fn merge(&mut self, document: &Value) {
-        merge(&mut self.object, document);
+        merge(self.object_mut(), document);
     }
 
     /// Sets a label on the template object's own metadata.
@@ -251,6 +331,33 @@ impl Template {
             value,
         )
     }
+}
+
+/// Whether the JSON text `text` is `compact` with whitespace between its tokens (as a request
+/// written indented has it): the same bytes otherwise, so the same value. `false` says
+/// nothing (another escape or number spelling may still be the same value).
+fn same_text(compact: &str, text: &str) -> bool {
+    let mut compact = compact.bytes();
+    let (mut in_string, mut escaped) = (false, false);
+    for byte in text.bytes() {
+        if !in_string && matches!(byte, b' ' | b'\n' | b'\r' | b'\t') {
+            continue;
+        }
+        if compact.next() != Some(byte) {
+            return false;
+        }
+        if in_string {
+            match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+        } else if byte == b'"' {
+            in_string = true;
+        }
+    }
+    compact.next().is_none()
 }
 
 /// A list index as RFC 6901 writes it: `0`, or digits without a leading zero (no sign). Rust's
@@ -438,6 +545,49 @@ mod tests {
             ]
         );
         assert!(diff(&after, &after).is_empty());
+    }
+
+    #[test]
+    fn same_text_skips_whitespace_between_tokens_only() {
+        assert!(same_text(
+            r#"{"a":[1,"x y"]}"#,
+            "{ \"a\" :\n [1, \"x y\"] }"
+        ));
+        assert!(same_text(r#"{"a":"q\"b"}"#, r#"{"a": "q\"b"}"#));
+        assert!(!same_text(r#"{"a":"xy"}"#, r#"{"a":"x y"}"#));
+        assert!(!same_text(
+            r#"{"a":1}"#,
+            r#"{"a":1} "#.trim_end().replace('1', "2").as_str()
+        ));
+        assert!(!same_text(r#"{"a":1}"#, r#"{"a":1,"b":2}"#));
+        assert!(!same_text(r#"{"a":"<"}"#, r#"{"a":"\u003c"}"#));
+    }
+
+    #[test]
+    fn an_unedited_template_has_no_changes_and_is_not_decoded_for_its_kind() {
+        let sent: TemplateObject = serde_json::from_str(
+            r#"{"apiVersion": "example.com/v1", "kind": "Widget", "spec": {"size": 1}}"#,
+        )
+        .unwrap();
+        let mut t = Template::from_sent(&sent);
+        assert_eq!((t.kind(), t.api_version()), ("Widget", "example.com/v1"));
+        assert_eq!(t.unedited_text(), sent.raw());
+        assert_eq!(t.get("/spec/size"), Some(&json!(1)));
+        assert!(t.changes().is_empty());
+        assert_eq!(t.remove("/spec/absent"), None);
+        assert!(t.changes().is_empty(), "removing nothing is no edit");
+        t.set("/spec/size", 2).unwrap();
+        assert_eq!(
+            t.changes(),
+            [JsonPatchOp::Replace {
+                path: "/spec/size".into(),
+                value: json!(2)
+            }]
+        );
+        assert!(
+            !sent.is_decoded(),
+            "the request's own object is left as sent"
+        );
     }
 
     #[test]

@@ -132,10 +132,25 @@ impl<V: 'static> NamedPatch<V> {
                     ))
                 })
             };
-            let mut typed = decode()?;
+            // An unedited template is decoded straight from the text CAPI sent; when the
+            // type gives that text back (the usual case), the typed value after the edit is
+            // the template now, and nothing is decoded or replayed on the side.
+            let from_text = template
+                .unedited_text()
+                .and_then(|text| serde_json::from_str::<T>(text).ok());
+            let decoded_from_text = from_text.is_some();
+            let mut typed = match from_text {
+                Some(typed) => typed,
+                None => decode()?,
+            };
             let before = serde_json::to_value(&typed).map_err(PatchError::from)?;
+            let as_sent = decoded_from_text && template.is_sent(&before);
             apply(&mut typed, ctx)?;
             let after = serde_json::to_value(&typed).map_err(PatchError::from)?;
+            if as_sent {
+                template.set_edited(before, after);
+                return Ok(());
+            }
             for op in diff(&before, &after) {
                 apply_op(template, &op)?;
             }
@@ -204,6 +219,93 @@ mod tests {
             message.contains("typed patch `grow`: the Widget w does not decode as")
                 && message.contains("at `spec.sizes[1]`"),
             "{message}"
+        );
+    }
+
+    /// A type that does not give the template back as sent (it drops an empty list): the
+    /// answer is still only the edit, replayed onto the template as sent.
+    #[derive(Serialize, Deserialize)]
+    struct Lossy {
+        spec: LossySpec,
+        #[serde(flatten)]
+        unknown: serde_json::Map<String, serde_json::Value>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct LossySpec {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        sizes: Vec<i64>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tags: Vec<String>,
+    }
+
+    impl TypedTemplate for Lossy {
+        const API_VERSION: &'static str = "example.com/v1";
+        const KIND: &'static str = "Widget";
+    }
+
+    fn lossy_answer(object: &str) -> GeneratePatchesResponse {
+        let set: PatchSet<serde_json::Value> = PatchSet::new().patch(NamedPatch::typed(
+            "grow",
+            Selector::control_plane(),
+            |w: &mut Lossy, _| {
+                w.spec.sizes.push(4);
+                Ok(())
+            },
+        ));
+        let request: GeneratePatchesRequest = serde_json::from_str(&format!(
+            r#"{{"items": [{{"uid": "1", "holderReference": {{"kind": "Cluster", "fieldPath": "spec.controlPlaneRef"}}, "object": {object}}}]}}"#
+        ))
+        .unwrap();
+        set.generate(&request)
+    }
+
+    #[test]
+    fn the_answer_is_the_edit_whether_or_not_the_type_gives_the_template_back() {
+        use crate::hooks::v1alpha1::Patch;
+        // Given back (in another spacing, and with an escape serde_json does not write):
+        // the typed value after the edit is the template.
+        for object in [
+            r#"{"apiVersion":"example.com/v1","kind":"Widget","spec":{"sizes":[1]}}"#,
+            r#"{ "apiVersion": "example.com/v1", "kind": "Widget", "spec": { "sizes": [ 1 ] } }"#,
+            r#"{"apiVersion":"example.com/v1","kind":"Widget","note":"<","spec":{"sizes":[1]}}"#,
+        ] {
+            let response = lossy_answer(object);
+            assert_eq!(response.items.len(), 1, "{object}: {}", response.message);
+            assert_eq!(
+                response.items[0].patch,
+                Patch::json().replace("/spec/sizes", serde_json::json!([1, 4])),
+                "{object}"
+            );
+        }
+        // Not given back (`tags: []` is dropped by the type): the empty list stays, for the
+        // answer and for the patches after this one.
+        let object =
+            r#"{"apiVersion":"example.com/v1","kind":"Widget","spec":{"sizes":[1],"tags":[]}}"#;
+        let response = lossy_answer(object);
+        assert_eq!(
+            response.items[0].patch,
+            Patch::json().replace("/spec/sizes", serde_json::json!([1, 4]))
+        );
+        let set: PatchSet<serde_json::Value> = PatchSet::new().patch(NamedPatch::typed(
+            "grow",
+            Selector::control_plane(),
+            |w: &mut Lossy, _| {
+                w.spec.sizes.push(4);
+                Ok(())
+            },
+        ));
+        let item: crate::hooks::v1alpha1::GeneratePatchesRequestItem = serde_json::from_str(&format!(
+            r#"{{"uid": "1", "holderReference": {{"kind": "Cluster", "fieldPath": "spec.controlPlaneRef"}}, "object": {object}}}"#
+        ))
+        .unwrap();
+        let template = set
+            .apply_to_item(&item, &[], &Default::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            template.object()["spec"],
+            serde_json::json!({"sizes": [1, 4], "tags": []})
         );
     }
 

@@ -77,6 +77,17 @@ impl TemplateObject {
         }
     }
 
+    /// The decoded object, if it has been decoded.
+    pub(crate) fn decoded(&self) -> Option<&Value> {
+        self.value.get()
+    }
+
+    /// Records `value` as the decoded object (the caller knows it equals the text); nothing
+    /// when it is decoded already.
+    pub(crate) fn set_decoded(&self, value: Value) {
+        let _ = self.value.set(value);
+    }
+
     /// The decoded object.
     pub fn value(&self) -> &Value {
         self.value.get_or_init(|| {

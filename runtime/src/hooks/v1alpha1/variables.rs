@@ -36,6 +36,26 @@ pub struct Builtins {
     pub machine_pool: Option<MachinePoolBuiltins>,
 }
 
+impl Builtins {
+    /// These builtins with the fields they lack taken from `other`: the deep merge of two
+    /// `builtin` values whose keys do not overlap (CAPI's global `cluster` beside an item's
+    /// `controlPlane`, `machineDeployment` or `machinePool`).
+    pub fn or(self, other: &Builtins) -> Builtins {
+        let Builtins {
+            cluster,
+            control_plane,
+            machine_deployment,
+            machine_pool,
+        } = self;
+        Builtins {
+            cluster: cluster.or_else(|| other.cluster.clone()),
+            control_plane: control_plane.or_else(|| other.control_plane.clone()),
+            machine_deployment: machine_deployment.or_else(|| other.machine_deployment.clone()),
+            machine_pool: machine_pool.or_else(|| other.machine_pool.clone()),
+        }
+    }
+}
+
 /// `builtin.cluster`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
