@@ -3,6 +3,11 @@
 //! field is a compile error; the template is decoded into the type, edited, and the difference
 //! between the typed value before and after is replayed onto the template CAPI sent, so the
 //! answer is minimal and the fields the type does not know stay as they were.
+//!
+//! What that costs is kept low for the usual case, a template no patch has edited yet: it is
+//! decoded into the type straight from the text CAPI sent (no `Value` tree first), and when the
+//! type's encoding is that text (compared byte for byte, whitespace between tokens aside, else
+//! as values), the typed value after the edit becomes the template, with nothing replayed.
 
 use super::set::{NamedPatch, PatchContext, PatchError};
 use super::{Selector, Template, diff};
