@@ -79,6 +79,14 @@ pub enum ServeError {
 /// How often a full connection table is looked at again for a connection to close.
 const MAKE_ROOM_EVERY: Duration = Duration::from_millis(20);
 
+/// The most an HTTP/1.1 connection buffers of what it reads (its request line and headers must
+/// fit). hyper's default, about 400 KiB, lets the read buffer of every keep-alive connection grow
+/// to the size of a large body and stay so: 50 connections sending a 215 KiB GeneratePatches
+/// request peaked at 45–47 MiB, and at 38–40 MiB with 64 KiB, at the same requests per
+/// CPU-second within the noise (alternating runs of the bench server; 8 KiB, hyper's least,
+/// cost about 10% of them).
+const H1_MAX_BUF: usize = 64 << 10;
+
 /// HTTP/2 streams open at once on one connection (Go's client, CAPI's, opens another connection
 /// past it).
 const H2_MAX_STREAMS: u32 = 64;
@@ -499,6 +507,7 @@ impl BoundServer {
             .http1()
             .timer(TokioTimer::new())
             .header_read_timeout(shared.options.header_read_timeout);
+        builder.http1().max_buf_size(H1_MAX_BUF);
         let keepalive = shared.options.http2_keepalive_interval;
         builder
             .http2()
