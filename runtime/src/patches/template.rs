@@ -572,10 +572,7 @@ mod tests {
         ));
         assert!(same_text(r#"{"a":"q\"b"}"#, r#"{"a": "q\"b"}"#));
         assert!(!same_text(r#"{"a":"xy"}"#, r#"{"a":"x y"}"#));
-        assert!(!same_text(
-            r#"{"a":1}"#,
-            r#"{"a":1} "#.trim_end().replace('1', "2").as_str()
-        ));
+        assert!(!same_text(r#"{"a":1}"#, r#"{"a":2}"#));
         assert!(!same_text(r#"{"a":1}"#, r#"{"a":1,"b":2}"#));
         assert!(!same_text(r#"{"a":"<"}"#, r#"{"a":"\u003c"}"#));
     }

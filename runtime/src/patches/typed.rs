@@ -249,15 +249,19 @@ mod tests {
         const KIND: &'static str = "Widget";
     }
 
-    fn lossy_answer(object: &str) -> GeneratePatchesResponse {
-        let set: PatchSet<serde_json::Value> = PatchSet::new().patch(NamedPatch::typed(
+    fn lossy_set() -> PatchSet<serde_json::Value> {
+        PatchSet::new().patch(NamedPatch::typed(
             "grow",
             Selector::control_plane(),
             |w: &mut Lossy, _| {
                 w.spec.sizes.push(4);
                 Ok(())
             },
-        ));
+        ))
+    }
+
+    fn lossy_answer(object: &str) -> GeneratePatchesResponse {
+        let set = lossy_set();
         let request: GeneratePatchesRequest = serde_json::from_str(&format!(
             r#"{{"items": [{{"uid": "1", "holderReference": {{"kind": "Cluster", "fieldPath": "spec.controlPlaneRef"}}, "object": {object}}}]}}"#
         ))
@@ -273,7 +277,7 @@ mod tests {
         for object in [
             r#"{"apiVersion":"example.com/v1","kind":"Widget","spec":{"sizes":[1]}}"#,
             r#"{ "apiVersion": "example.com/v1", "kind": "Widget", "spec": { "sizes": [ 1 ] } }"#,
-            r#"{"apiVersion":"example.com/v1","kind":"Widget","note":"<","spec":{"sizes":[1]}}"#,
+            r#"{"apiVersion":"example.com/v1","kind":"Widget","note":"\u003c","spec":{"sizes":[1]}}"#,
         ] {
             let response = lossy_answer(object);
             assert_eq!(response.items.len(), 1, "{object}: {}", response.message);
@@ -292,14 +296,7 @@ mod tests {
             response.items[0].patch,
             Patch::json().replace("/spec/sizes", serde_json::json!([1, 4]))
         );
-        let set: PatchSet<serde_json::Value> = PatchSet::new().patch(NamedPatch::typed(
-            "grow",
-            Selector::control_plane(),
-            |w: &mut Lossy, _| {
-                w.spec.sizes.push(4);
-                Ok(())
-            },
-        ));
+        let set = lossy_set();
         let item: crate::hooks::v1alpha1::GeneratePatchesRequestItem = serde_json::from_str(&format!(
             r#"{{"uid": "1", "holderReference": {{"kind": "Cluster", "fieldPath": "spec.controlPlaneRef"}}, "object": {object}}}"#
         ))
