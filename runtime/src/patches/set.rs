@@ -78,11 +78,10 @@ impl<'r, V: DeserializeOwned> Globals<'r, V> {
     /// union, made on the typed values); else the merged variables decoded.
     fn item_builtins(&self, item: &[Variable]) -> Result<MaybeOwned<'_, Builtins>, String> {
         let mut own = item.iter().filter(|v| v.name == BUILTIN);
-        let (Some(first), None) = (own.next(), own.next()) else {
-            if !item.iter().any(|v| v.name == BUILTIN) {
-                return self.builtins().map(MaybeOwned::Borrowed);
-            }
-            return self.merged_builtins(item);
+        let first = match (own.next(), own.next()) {
+            (None, _) => return self.builtins().map(MaybeOwned::Borrowed),
+            (Some(first), None) => first,
+            _ => return self.merged_builtins(item),
         };
         let mut global = self.variables.iter().filter(|v| v.name == BUILTIN);
         let disjoint = match (global.next(), global.next(), first.value.as_object()) {
@@ -590,6 +589,41 @@ mod tests {
             "{}",
             response.message
         );
+    }
+
+    /// An item's `builtin` is joined to the global one: side by side when their keys differ
+    /// (CAPI's case), deep-merged when they overlap.
+    #[test]
+    fn item_builtins_are_merged_with_the_global_ones() {
+        let set: PatchSet<Vars> = PatchSet::new().patch(NamedPatch::new(
+            "record",
+            Selector::machine_deployments(["*"]),
+            |t, ctx| {
+                let cluster = ctx.builtins.cluster.as_ref().unwrap();
+                let md = ctx.builtins.machine_deployment.as_ref().unwrap();
+                t.set(
+                    "/seen",
+                    format!("{}/{} {}", cluster.namespace, cluster.name, md.class),
+                )?;
+                Ok(())
+            },
+        ));
+        let seen = |request: &GeneratePatchesRequest| {
+            let response = set.generate(request);
+            assert_eq!(
+                response.status,
+                ResponseStatus::Success,
+                "{}",
+                response.message
+            );
+            response.items[0].patch.clone()
+        };
+        let mut request = request();
+        request.items.remove(0);
+        assert_eq!(seen(&request), Patch::json().add("/seen", "ns/c1 gpu"));
+        request.items[0].variables[1].value =
+            json!({"machineDeployment": {"class": "gpu"}, "cluster": {"name": "c2"}});
+        assert_eq!(seen(&request), Patch::json().add("/seen", "ns/c2 gpu"));
     }
 
     #[test]
