@@ -389,13 +389,19 @@ spec:
 }
 
 func clusterYAML(name, repo string, annotations map[string]string) string {
+	return clusterManifest(ns, "e2e-class", name, repo, annotations)
+}
+
+// clusterManifest is clusterYAML for the Cluster namespace/name of the ClusterClass class (in
+// the same namespace).
+func clusterManifest(namespace, class, name, repo string, annotations map[string]string) string {
 	ann, _ := json.Marshal(annotations)
 	return fmt.Sprintf(`apiVersion: %s
 kind: Cluster
 metadata: {name: %s, namespace: %s, annotations: %s}
 spec:
   topology:
-    classRef: {name: e2e-class}
+    classRef: {name: %s}
     version: v1.34.0
     workers:
       machineDeployments:
@@ -414,7 +420,7 @@ spec:
       - {class: default-pool, name: mp-0, replicas: 0}
     variables:
     - {name: imageRepository, value: %q}
-`, clusterV, name, ns, ann, repo)
+`, clusterV, name, namespace, ann, class, repo)
 }
 
 func (s *scenarios) variableAdmission(ctx context.Context) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -16,19 +17,29 @@ import (
 )
 
 // Cluster API's own test extension under the real manager twice, driven as CAPI's runtimesdk
-// e2e spec drives it: first the port (examples/capi-test-extension), then the Go extension of
-// CAPI's test module (built from the Go module proxy at the port's release), each with an
-// ExtensionConfig of its own for the time of its run. Each run: CAPI's Discovery of the
-// extension (ExtensionConfig status.handlers), CAPI's DiscoverVariables through a ClusterClass
-// whose external patch is the extension's (ClusterClass status.variables), and the lifecycle
-// protocol (answers preloaded in the Cluster's ConfigMap, every answer recorded in it) through
-// creation, an upgrade with each of its six hooks held and released, and deletion. The
-// two runs must agree on all three: the handlers field by field, the variables field by field
-// and the ConfigMaps' records.
+// e2e spec drives it: the port (examples/capi-test-extension) and the Go extension of CAPI's
+// test module (built from the Go module proxy at the port's release), both registered at once,
+// each by an ExtensionConfig of its own whose namespaceSelector names a namespace of its own.
+// Each run, in its namespace: CAPI's Discovery of the extension (ExtensionConfig
+// status.handlers), CAPI's DiscoverVariables through a ClusterClass whose external patch is the
+// extension's (ClusterClass status.variables), and the lifecycle protocol (answers preloaded in
+// the Cluster's ConfigMap, every answer recorded in it) through creation, an upgrade with each of
+// its six hooks held and released, and deletion. The two runs must agree on all three: the
+// handlers field by field, the variables field by field and the ConfigMaps' records; and CAPI
+// must have called neither extension for the other's namespace.
 const (
 	testExtName   = "capi-test-ext"
 	goTestExtName = "capi-test-ext-go"
 )
+
+// testExtension is one implementation of the test extension under the manager.
+type testExtension struct {
+	name      string // its ExtensionConfig
+	namespace string // the one namespace its ExtensionConfig selects, where its run's objects are
+	cluster   string // its run's Cluster
+	process   *Process
+	port      int
+}
 
 // testExtRun is what one run saw, as CAPI and the API server hold it.
 type testExtRun struct {
@@ -41,19 +52,23 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 	if s.goTestExtBin == "" {
 		return fmt.Errorf("no -go-capi-test-extension: Go's test extension, the peer of the port, is needed")
 	}
-	port, err := s.testExtensionRun(ctx, testExtName, "ct1", func(webhook, probes int) *Process {
+	recorded := filepath.Join(s.work, "recorded-test-extension")
+	if err := os.MkdirAll(recorded, 0o755); err != nil {
+		return err
+	}
+	portExt, err := s.startTestExtension(testExtName, "e2e-test-ext", "ct1", func(webhook, probes int) *Process {
 		return s.ps.StartWith("capi-test-extension", []string{"KUBECONFIG=" + s.kubeconfig}, s.testExtBin,
 			"--webhook-host=127.0.0.1", fmt.Sprintf("--webhook-port=%d", webhook), "--webhook-cert-dir="+s.extCertDir,
 			"--webhook-client-ca-name=client-ca.crt", "--metrics-bind-address=0",
 			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", probes), "--log-format=json",
-			"--record-requests-dir="+filepath.Join(s.work, "recorded-test-extension"))
+			"--record-requests-dir="+recorded)
 	})
 	if err != nil {
 		return fmt.Errorf("the port: %w", err)
 	}
 	// A Cluster of another name: CAPI caches an upgrade plan by Cluster and versions (not by
-	// extension), and would give this run the port's plan without calling Go's handler.
-	goRun, err := s.testExtensionRun(ctx, goTestExtName, "ct2", func(webhook, probes int) *Process {
+	// extension).
+	goExt, err := s.startTestExtension(goTestExtName, "e2e-test-ext-go", "ct2", func(webhook, probes int) *Process {
 		// Go's test extension has no option to require a client certificate: its calls are
 		// the only ones of the suite not checked against CAPI's client CA.
 		return s.ps.StartPeer("capi-test-extension-go", []string{"KUBECONFIG=" + s.kubeconfig}, s.goTestExtBin,
@@ -64,6 +79,22 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("Go's test extension: %w", err)
 	}
+	both := []*testExtension{portExt, goExt}
+	for _, e := range both {
+		if err := s.registerTestExtension(ctx, e); err != nil {
+			return fmt.Errorf("%s: %w", e.name, err)
+		}
+		defer func() { _ = s.kube.Delete(ctx, runtimeV, "ExtensionConfig", "", e.name) }()
+	}
+	runs := map[string]*testExtRun{}
+	for _, e := range both {
+		run, err := s.testExtensionRun(ctx, e)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.name, err)
+		}
+		runs[e.name] = run
+	}
+	port, goRun := runs[testExtName], runs[goTestExtName]
 	// Go lists its handlers in a random order: compared by name.
 	sort.Slice(port.handlers, func(i, j int) bool {
 		return port.handlers[i].(map[string]any)["name"].(string) < port.handlers[j].(map[string]any)["name"].(string)
@@ -83,31 +114,77 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 		}
 	}
 	fmt.Printf("  the port equals Go's test extension: %d handlers, %d variables, %d records\n", len(port.handlers), len(port.variables), len(port.records))
+	return s.testExtensionsKeptApart(portExt, goExt)
+}
+
+// testExtensionsKeptApart checks that CAPI called each extension only for Clusters of its own
+// namespace, read from each one's log: the port logs every answered call with its Cluster
+// (`"cluster":"namespace/name"`), Go's handlers log `Cluster="namespace/name"`.
+func (s *scenarios) testExtensionsKeptApart(portExt, goExt *testExtension) error {
+	seen := []string{}
+	for _, c := range []struct {
+		e    *testExtension
+		mark *regexp.Regexp
+	}{
+		{portExt, regexp.MustCompile(`"cluster":"([^"]+)"`)},
+		{goExt, regexp.MustCompile(`Cluster="([^"]+)"`)},
+	} {
+		data, err := os.ReadFile(c.e.process.Log)
+		if err != nil {
+			return err
+		}
+		calls := 0
+		for _, m := range c.mark.FindAllStringSubmatch(string(data), -1) {
+			if m[1] != c.e.namespace+"/"+c.e.cluster {
+				return fmt.Errorf("%s was called for Cluster %s; its ExtensionConfig selects namespace %s alone", c.e.name, m[1], c.e.namespace)
+			}
+			calls++
+		}
+		if calls == 0 {
+			return fmt.Errorf("%s logged no call for a Cluster (%s)", c.e.name, c.e.process.Log)
+		}
+		seen = append(seen, fmt.Sprintf("%s %d", c.e.name, calls))
+	}
+	fmt.Printf("  each extension was called for Clusters of its own namespace only (lines naming a Cluster: %s)\n", strings.Join(seen, ", "))
 	return nil
 }
 
-// testExtensionRun starts one implementation of the test extension (start: its webhook and
-// probe ports), registers it as ExtensionConfig `name` for every namespace, and drives it
-// with the Cluster `cluster`.
-func (s *scenarios) testExtensionRun(ctx context.Context, name, cluster string, start func(webhook, probes int) *Process) (*testExtRun, error) {
-	fmt.Printf("  %s:\n", name)
-	run := &testExtRun{}
-	port, probes := FreePort(), FreePort()
-	p := start(port, probes)
-	if err := WaitHTTP(HTTPClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, p); err != nil {
+// startTestExtension starts one implementation of the test extension (start: its webhook and
+// probe ports) and waits until it is ready.
+func (s *scenarios) startTestExtension(name, namespace, cluster string, start func(webhook, probes int) *Process) (*testExtension, error) {
+	e := &testExtension{name: name, namespace: namespace, cluster: cluster, port: FreePort()}
+	probes := FreePort()
+	e.process = start(e.port, probes)
+	if err := WaitHTTP(HTTPClient(nil, "", ""), fmt.Sprintf("http://127.0.0.1:%d/readyz", probes), 60*time.Second, e.process); err != nil {
 		return nil, err
 	}
-	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %s
+	return e, nil
+}
+
+// registerTestExtension makes the extension's namespace and registers it as ExtensionConfig
+// e.name for that namespace alone, as CAPI's runtimesdk spec does.
+func (s *scenarios) registerTestExtension(ctx context.Context, e *testExtension) error {
+	_, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata: {name: %[5]s}
+---
+apiVersion: %[1]s
 kind: ExtensionConfig
-metadata: {name: %s}
+metadata: {name: %[2]s}
 spec:
-  clientConfig: {url: "https://127.0.0.1:%d", caBundle: %s}
-  namespaceSelector: {}
-  settings: {extensionConfigName: %s, defaultAllHandlersToBlocking: "true"}
-`, runtimeV, name, port, s.caB64, name)); err != nil {
-		return nil, err
-	}
-	defer func() { _ = s.kube.Delete(ctx, runtimeV, "ExtensionConfig", "", name) }()
+  clientConfig: {url: "https://127.0.0.1:%[3]d", caBundle: %[4]s}
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: %[5]s}}
+  settings: {extensionConfigName: %[2]s, defaultAllHandlersToBlocking: "true"}
+`, runtimeV, e.name, e.port, s.caB64, e.namespace))
+	return err
+}
+
+// testExtensionRun drives one implementation of the test extension, registered, with its
+// Cluster in its namespace.
+func (s *scenarios) testExtensionRun(ctx context.Context, e *testExtension) (*testExtRun, error) {
+	name, cluster, space := e.name, e.cluster, e.namespace
+	fmt.Printf("  %s (namespace %s):\n", name, space)
+	run := &testExtRun{}
 	// The Go extension's handlers, in the order its main registers them. Go's Discovery lists
 	// them in a random order (a map's); the port's is the registration order, checked here.
 	want := []string{"generate-patches", "validate-topology", "discover-variables", "before-cluster-create", "after-control-plane-initialized", "before-cluster-upgrade", "before-control-plane-upgrade",
@@ -143,7 +220,7 @@ spec:
 	}
 	fmt.Printf("    Discovery: the Go extension's %d handlers\n", len(want))
 
-	variables, err := s.testExtensionVariables(ctx, name)
+	variables, err := s.testExtensionVariables(ctx, space, name)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +229,7 @@ spec:
 	configMap := cluster + "-" + name + "-test-extension-hookresponses"
 	recordedAs := func(key, value string) func() (bool, string) {
 		return func() (bool, string) {
-			cm, err := s.kube.Get(ctx, "v1", "ConfigMap", ns, configMap)
+			cm, err := s.kube.Get(ctx, "v1", "ConfigMap", space, configMap)
 			if err != nil {
 				return false, err.Error()
 			}
@@ -161,22 +238,21 @@ spec:
 		}
 	}
 	preload := func(hook, answer string) error {
-		return s.kube.MergePatch(ctx, "v1", "ConfigMap", ns, configMap,
+		return s.kube.MergePatch(ctx, "v1", "ConfigMap", space, configMap,
 			fmt.Sprintf(`{"data":{%q:%q}}`, hook+"-preloadedResponse", answer), false)
 	}
 	// The Cluster's class is e2e-class with the extension's upgrade plan handler, as in CAPI's
 	// runtimesdk ClusterClass (spec.upgrade.external.generateUpgradePlanExtension).
 	className := name + "-upgrade-class"
-	remove, err := s.copyClass(ctx, className, func(spec map[string]any) {
+	remove, err := s.copyClass(ctx, space, className, func(spec map[string]any) {
 		spec["upgrade"] = map[string]any{"external": map[string]any{"generateUpgradePlanExtension": "generate-upgrade-plan." + name}}
 	})
 	if err != nil {
 		return nil, err
 	}
 	defer remove()
-	// The quickstart's own gates (registered for every namespace too) let this Cluster pass.
-	manifest := strings.Replace(clusterYAML(cluster, goodRepo, map[string]string{approved: "true", delOK: "true"}),
-		"classRef: {name: e2e-class}", "classRef: {name: "+className+"}", 1)
+	// The quickstart's own gates (registered for every namespace) let this Cluster pass.
+	manifest := clusterManifest(space, className, cluster, goodRepo, map[string]string{approved: "true", delOK: "true"})
 	var applied error
 	if err := Eventually(timeoutLg, "the Cluster admitted (its ClusterClass reconciled first)", func() (bool, string) {
 		_, applied = s.kube.Apply(ctx, manifest)
@@ -189,7 +265,7 @@ spec:
 		return nil, err
 	}
 	time.Sleep(3 * time.Second)
-	u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, cluster)
+	u, err := s.kube.Get(ctx, clusterV, "Cluster", space, cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +278,7 @@ spec:
 	}
 	var cpName string
 	if err := Eventually(timeoutLg, "the topology created once the preloaded answer lets go", func() (bool, string) {
-		u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, cluster)
+		u, err := s.kube.Get(ctx, clusterV, "Cluster", space, cluster)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -212,7 +288,7 @@ spec:
 	}); err != nil {
 		return nil, err
 	}
-	if err := s.kube.MergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true); err != nil {
+	if err := s.kube.MergePatch(ctx, cpV, "GenericControlPlane", space, cpName, `{"status":{"initialization":{"controlPlaneInitialized":true},"version":"v1.34.0"}}`, true); err != nil {
 		return nil, err
 	}
 	if err := Eventually(timeoutLg, "AfterControlPlaneInitialized recorded",
@@ -222,13 +298,13 @@ spec:
 	fmt.Println("    released by the preloaded answer; AfterControlPlaneInitialized recorded \"Success\"")
 	// Both extensions log this line per GenerateUpgradePlan call (Go's handler, and the port).
 	plans := func() int {
-		data, _ := os.ReadFile(p.Log)
+		data, _ := os.ReadFile(e.process.Log)
 		return strings.Count(string(data), "GenerateUpgradePlan is called")
 	}
-	if err := s.testExtensionUpgrade(ctx, cluster, cpName, recordedAs, preload, plans); err != nil {
+	if err := s.testExtensionUpgrade(ctx, space, cluster, cpName, recordedAs, preload, plans); err != nil {
 		return nil, err
 	}
-	if err := s.kube.Delete(ctx, clusterV, "Cluster", ns, cluster); err != nil {
+	if err := s.kube.Delete(ctx, clusterV, "Cluster", space, cluster); err != nil {
 		return nil, err
 	}
 	if err := Eventually(timeoutLg, "BeforeClusterDelete held by the port, recorded",
@@ -236,47 +312,47 @@ spec:
 		return nil, err
 	}
 	time.Sleep(3 * time.Second)
-	if _, err := s.kube.Get(ctx, clusterV, "Cluster", ns, cluster); err != nil {
+	if _, err := s.kube.Get(ctx, clusterV, "Cluster", space, cluster); err != nil {
 		return nil, fmt.Errorf("the Cluster went away while BeforeClusterDelete held: %w", err)
 	}
 	if err := preload("BeforeClusterDelete", `{"Status": "Success"}`); err != nil {
 		return nil, err
 	}
 	if err := Eventually(timeoutLg, "the Cluster deleted once the preloaded answer lets go", func() (bool, string) {
-		_, err := s.kube.Get(ctx, clusterV, "Cluster", ns, cluster)
+		_, err := s.kube.Get(ctx, clusterV, "Cluster", space, cluster)
 		return apierrors.IsNotFound(err), fmt.Sprint(err)
 	}); err != nil {
 		return nil, err
 	}
 	fmt.Println("    BeforeClusterDelete held, then released by the preloaded answer; the Cluster deleted")
-	cm, err := s.kube.Get(ctx, "v1", "ConfigMap", ns, configMap)
+	cm, err := s.kube.Get(ctx, "v1", "ConfigMap", space, configMap)
 	if err != nil {
 		return nil, err
 	}
 	run.records, _, _ = unstructured.NestedStringMap(cm.Object, "data")
-	return run, s.kube.Delete(ctx, "v1", "ConfigMap", ns, configMap)
+	return run, s.kube.Delete(ctx, "v1", "ConfigMap", space, configMap)
 }
 
-// testExtensionUpgrade upgrades the Cluster from v1.34.0 to v1.35.0 as CAPI's runtimesdk spec
+// testExtensionUpgrade upgrades the Cluster space/cluster from v1.34.0 to v1.35.0 as CAPI's runtimesdk spec
 // does: each upgrade hook held by the extension's default answer (recorded in the ConfigMap
 // under the hook's name and versions), the versions it guards checked while it holds (control
 // plane, MachineDeployment md-0, MachinePool mp-0), then released by a preloaded answer.
-func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error, plans func() int) error {
+func (s *scenarios) testExtensionUpgrade(ctx context.Context, space, cluster, cpName string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error, plans func() int) error {
 	const from, to = "v1.34.0", "v1.35.0"
 	plansBefore := plans()
-	u, err := s.kube.Get(ctx, clusterV, "Cluster", ns, cluster)
+	u, err := s.kube.Get(ctx, clusterV, "Cluster", space, cluster)
 	if err != nil {
 		return err
 	}
 	infra, _, _ := unstructured.NestedString(u.Object, "spec", "infrastructureRef", "name")
-	if err := s.workloadClusterOf(ctx, cluster, infra); err != nil {
+	if err := s.workloadClusterOf(ctx, space, cluster, infra); err != nil {
 		return err
 	}
-	fake := s.startFakeControlPlaneOf(ctx, cpName)
+	fake := s.startFakeControlPlaneOf(ctx, space, cpName)
 	defer fake.close()
 	var last error
 	if err := Eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
-		last = s.kube.MergePatch(ctx, clusterV, "Cluster", ns, cluster, fmt.Sprintf(`{"spec":{"topology":{"version":%q}}}`, to), false)
+		last = s.kube.MergePatch(ctx, clusterV, "Cluster", space, cluster, fmt.Sprintf(`{"spec":{"topology":{"version":%q}}}`, to), false)
 		return last == nil || !strings.Contains(last.Error(), "workload cluster"), fmt.Sprint(last)
 	}); err != nil {
 		return err
@@ -301,7 +377,7 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName st
 			return err
 		}
 		time.Sleep(time.Second) // CAPI had time to move on, if it were going to
-		if cp, md, mp := s.versionsOf(ctx, cluster, cpName); [3]string{cp, md, mp} != step.guard {
+		if cp, md, mp := s.versionsOf(ctx, space, cluster, cpName); [3]string{cp, md, mp} != step.guard {
 			return fmt.Errorf("while %s held: control plane %s, MachineDeployment %s, MachinePool %s; want %v", step.hook, cp, md, mp, step.guard)
 		}
 		if err := preload(step.hook, `{"Status": "Success"}`); err != nil {
@@ -325,32 +401,73 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, cluster, cpName st
 	return nil
 }
 
-// copyClass makes the ClusterClass name from e2e-class's spec, changed by edit; it returns
-// what deletes it.
-func (s *scenarios) copyClass(ctx context.Context, name string, edit func(spec map[string]any)) (func(), error) {
+// copyClass makes the ClusterClass space/name from e2e-class's spec, changed by edit, with
+// copies of the templates it refers to (a ClusterClass's templates are in its own namespace); it
+// returns what deletes the class.
+func (s *scenarios) copyClass(ctx context.Context, space, name string, edit func(spec map[string]any)) (func(), error) {
 	class, err := s.kube.Get(ctx, clusterV, "ClusterClass", ns, "e2e-class")
 	if err != nil {
 		return nil, err
 	}
 	spec, _, _ := unstructured.NestedMap(class.Object, "spec")
+	if space != ns {
+		for _, ref := range templateRefs(spec) {
+			template, err := s.kube.Get(ctx, ref["apiVersion"], ref["kind"], ns, ref["name"])
+			if err != nil {
+				return nil, err
+			}
+			body, err := json.Marshal(map[string]any{"apiVersion": ref["apiVersion"], "kind": ref["kind"],
+				"metadata": map[string]any{"name": ref["name"], "namespace": space}, "spec": template.Object["spec"]})
+			if err != nil {
+				return nil, err
+			}
+			if _, err := s.kube.Apply(ctx, string(body)); err != nil {
+				return nil, err
+			}
+		}
+	}
 	edit(spec)
 	body, err := json.Marshal(map[string]any{"apiVersion": clusterV, "kind": "ClusterClass",
-		"metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec})
+		"metadata": map[string]any{"name": name, "namespace": space}, "spec": spec})
 	if err != nil {
 		return nil, err
 	}
 	if _, err := s.kube.Apply(ctx, string(body)); err != nil {
 		return nil, err
 	}
-	return func() { _ = s.kube.Delete(ctx, clusterV, "ClusterClass", ns, name) }, nil
+	return func() { _ = s.kube.Delete(ctx, clusterV, "ClusterClass", space, name) }, nil
 }
 
-// testExtensionVariables makes a ClusterClass whose one patch is the extension's (its
+// templateRefs lists every templateRef of a ClusterClass's spec (apiVersion, kind, name).
+func templateRefs(spec map[string]any) []map[string]string {
+	var refs []map[string]string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, child := range v {
+				if ref, ok := child.(map[string]any); ok && k == "templateRef" {
+					refs = append(refs, map[string]string{"apiVersion": fmt.Sprint(ref["apiVersion"]), "kind": fmt.Sprint(ref["kind"]), "name": fmt.Sprint(ref["name"])})
+					continue
+				}
+				walk(child)
+			}
+		case []any:
+			for _, child := range v {
+				walk(child)
+			}
+		}
+	}
+	walk(spec)
+	return refs
+}
+
+// testExtensionVariables makes a ClusterClass in space whose one patch is the extension's (its
 // generate-patches, validate-topology and discover-variables handlers; the templates of
 // e2e-class) and returns the variables CAPI's ClusterClass controller discovered from it.
-func (s *scenarios) testExtensionVariables(ctx context.Context, name string) ([]any, error) {
+func (s *scenarios) testExtensionVariables(ctx context.Context, space, name string) ([]any, error) {
 	className := name + "-class"
-	remove, err := s.copyClass(ctx, className, func(spec map[string]any) {
+	remove, err := s.copyClass(ctx, space, className, func(spec map[string]any) {
 		delete(spec, "variables")
 		spec["patches"] = []any{map[string]any{"name": "test-patch", "external": map[string]any{
 			"generatePatchesExtension":   "generate-patches." + name,
@@ -364,7 +481,7 @@ func (s *scenarios) testExtensionVariables(ctx context.Context, name string) ([]
 	defer remove()
 	var variables []any
 	if err := Eventually(timeoutLg, "the variables CAPI discovered in the ClusterClass's status", func() (bool, string) {
-		u, err := s.kube.Get(ctx, clusterV, "ClusterClass", ns, className)
+		u, err := s.kube.Get(ctx, clusterV, "ClusterClass", space, className)
 		if err != nil {
 			return false, err.Error()
 		}

@@ -107,11 +107,11 @@ type fakeControlPlane struct {
 
 func (s *scenarios) startFakeControlPlane(ctx context.Context) *fakeControlPlane {
 	_, cpName := s.refs(ctx)
-	return s.startFakeControlPlaneOf(ctx, cpName)
+	return s.startFakeControlPlaneOf(ctx, ns, cpName)
 }
 
-// startFakeControlPlaneOf plays the provider of the GenericControlPlane cpName.
-func (s *scenarios) startFakeControlPlaneOf(ctx context.Context, cpName string) *fakeControlPlane {
+// startFakeControlPlaneOf plays the provider of the GenericControlPlane namespace/cpName.
+func (s *scenarios) startFakeControlPlaneOf(ctx context.Context, namespace, cpName string) *fakeControlPlane {
 	f := &fakeControlPlane{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(f.done)
@@ -121,7 +121,7 @@ func (s *scenarios) startFakeControlPlaneOf(ctx context.Context, cpName string) 
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
-			u, err := s.kube.Get(ctx, cpV, "GenericControlPlane", ns, cpName)
+			u, err := s.kube.Get(ctx, cpV, "GenericControlPlane", namespace, cpName)
 			if err != nil {
 				continue
 			}
@@ -130,7 +130,7 @@ func (s *scenarios) startFakeControlPlaneOf(ctx context.Context, cpName string) 
 			if spec == "" || spec == status {
 				continue
 			}
-			if s.kube.MergePatch(ctx, cpV, "GenericControlPlane", ns, cpName, fmt.Sprintf(`{"status":{"version":%q}}`, spec), true) == nil {
+			if s.kube.MergePatch(ctx, cpV, "GenericControlPlane", namespace, cpName, fmt.Sprintf(`{"status":{"version":%q}}`, spec), true) == nil {
 				f.mu.Lock()
 				f.steps = append(f.steps, spec)
 				f.mu.Unlock()
@@ -154,18 +154,19 @@ const clusterNameLabel = "cluster.x-k8s.io/cluster-name"
 // versions reads c1's control plane's spec.version and its workers' versions.
 func (s *scenarios) versions(ctx context.Context) (cp, md, mp string) {
 	_, cpName := s.refs(ctx)
-	return s.versionsOf(ctx, "c1", cpName)
+	return s.versionsOf(ctx, ns, "c1", cpName)
 }
 
-// versionsOf reads the versions of the control plane cpName and of the Cluster's md-0 and mp-0.
-func (s *scenarios) versionsOf(ctx context.Context, cluster, cpName string) (cp, md, mp string) {
-	if u, err := s.kube.Get(ctx, cpV, "GenericControlPlane", ns, cpName); err == nil {
+// versionsOf reads the versions of the control plane cpName and of the Cluster's md-0 and mp-0,
+// all in namespace.
+func (s *scenarios) versionsOf(ctx context.Context, namespace, cluster, cpName string) (cp, md, mp string) {
+	if u, err := s.kube.Get(ctx, cpV, "GenericControlPlane", namespace, cpName); err == nil {
 		cp, _, _ = unstructured.NestedString(u.Object, "spec", "version")
 	}
-	if l, err := s.kube.List(ctx, clusterV, "MachineDeployment", ns, map[string]string{clusterNameLabel: cluster, "topology.cluster.x-k8s.io/deployment-name": "md-0"}); err == nil && len(l) == 1 {
+	if l, err := s.kube.List(ctx, clusterV, "MachineDeployment", namespace, map[string]string{clusterNameLabel: cluster, "topology.cluster.x-k8s.io/deployment-name": "md-0"}); err == nil && len(l) == 1 {
 		md, _, _ = unstructured.NestedString(l[0].Object, "spec", "template", "spec", "version")
 	}
-	if l, err := s.kube.List(ctx, clusterV, "MachinePool", ns, map[string]string{clusterNameLabel: cluster, "topology.cluster.x-k8s.io/pool-name": "mp-0"}); err == nil && len(l) == 1 {
+	if l, err := s.kube.List(ctx, clusterV, "MachinePool", namespace, map[string]string{clusterNameLabel: cluster, "topology.cluster.x-k8s.io/pool-name": "mp-0"}); err == nil && len(l) == 1 {
 		mp, _, _ = unstructured.NestedString(l[0].Object, "spec", "template", "spec", "version")
 	}
 	return
@@ -335,12 +336,13 @@ func (s *scenarios) waitUpgradeDone(ctx context.Context, version string) error {
 // the workload cluster about the MachinePool's nodes, and refuses while it cannot connect.
 func (s *scenarios) workloadCluster(ctx context.Context) error {
 	infra, _ := s.refs(ctx)
-	return s.workloadClusterOf(ctx, "c1", infra)
+	return s.workloadClusterOf(ctx, ns, "c1", infra)
 }
 
-// workloadClusterOf does it for the Cluster whose GenericInfrastructureCluster is infra.
-func (s *scenarios) workloadClusterOf(ctx context.Context, cluster, infra string) error {
-	return s.providers().WorkloadCluster(ctx, ns, cluster, infra)
+// workloadClusterOf does it for the Cluster namespace/cluster, whose GenericInfrastructureCluster
+// is infra.
+func (s *scenarios) workloadClusterOf(ctx context.Context, namespace, cluster, infra string) error {
+	return s.providers().WorkloadCluster(ctx, namespace, cluster, infra)
 }
 
 // startUpgrade sets the holds and the new version, retrying while the Cluster webhook cannot
