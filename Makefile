@@ -83,9 +83,11 @@ dev:
 fuzz:
 	./scripts/fuzz.sh
 
-## Benchmarks (not tests): decode → handle → encode of a ~200 KiB GeneratePatches request.
+## Benchmarks (not tests): decode → handle → encode of a ~200 KiB GeneratePatches request and of a
+## BeforeClusterCreate request; `generate manifests`.
 bench:
 	cargo bench -p capi-ext --bench generate_patches
+	cargo bench -p capi-ext --bench before_cluster_create
 	cargo bench -p capi-ext-cli --bench generate
 
 ## Side by side: capi-ext against CAPI's Go server, generate against controller-gen, build times.

@@ -49,9 +49,12 @@ pub fn init(format: LogFormat, verbose: u8) {
             .with_filter(filter)
             .boxed(),
     };
-    // A handler's spans (INFO and above) inside a traced hook call, for OpenTelemetry.
+    // A handler's spans (INFO and above) inside a traced hook call, for OpenTelemetry; none
+    // while no tracer exports them.
     let handler_spans =
-        super::otel::HandlerSpans.with_filter(tracing_subscriber::filter::LevelFilter::INFO);
+        super::otel::HandlerSpans.with_filter(tracing_subscriber::filter::filter_fn(|meta| {
+            super::otel::exporting() && *meta.level() <= tracing::Level::INFO
+        }));
     let _ = tracing_subscriber::registry()
         .with(layer)
         .with(handler_spans)

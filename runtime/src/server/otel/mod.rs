@@ -18,7 +18,7 @@ mod export;
 mod layer;
 mod otlp;
 
-pub(crate) use layer::{HandlerSpans, attach};
+pub(crate) use layer::{HandlerSpans, attach, exporting};
 
 use context::{Ids, Parent};
 use http::{HeaderMap, Uri};
@@ -292,6 +292,7 @@ fn unix_nanos(t: SystemTime) -> u64 {
 impl Tracer {
     /// Starts the exporter (inside a tokio runtime).
     pub(crate) fn start(config: Config) -> Tracer {
+        layer::start_exporting();
         let (sender, receiver) = mpsc::channel(config.max_queue_size);
         let sampler = config.sampler;
         tracing::info!(
