@@ -46,6 +46,8 @@ type testExtRun struct {
 	handlers  []any             // status.handlers, names without the ExtensionConfig's suffix
 	variables []any             // status.variables of the ClusterClass using the extension's patch
 	records   map[string]string // the Cluster's ConfigMap once the Cluster is gone
+	chained   []string          // the chained upgrade's holds in CAPI's order, with the versions each saw
+	steps     []string          // the control plane's versions in the chained upgrade
 }
 
 func (s *scenarios) capiTestExtension(ctx context.Context) error {
@@ -106,6 +108,8 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 		{"Discovery (ExtensionConfig status.handlers)", port.handlers, goRun.handlers},
 		{"DiscoverVariables (ClusterClass status.variables)", port.variables, goRun.variables},
 		{"the lifecycle answers recorded in the Cluster's ConfigMap", port.records, goRun.records},
+		{"the chained upgrade's holds, in CAPI's order, and the versions each saw", port.chained, goRun.chained},
+		{"the chained upgrade's control plane steps (the extension's upgrade plan)", port.steps, goRun.steps},
 	} {
 		if !reflect.DeepEqual(c.port, c.goes) {
 			pj, _ := json.Marshal(c.port)
@@ -113,7 +117,7 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 			return fmt.Errorf("the port and Go's test extension differ in %s:\n  port: %s\n  Go:   %s", c.what, pj, gj)
 		}
 	}
-	fmt.Printf("  the port equals Go's test extension: %d handlers, %d variables, %d records\n", len(port.handlers), len(port.variables), len(port.records))
+	fmt.Printf("  the port equals Go's test extension: %d handlers, %d variables, %d records; the chained upgrade's %d holds and its steps %v\n", len(port.handlers), len(port.variables), len(port.records), len(port.chained), port.steps)
 	return s.testExtensionsKeptApart(portExt, goExt)
 }
 
@@ -304,6 +308,10 @@ func (s *scenarios) testExtensionRun(ctx context.Context, e *testExtension) (*te
 	if err := s.testExtensionUpgrade(ctx, space, cluster, cpName, recordedAs, preload, plans); err != nil {
 		return nil, err
 	}
+	run.chained, run.steps, err = s.testExtensionChainedUpgrade(ctx, space, cluster, cpName, configMap, recordedAs, preload, plans)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.kube.Delete(ctx, clusterV, "Cluster", space, cluster); err != nil {
 		return nil, err
 	}
@@ -399,6 +407,76 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, space, cluster, cp
 	}
 	fmt.Printf("    upgrade %s→%s: the plan from the extension's generate-upgrade-plan (called %d times), [%s]; each of the six upgrade hooks held by the default answer with the versions it guards, then released by its preloaded answer\n", from, to, called, to)
 	return nil
+}
+
+// testExtensionChainedUpgrade upgrades the Cluster space/cluster on from v1.35.0 to v1.37.0,
+// two minors, with the plan CAPI asks the extension's generate-upgrade-plan for. The harness
+// names no hook: every hold is the extension's default answer, found in the ConfigMap, and each
+// is released by its preloaded answer once the versions it holds (control plane, md-0, mp-0) are
+// read. It returns the holds in CAPI's order with those versions, and the control plane's steps.
+func (s *scenarios) testExtensionChainedUpgrade(ctx context.Context, space, cluster, cpName, configMap string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error, plans func() int) ([]string, []string, error) {
+	const from, to = "v1.35.0", "v1.37.0"
+	const held, let = "Status: Success, RetryAfterSeconds: 5", "Status: Success, RetryAfterSeconds: 0"
+	plansBefore := plans()
+	fake := s.startFakeControlPlaneOf(ctx, space, cpName)
+	defer fake.close()
+	var last error
+	if err := Eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
+		last = s.kube.MergePatch(ctx, clusterV, "Cluster", space, cluster, fmt.Sprintf(`{"spec":{"topology":{"version":%q}}}`, to), false)
+		// The last upgrade's AfterClusterUpgrade stays pending a moment after it is released.
+		return last == nil || !strings.Contains(last.Error(), "workload cluster") && !strings.Contains(last.Error(), "still blocking"), fmt.Sprint(last)
+	}); err != nil {
+		return nil, nil, err
+	}
+	if last != nil {
+		return nil, nil, last
+	}
+	final := "AfterClusterUpgrade-" + to
+	released := map[string]bool{}
+	var order []string
+	deadline := time.Now().Add(4 * timeoutLg)
+	for !released[final] {
+		if time.Now().After(deadline) {
+			return nil, nil, fmt.Errorf("chained upgrade %s→%s: %s not released in time; holds so far: %v", from, to, final, order)
+		}
+		cm, err := s.kube.Get(ctx, "v1", "ConfigMap", space, configMap)
+		if err != nil {
+			return nil, nil, err
+		}
+		data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+		var holding []string
+		for key, value := range data {
+			if hook, ok := strings.CutSuffix(key, "-actualResponseStatus"); ok && value == held && !released[hook] {
+				holding = append(holding, hook)
+			}
+		}
+		sort.Strings(holding)
+		if len(holding) == 0 {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		for _, hook := range holding {
+			time.Sleep(time.Second) // CAPI had time to move on, if it were going to
+			cp, md, mp := s.versionsOf(ctx, space, cluster, cpName)
+			order = append(order, fmt.Sprintf("%s (control plane %s, md-0 %s, mp-0 %s)", hook, cp, md, mp))
+			if err := preload(hook, `{"Status": "Success"}`); err != nil {
+				return nil, nil, err
+			}
+			if err := Eventually(timeoutLg, hook+" released by the preloaded answer, recorded", recordedAs(hook+"-actualResponseStatus", let)); err != nil {
+				return nil, nil, err
+			}
+			released[hook] = true
+		}
+	}
+	steps := fake.close()
+	if len(steps) < 2 || steps[len(steps)-1] != to {
+		return nil, nil, fmt.Errorf("chained upgrade %s→%s: the control plane went through %v, want two steps or more, the last %s", from, to, steps, to)
+	}
+	if plans() == plansBefore {
+		return nil, nil, fmt.Errorf("the chained upgrade did not call the extension's generate-upgrade-plan handler")
+	}
+	fmt.Printf("    chained upgrade %s→%s: the control plane through %v, the plan from the extension's generate-upgrade-plan; %d holds, each the default answer released by its preloaded one:\n      %s\n", from, to, steps, len(order), strings.Join(order, "\n      "))
+	return order, steps, nil
 }
 
 // copyClass makes the ClusterClass space/name from e2e-class's spec, changed by edit, with
