@@ -4,6 +4,8 @@
 //!
 //! Run with `make bench` (or `cargo bench -p capi-ext --bench before_cluster_create`).
 
+mod common;
+
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::{Extension, Registration};
 use criterion::{Criterion, Throughput, criterion_main};
@@ -25,21 +27,10 @@ fn bench(c: &mut Criterion) {
         .handler(Registration::new(BeforeClusterCreate, "allow", allow))
         .build()
         .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let path = BeforeClusterCreate::info().path("allow");
     let mut group = c.benchmark_group("before_cluster_create");
     group.throughput(Throughput::Bytes(body.len() as u64));
-    group.bench_function("dispatch", |b| {
-        b.iter(|| {
-            let reply =
-                runtime.block_on(extension.dispatch(&path, Some("timeout=10s"), black_box(&body)));
-            assert_eq!(reply.status, 200);
-            black_box(reply.body)
-        })
-    });
+    common::dispatch(&mut group, &extension, &path, &body);
     group.bench_function("decode", |b| {
         b.iter(|| {
             let req: BeforeClusterCreateRequest = serde_json::from_slice(black_box(&body)).unwrap();

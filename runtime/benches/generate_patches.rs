@@ -3,6 +3,8 @@
 //!
 //! Run with `make bench` (or `cargo bench -p capi-ext --bench generate_patches`).
 
+mod common;
+
 use capi_ext::hooks::v1alpha1::*;
 use capi_ext::{Extension, Registration};
 use criterion::{Criterion, Throughput, criterion_main};
@@ -31,21 +33,10 @@ fn bench(c: &mut Criterion) {
         .handler(Registration::new(GeneratePatches, "label", label_each_item))
         .build()
         .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let path = GeneratePatches::info().path("label");
     let mut group = c.benchmark_group("generate_patches_200KiB_50_items");
     group.throughput(Throughput::Bytes(body.len() as u64));
-    group.bench_function("dispatch", |b| {
-        b.iter(|| {
-            let reply =
-                runtime.block_on(extension.dispatch(&path, Some("timeout=10s"), black_box(&body)));
-            assert_eq!(reply.status, 200);
-            black_box(reply.body)
-        })
-    });
+    common::dispatch(&mut group, &extension, &path, &body);
     group.bench_function("codec_only", |b| {
         b.iter(|| {
             let req: GeneratePatchesRequest = serde_json::from_slice(black_box(&body)).unwrap();
