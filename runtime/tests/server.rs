@@ -244,6 +244,41 @@ async fn path_prefix_is_honoured() {
 }
 
 #[tokio::test]
+async fn record_requests_dir_is_made_at_the_start_or_the_start_fails_naming_it() {
+    let parent = support::temp_dir("record-new");
+    let dir = parent.join("not/yet");
+    let server =
+        TestServer::start(extension(), |o| o.record_requests_dir = Some(dir.clone())).await;
+    let path = format!("{BASE}/beforeclustercreate/before-cluster-create");
+    let body = create_body(json!({"n": "1"}));
+    let answer = server.client().post(Proto::H2, &path, body.clone()).await;
+    assert_eq!(answer.unwrap().status, 200);
+    assert_eq!(
+        std::fs::read(dir.join("BeforeClusterCreate-before-cluster-create.json")).unwrap(),
+        body
+    );
+    // Under a file, no directory can be made: the server does not start.
+    let file = parent.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let certs = capi_ext::dev_certs::DevCerts::generate(&[]).unwrap();
+    let cert_dir = support::temp_dir("record-certs");
+    std::fs::write(cert_dir.join("tls.crt"), &certs.cert_pem).unwrap();
+    std::fs::write(cert_dir.join("tls.key"), &certs.key_pem).unwrap();
+    let mut options = capi_ext::ServerOptions::local(&cert_dir);
+    options.record_requests_dir = Some(file.join("requests"));
+    let err = match capi_ext::Server::bind(extension(), options).await {
+        Ok(_) => panic!("the server started with a record directory under a file"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.starts_with("cannot create --record-requests-dir ") && err.contains("a-file/requests"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&parent).ok();
+    std::fs::remove_dir_all(&cert_dir).ok();
+}
+
+#[tokio::test]
 async fn record_requests_dir_keeps_each_handlers_last_request_byte_for_byte() {
     let dir = support::temp_dir("record");
     let server =

@@ -74,6 +74,17 @@ pub enum ServeError {
     /// The certificate, key or client CA is unusable.
     #[error(transparent)]
     Tls(#[from] TlsError),
+    /// The directory of `--record-requests-dir` cannot be made.
+    #[error(
+        "cannot create --record-requests-dir {} (CAPI_EXT_RECORD_REQUESTS_DIR): {source}; name a directory the extension can write, or leave the flag out",
+        dir.display()
+    )]
+    RecordDir {
+        /// The directory.
+        dir: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
 }
 
 /// How often a full connection table is looked at again for a connection to close.
@@ -169,6 +180,14 @@ impl Server {
         listener: Option<TcpListener>,
     ) -> Result<BoundServer, ServeError> {
         let metrics = Arc::new(Metrics::default());
+        // Made at the start, so that every request is recorded or the server says why at once
+        // (a missing directory would otherwise fail each recording with a warning).
+        if let Some(dir) = &options.record_requests_dir {
+            std::fs::create_dir_all(dir).map_err(|source| ServeError::RecordDir {
+                dir: dir.clone(),
+                source,
+            })?;
+        }
         let (acceptor, cert) = if options.insecure_plaintext {
             tracing::warn!(
                 "serving PLAINTEXT HTTP (--insecure-serve-plaintext-for-development): CAPI will not call this server"

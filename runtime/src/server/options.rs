@@ -181,7 +181,8 @@ pub struct ServerOptions {
     pub verbose: u8,
 
     /// Keep the last request each handler received as DIR/<Hook>-<handler>.json, to replay
-    /// with `capi-ext call -f`. Requests carry cluster data: for debugging only.
+    /// with `capi-ext call -f`. Requests carry cluster data: for debugging only. The directory is
+    /// made at the start if it does not exist.
     #[arg(long, env = "CAPI_EXT_RECORD_REQUESTS_DIR", value_name = "DIR")]
     pub record_requests_dir: Option<PathBuf>,
 
