@@ -28,6 +28,10 @@ pub struct Input {
     /// rendered object is what the API server stores, defaults included, or an error with its
     /// causes), and warns for kinds without a CRD here.
     pub crds: Option<std::sync::Arc<crate::apiserver::Crds>>,
+    /// The lifecycle hooks that answer with `retryAfterSeconds` (render does not call them):
+    /// where CAPI would call one of these, render holds the upgrade as CAPI does, so the output
+    /// is the Cluster mid-upgrade. Empty: none blocks.
+    pub blocking_hooks: std::collections::BTreeSet<crate::UpgradeHook>,
 }
 
 /// The Kubernetes objects in a multi-document YAML (or JSON) text; empty documents are skipped,

@@ -53,6 +53,7 @@
 
 pub mod apiserver;
 mod apply;
+mod blocking;
 mod caller;
 mod capi_webhooks;
 pub mod change;
@@ -74,6 +75,7 @@ pub mod testing;
 pub mod values;
 pub mod yaml11;
 
+pub use blocking::UpgradeHook;
 pub use caller::{CallError, Caller, NoExtension};
 pub use error::{Nondeterminism, RenderError, Step};
 pub use input::{Input, documents};

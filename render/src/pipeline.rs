@@ -380,6 +380,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
         &input.templates,
         capi_version,
         plan_answer.as_ref(),
+        &input.blocking_hooks,
     )?;
     rendered.unpatched = desired.objects();
     rendered.roles = desired.roles();

@@ -5,7 +5,7 @@ use capi_ext::hooks::v1alpha1::{
     GenerateUpgradePlan, GenerateUpgradePlanRequest, GenerateUpgradePlanResponse, UpgradeStep,
 };
 use capi_ext::{Extension, Registration};
-use capi_ext_render::{Input, Rendered, render};
+use capi_ext_render::{Input, Rendered, UpgradeHook, render};
 use serde_json::{Value, json};
 
 mod common;
@@ -248,5 +248,33 @@ async fn a_generate_upgrade_plan_extension_plans_the_upgrade() {
     assert_eq!(
         err.to_string(),
         "GenerateUpgradePlan `plan` (ClusterClass spec.upgrade.external.generateUpgradePlanExtension) answered Failure: no path to v1.36.0"
+    );
+}
+
+#[tokio::test]
+async fn a_blocking_before_cluster_upgrade_hook_holds_the_whole_cluster_and_the_patches_see_it() {
+    let first = render(&base(), &extension()).await.unwrap();
+    let mut input = again(&first, "v1.35.0", Some("v1.34.0"));
+    input.blocking_hooks = [UpgradeHook::BeforeClusterUpgrade].into();
+    let held = render(&input, &extension()).await.unwrap();
+    assert_eq!(version(&held, "GenericControlPlane"), "v1.34.0");
+    assert_eq!(version(&held, "MachineDeployment"), "v1.34.0");
+    assert_eq!(
+        builtin_versions(&held),
+        ["controlPlane v1.34.0", "machineDeployment v1.34.0"]
+    );
+    let cluster = held.object("Cluster").unwrap();
+    assert!(
+        cluster["metadata"]["annotations"]
+            .get("runtime.cluster.x-k8s.io/pending-hooks")
+            .is_none(),
+        "{cluster}"
+    );
+    assert!(
+        held.warnings
+            .iter()
+            .any(|w| w.contains("BeforeClusterUpgrade") && w.contains("it blocks")),
+        "{:?}",
+        held.warnings
     );
 }

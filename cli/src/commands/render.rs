@@ -95,6 +95,13 @@ pub struct Args {
     /// release render models), as --crds does.
     #[arg(long)]
     capi_crds: bool,
+    /// A lifecycle hook of an upgrade that answers with retryAfterSeconds (repeatable:
+    /// BeforeClusterUpgrade, BeforeControlPlaneUpgrade, AfterControlPlaneUpgrade,
+    /// BeforeWorkersUpgrade, AfterWorkersUpgrade). render never calls lifecycle hooks; without
+    /// this it goes on as if none blocked. With it, render holds the upgrade where CAPI would
+    /// call the hook and prints the Cluster as CAPI keeps it there.
+    #[arg(long, value_name = "HOOK")]
+    blocking_hook: Vec<capi_ext_render::UpgradeHook>,
     /// Seconds to wait for each call (sent as ?timeout=).
     #[arg(long, default_value_t = 10)]
     timeout: u64,
@@ -150,6 +157,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .as_deref()
                     .and_then(crate::ops::project::target)
             });
+            input.blocking_hooks = args.blocking_hook.iter().copied().collect();
             match render::load_crds(&args.crds, args.project.as_deref(), args.capi_crds) {
                 Ok(crds) => input.crds = crds,
                 Err(e) => {

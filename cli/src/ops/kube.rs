@@ -382,6 +382,7 @@ pub async fn render_input(
             settings,
             capi_version: None,
             crds: None,
+            ..Input::default()
         },
         objects,
     ))

@@ -25,6 +25,7 @@ pub(crate) use upgrade::{Answer as PlanAnswer, PlanQuestion};
 pub(crate) use blueprint::Blueprint;
 pub(crate) use templates::{builtin_annotations, clean_template};
 
+use crate::UpgradeHook;
 use crate::change::Role;
 use crate::error::RenderError;
 use crate::object::{get, map_value, merge_maps, set, string, string_map};
@@ -32,7 +33,7 @@ use capi_ext::CapiVersion;
 use machine_template::reference;
 use names::{simple_name, template_name};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use templates::{template_to_object, template_to_template};
 
 pub(crate) const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
@@ -206,13 +207,15 @@ impl Desired {
 
     /// `current` holds existing objects (MachineDeployments, MachinePools, the ControlPlane) whose
     /// names and references CAPI keeps; without them new names are made. `plan_answer` is the
-    /// GenerateUpgradePlan extension's answer to [`Desired::plan_question`].
+    /// GenerateUpgradePlan extension's answer to [`Desired::plan_question`];
+    /// `blocking_hooks` the lifecycle hooks that hold the upgrade where CAPI calls them.
     pub(crate) fn compute(
         blueprint: &Blueprint,
         cluster: &Value,
         current: &[Value],
         capi_version: CapiVersion,
         plan_answer: Option<&upgrade::Answer>,
+        blocking_hooks: &BTreeSet<UpgradeHook>,
     ) -> Result<Self, RenderError> {
         let cluster_name = string(cluster, &["metadata", "name"]).to_string();
         let class = &blueprint.class;
@@ -356,6 +359,7 @@ impl Desired {
             current,
             capi_version,
             plan_answer,
+            blocking_hooks,
         )?;
         let control_plane_version =
             sequencing.control_plane_version(current_control_plane, &mut desired_cluster)?;

@@ -216,6 +216,7 @@ pub fn read_cases_shown_as(dir: &Path, shown: &Path) -> anyhow::Result<Vec<Case>
                     settings: extension_settings.clone(),
                     capi_version: None,
                     crds: None,
+                    ..Input::default()
                 },
             });
         }

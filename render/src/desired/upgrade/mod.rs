@@ -8,7 +8,8 @@
 //! stable; the workers follow once it is, as many at once as the Cluster's upgrade-concurrency
 //! annotation allows, in the topology's order, unless deferred. What render cannot know, it
 //! says in a warning: the answers of lifecycle hooks (render does not call them and goes on as
-//! if none blocked, which is what CAPI does when no extension serves them) and whether a
+//! if none blocked, which is what CAPI does when no extension serves them, unless the input
+//! names them blocking: then it holds the upgrade there as CAPI does) and whether a
 //! MachinePool's Nodes are upgrading (CAPI reads them from the workload cluster).
 
 mod plan;
@@ -17,6 +18,7 @@ mod semver;
 pub(crate) use plan::Answer;
 
 use super::{CLUSTER_NAME_LABEL, DEFER_UPGRADE, HOLD_UPGRADE_SEQUENCE, TOPOLOGY_OWNED_LABEL};
+use crate::UpgradeHook;
 use crate::error::RenderError;
 use crate::object::{get, map_value, set, string, string_map};
 use capi_ext::CapiVersion;
@@ -83,6 +85,10 @@ pub(super) struct Sequencing {
     machine_deployments: Workers,
     machine_pools: Workers,
     min_workers_version: String,
+    /// The hooks the input says answer with `retryAfterSeconds`.
+    blocking: BTreeSet<UpgradeHook>,
+    /// Those of them that CAPI called in this reconcile (`HookResponseTracker.IsBlocking`).
+    blocked: BTreeSet<UpgradeHook>,
     /// What render could not know and assumed.
     pub warnings: Vec<String>,
 }
@@ -209,6 +215,7 @@ impl Sequencing {
         current: &[Value],
         capi_version: CapiVersion,
         answer: Option<&Answer>,
+        blocking: &BTreeSet<UpgradeHook>,
     ) -> Result<Self, RenderError> {
         let concurrency = string_map(cluster, &["metadata", "annotations"])
             .get(UPGRADE_CONCURRENCY)
@@ -228,6 +235,8 @@ impl Sequencing {
                 ..Workers::default()
             },
             min_workers_version: String::new(),
+            blocking: blocking.clone(),
+            blocked: BTreeSet::new(),
             warnings: Vec::new(),
         };
         let deployments = owned(current, cluster, "MachineDeployment");
@@ -292,10 +301,20 @@ impl Sequencing {
         Ok(sequencing)
     }
 
-    fn lifecycle_hook(&mut self, hook: &str, when: String) {
+    /// Where CAPI calls `hook`: whether it lets the upgrade go on (`callXHook`'s `hookCompleted`).
+    /// A hook the input names blocking holds it, and the reconcile remembers it blocked.
+    fn lifecycle_hook(&mut self, hook: UpgradeHook, when: String) -> bool {
+        if self.blocking.contains(&hook) {
+            self.warnings.push(format!(
+                "CAPI calls the {hook} hook here ({when}); as asked, it blocks: CAPI holds the upgrade here until it answers without retryAfterSeconds"
+            ));
+            self.blocked.insert(hook);
+            return false;
+        }
         self.warnings.push(format!(
             "CAPI calls the {hook} hook here ({when}); render does not call lifecycle hooks and went on as if no extension blocked it"
         ));
+        true
     }
 
     /// The control plane's version (`computeControlPlaneVersion`); `cluster` is the Cluster as
@@ -328,18 +347,22 @@ impl Sequencing {
             return Ok(current_version);
         }
         if pending(cluster, "AfterControlPlaneUpgrade") {
-            self.lifecycle_hook(
-                "AfterControlPlaneUpgrade",
+            if !self.lifecycle_hook(
+                UpgradeHook::AfterControlPlaneUpgrade,
                 format!("the control plane is at {current_version}"),
-            );
+            ) {
+                return Ok(current_version);
+            }
             mark_done(cluster, "AfterControlPlaneUpgrade");
         }
         if pending(cluster, "BeforeWorkersUpgrade") {
             let from = self.min_workers_version.clone();
-            self.lifecycle_hook(
-                "BeforeWorkersUpgrade",
+            if !self.lifecycle_hook(
+                UpgradeHook::BeforeWorkersUpgrade,
                 format!("workers from {from} to {current_version}"),
-            );
+            ) {
+                return Ok(current_version);
+            }
             mark_done(cluster, "BeforeWorkersUpgrade");
         }
         let waits_for = |workers: &Workers| workers.plan.first() == Some(&current_version);
@@ -353,10 +376,12 @@ impl Sequencing {
             return Ok(current_version);
         }
         if pending(cluster, "AfterWorkersUpgrade") {
-            self.lifecycle_hook(
-                "AfterWorkersUpgrade",
+            if !self.lifecycle_hook(
+                UpgradeHook::AfterWorkersUpgrade,
                 format!("the workers are at {current_version}"),
-            );
+            ) {
+                return Ok(current_version);
+            }
             mark_done(cluster, "AfterWorkersUpgrade");
         }
         if !self.control_plane.pending_upgrade {
@@ -371,19 +396,23 @@ impl Sequencing {
                 // Held as a blocking BeforeClusterUpgrade would hold it.
                 return Ok(current_version);
             }
-            self.lifecycle_hook(
-                "BeforeClusterUpgrade",
+            if !self.lifecycle_hook(
+                UpgradeHook::BeforeClusterUpgrade,
                 format!("from {current_version} to {topology_version}"),
-            );
+            ) {
+                return Ok(current_version);
+            }
         }
         mark_pending(cluster, &["AfterClusterUpgrade"]);
         let Some(next) = self.control_plane.plan.first().cloned() else {
             return Err(upgrade_error("cannot compute the control plane version if the control plane is pending upgrade and the upgrade plan is not set".into()));
         };
-        self.lifecycle_hook(
-            "BeforeControlPlaneUpgrade",
+        if !self.lifecycle_hook(
+            UpgradeHook::BeforeControlPlaneUpgrade,
             format!("from {current_version} to {next}"),
-        );
+        ) {
+            return Ok(current_version);
+        }
         if !since_1_13 {
             // Before 1.13 the hooks of the step are recorded at once; later, once the control
             // plane's new version is written (after the desired state).
@@ -423,6 +452,14 @@ impl Sequencing {
             return Ok(current_version);
         }
         if deferred(topology, kind, entry) {
+            return Ok(current_version);
+        }
+        // Held while a hook between the control plane's step and the workers' blocks.
+        if self
+            .blocked
+            .contains(&UpgradeHook::AfterControlPlaneUpgrade)
+            || self.blocked.contains(&UpgradeHook::BeforeWorkersUpgrade)
+        {
             return Ok(current_version);
         }
         let control_plane_ready = self.control_plane.stable_or_waiting_for_workers();

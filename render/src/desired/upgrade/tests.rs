@@ -48,14 +48,34 @@ fn topology_entry(name: &str) -> Value {
 /// Runs the sequence: the control plane's version, the workers' in the topology's order, and
 /// the Cluster's pending hooks after.
 fn run(
-    mut cluster: Value,
+    cluster: Value,
     cp: Option<Value>,
     current: Vec<Value>,
     capi: CapiVersion,
 ) -> Result<(String, Vec<String>, String, Vec<String>), RenderError> {
+    run_blocking(cluster, cp, current, capi, &[])
+}
+
+/// [`run`] with the lifecycle hooks `blocking` answering with `retryAfterSeconds`.
+fn run_blocking(
+    mut cluster: Value,
+    cp: Option<Value>,
+    current: Vec<Value>,
+    capi: CapiVersion,
+    blocking: &[UpgradeHook],
+) -> Result<(String, Vec<String>, String, Vec<String>), RenderError> {
     let mut all = current.clone();
     all.extend(cp.clone());
-    let mut sequencing = Sequencing::new(&cluster, &json!({}), cp.as_ref(), &all, capi, None)?;
+    let blocking = blocking.iter().copied().collect();
+    let mut sequencing = Sequencing::new(
+        &cluster,
+        &json!({}),
+        cp.as_ref(),
+        &all,
+        capi,
+        None,
+        &blocking,
+    )?;
     let cp_version = sequencing.control_plane_version(cp.as_ref(), &mut cluster)?;
     let topology = cluster["spec"]["topology"].clone();
     let mut versions = Vec::new();
@@ -276,5 +296,120 @@ fn an_upgrade_no_plan_can_reach_fails() {
         err.to_string()
             .contains("cannot compute an upgrade plan from v1.33.0 to v1.35.0"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_blocking_before_hook_keeps_the_control_plane_where_it_is() {
+    let stable = || Some(control_plane("v1.33.0", Some("v1.33.0")));
+    let start = || cluster("v1.34.0", json!({}), json!([topology_entry("md1")]));
+    // BeforeClusterUpgrade: the upgrade does not start, nothing is recorded.
+    let (cp, mds, pending, warnings) = run_blocking(
+        start(),
+        stable(),
+        vec![deployment("md1", "v1.33.0")],
+        V1_14,
+        &[UpgradeHook::BeforeClusterUpgrade],
+    )
+    .unwrap();
+    assert_eq!((cp.as_str(), pending.as_str()), ("v1.33.0", ""));
+    assert_eq!(mds, ["v1.33.0"]);
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("BeforeClusterUpgrade hook here") && w.contains("it blocks")),
+        "{warnings:?}"
+    );
+    // BeforeControlPlaneUpgrade: the upgrade has started (AfterClusterUpgrade is pending), the
+    // step has not; before 1.13 the step's hooks are not recorded either.
+    for capi in [V1_14, CapiVersion::new(1, 12)] {
+        let (cp, _, pending, _) = run_blocking(
+            start(),
+            stable(),
+            vec![deployment("md1", "v1.33.0")],
+            capi,
+            &[UpgradeHook::BeforeControlPlaneUpgrade],
+        )
+        .unwrap();
+        assert_eq!(
+            (cp.as_str(), pending.as_str()),
+            ("v1.33.0", "AfterClusterUpgrade"),
+            "{capi}"
+        );
+    }
+}
+
+#[test]
+fn a_blocking_hook_after_the_control_plane_step_keeps_the_workers_and_stays_pending() {
+    let all_pending = json!({PENDING_HOOKS: "AfterClusterUpgrade,AfterControlPlaneUpgrade,AfterWorkersUpgrade,BeforeWorkersUpgrade"});
+    for (hook, left) in [
+        (
+            UpgradeHook::AfterControlPlaneUpgrade,
+            "AfterClusterUpgrade,AfterControlPlaneUpgrade,AfterWorkersUpgrade,BeforeWorkersUpgrade",
+        ),
+        (
+            UpgradeHook::BeforeWorkersUpgrade,
+            "AfterClusterUpgrade,AfterWorkersUpgrade,BeforeWorkersUpgrade",
+        ),
+    ] {
+        let (cp, mds, pending, _) = run_blocking(
+            cluster(
+                "v1.34.0",
+                all_pending.clone(),
+                json!([topology_entry("md1")]),
+            ),
+            Some(control_plane("v1.34.0", Some("v1.34.0"))),
+            vec![deployment("md1", "v1.33.0")],
+            V1_14,
+            &[hook],
+        )
+        .unwrap();
+        assert_eq!(cp, "v1.34.0");
+        assert_eq!(mds, ["v1.33.0"], "{hook}");
+        assert_eq!(pending, left, "{hook}");
+    }
+    // AfterWorkersUpgrade: the workers are at the step; the next step waits for the hook.
+    let (cp, mds, pending, _) = run_blocking(
+        cluster(
+            "v1.35.0",
+            json!({PENDING_HOOKS: "AfterClusterUpgrade,AfterWorkersUpgrade"}),
+            json!([topology_entry("md1")]),
+        ),
+        Some(control_plane("v1.34.0", Some("v1.34.0"))),
+        vec![deployment("md1", "v1.34.0")],
+        V1_14,
+        &[UpgradeHook::AfterWorkersUpgrade],
+    )
+    .unwrap();
+    assert_eq!((cp.as_str(), mds[0].as_str()), ("v1.34.0", "v1.34.0"));
+    assert_eq!(pending, "AfterClusterUpgrade,AfterWorkersUpgrade");
+    // Not blocking, the same Cluster takes the next step.
+    let (cp, _, _, _) = run(
+        cluster(
+            "v1.35.0",
+            json!({PENDING_HOOKS: "AfterClusterUpgrade,AfterWorkersUpgrade"}),
+            json!([topology_entry("md1")]),
+        ),
+        Some(control_plane("v1.34.0", Some("v1.34.0"))),
+        vec![deployment("md1", "v1.34.0")],
+        V1_14,
+    )
+    .unwrap();
+    assert_eq!(cp, "v1.35.0");
+}
+
+#[test]
+fn a_blocking_hook_that_capi_does_not_reach_changes_nothing() {
+    let (cp, mds, pending, _) = run_blocking(
+        cluster("v1.34.0", json!({}), json!([topology_entry("md1")])),
+        Some(control_plane("v1.34.0", Some("v1.34.0"))),
+        vec![deployment("md1", "v1.34.0")],
+        V1_14,
+        &UpgradeHook::ALL,
+    )
+    .unwrap();
+    assert_eq!(
+        (cp.as_str(), mds[0].as_str(), pending.as_str()),
+        ("v1.34.0", "v1.34.0", "")
     );
 }
