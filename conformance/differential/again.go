@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,6 +49,22 @@ var planAnswers = []string{"", "workers", "direct", "refuse"}
 
 // planAnnotation is the Cluster annotation the handler reads.
 const planAnnotation = "differential.capi-ext/upgrade-plan"
+
+// blockingAnnotation lists the lifecycle hooks the differential extension's `hold` handlers
+// block for the Cluster (comma-separated; see conformance/rust/src/differential.rs).
+const blockingAnnotation = "differential.capi-ext/blocking"
+
+// upgradeHooks are the lifecycle hooks of an upgrade that can block it: a version edit draws
+// none (half the cases) or one of them to block, and render is told with --blocking-hook.
+var upgradeHooks = []string{"BeforeClusterUpgrade", "BeforeControlPlaneUpgrade", "AfterControlPlaneUpgrade", "BeforeWorkersUpgrade", "AfterWorkersUpgrade"}
+
+// reachedHooks are, per version edit, the hooks CAPI calls in that state: three draws in four
+// block one of them; the others draw any hook (one CAPI does not reach must change nothing).
+var reachedHooks = map[string][]string{
+	"version-upgrade": {"BeforeClusterUpgrade", "BeforeControlPlaneUpgrade"},
+	"version-planned": {"BeforeClusterUpgrade", "BeforeControlPlaneUpgrade"},
+	"version-workers": {"AfterControlPlaneUpgrade", "BeforeWorkersUpgrade"},
+}
 
 // againCase is tc past its first reconcile, which CAPI computed as state: the objects exist and
 // the Cluster is edited (which edit depends on the case's name). Also returns the edit.
@@ -173,7 +190,21 @@ func againCase(tc *testCase, state *scope.ClusterState) (*testCase, string) {
 	if edit == "version-workers" {
 		upgradeUnderWay(again, r)
 	}
+	if strings.HasPrefix(edit, "version") && r.Intn(2) == 0 {
+		hooks := upgradeHooks
+		if reached := reachedHooks[edit]; len(reached) > 0 && r.Intn(4) != 0 {
+			hooks = reached
+		}
+		hook := hooks[r.Intn(len(hooks))]
+		again.blocking = []string{hook}
+		child(child(again.cluster, "metadata"), "annotations")[blockingAnnotation] = hook
+	}
 	return again, edit
+}
+
+// blocks says whether the case's extension blocks hook.
+func (tc *testCase) blocks(hook string) bool {
+	return slices.Contains(tc.blocking, hook)
 }
 
 // editVariable gives one variable of the Cluster's topology another valid value of its kind
@@ -339,7 +370,7 @@ func runAgain(ctx context.Context, opts options, rc runtimeClientWithConfig, tc 
 	dir := filepath.Join(opts.work, again.name)
 	must(again.write(dir))
 	againState, capiErr := capiState(ctx, rc, again)
-	rendered, renderErr := render(opts, dir)
+	rendered, renderErr := render(opts, dir, again.blocking)
 	var second result
 	agree(&second, sides{want: "CAPI", got: "render"}, capiErr, renderErr, func() []string {
 		want := capiObjects(againState)
@@ -375,6 +406,7 @@ func runAgain(ctx context.Context, opts options, rc runtimeClientWithConfig, tc 
 	})
 	judge(&second, again)
 	r.again = edit
+	r.againBlocking = again.blocking
 	if second.outcome == "both-failed" {
 		r.againRefused = second.step
 		_ = os.RemoveAll(dir)
@@ -407,13 +439,17 @@ func upgradeLanded(edit string, again *testCase, state *scope.ClusterState) stri
 		if cp == version {
 			return "the control plane without a status picked up the new version " + version
 		}
-	case "version-upgrade":
-		if cp != version {
-			return fmt.Sprintf("the stable control plane did not start the upgrade to %s (it is at %s)", version, cp)
+	case "version-upgrade", "version-planned":
+		step := version
+		if edit == "version-planned" {
+			step = minorUp(version, -1)
 		}
-	case "version-planned":
-		if step := minorUp(version, -1); cp != step {
-			return fmt.Sprintf("the stable control plane did not take the plan's first step %s towards %s (it is at %s)", step, version, cp)
+		held := again.blocks("BeforeClusterUpgrade") || again.blocks("BeforeControlPlaneUpgrade")
+		if held && cp == step {
+			return fmt.Sprintf("the stable control plane took the step to %s while a Before hook blocked (%v)", step, again.blocking)
+		}
+		if !held && cp != step {
+			return fmt.Sprintf("the stable control plane did not take the step to %s towards %s (it is at %s)", step, version, cp)
 		}
 	case "version-workers":
 		moved := false
@@ -433,7 +469,11 @@ func upgradeLanded(edit string, again *testCase, state *scope.ClusterState) stri
 		if again.cluster["metadata"].(obj)["annotations"].(obj)["topology.cluster.x-k8s.io/upgrade-concurrency"] == "2" {
 			slots = 2
 		}
-		if slots > rolling && len(state.MachineDeployments) > rolling && !moved {
+		held := again.blocks("AfterControlPlaneUpgrade") || again.blocks("BeforeWorkersUpgrade")
+		if held && moved {
+			return fmt.Sprintf("a MachineDeployment followed the control plane to %s while a hook between them blocked (%v)", version, again.blocking)
+		}
+		if !held && slots > rolling && len(state.MachineDeployments) > rolling && !moved {
 			return "no MachineDeployment follows the control plane to " + version
 		}
 	}

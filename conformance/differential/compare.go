@@ -16,14 +16,18 @@ import (
 )
 
 // render runs `capi-ext render` on the case's files and returns its objects by key.
-func render(opts options, dir string) (map[string]map[string]any, error) {
-	cmd := exec.Command(opts.capiExt, "render",
+func render(opts options, dir string, blocking []string) (map[string]map[string]any, error) {
+	args := []string{"render",
 		"--cluster", filepath.Join(dir, "cluster.yaml"),
 		"--clusterclass", filepath.Join(dir, "clusterclass.yaml"),
 		"--templates", filepath.Join(dir, "templates.yaml"),
 		"--extension-config", filepath.Join(dir, "extensionconfig.yaml"),
 		"--url", opts.url, "--ca", opts.caFile,
-		"--capi-version", opts.capiVersion, "--json")
+		"--capi-version", opts.capiVersion, "--json"}
+	for _, hook := range blocking {
+		args = append(args, "--blocking-hook", hook)
+	}
+	cmd := exec.Command(opts.capiExt, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -149,6 +149,8 @@ type result struct {
 	kept  int
 	// The step both refused the edited Cluster at, if they did.
 	againRefused string
+	// The lifecycle hooks the extension blocked for the edited Cluster (render was told).
+	againBlocking []string
 	// Why each side refused, when both did.
 	capiErr, renderErr error
 	// The steps the case's invalid draws aim at (testCase.mayRefuse).
@@ -424,7 +426,7 @@ func runCase(ctx context.Context, opts options, rc runtimeClientWithConfig, tc *
 	must(tc.write(dir))
 	r := result{name: tc.name, dir: dir}
 	state, capiErr := capiState(ctx, rc, tc)
-	rendered, renderErr := render(opts, dir)
+	rendered, renderErr := render(opts, dir, tc.blocking)
 	agree(&r, sides{want: "CAPI", got: "render"}, capiErr, renderErr, func() []string {
 		want := capiObjects(state)
 		r.objects = len(want)
@@ -543,13 +545,16 @@ func stepOf(err error) string {
 
 // pastCreation counts the cases computed again past creation, per edit ("" when none was).
 func pastCreation(results []result) string {
-	byEdit := map[string]int{}
+	byEdit, byHook := map[string]int{}, map[string]int{}
 	total, kept, refused := 0, 0, 0
 	for _, r := range results {
 		if r.again != "" && r.outcome == "equal" {
 			byEdit[r.again]++
 			total++
 			kept += r.kept
+			for _, hook := range r.againBlocking {
+				byHook[hook]++
+			}
 			if r.againRefused != "" {
 				refused++
 			}
@@ -564,8 +569,18 @@ func pastCreation(results []result) string {
 			parts = append(parts, fmt.Sprintf("%s %d", edit, byEdit[edit]))
 		}
 	}
-	return fmt.Sprintf("%d (%s; %d edited Clusters refused by both at the same step), %d names kept by CAPI and by render",
-		total, strings.Join(parts, ", "), refused, kept)
+	blocked := []string{}
+	for _, hook := range upgradeHooks {
+		if byHook[hook] > 0 {
+			blocked = append(blocked, fmt.Sprintf("%s %d", hook, byHook[hook]))
+		}
+	}
+	held := ""
+	if len(blocked) > 0 {
+		held = fmt.Sprintf("; version edits with a blocking lifecycle hook: %s", strings.Join(blocked, ", "))
+	}
+	return fmt.Sprintf("%d (%s; %d edited Clusters refused by both at the same step%s), %d names kept by CAPI and by render",
+		total, strings.Join(parts, ", "), refused, held, kept)
 }
 
 func report(results []result, took time.Duration, verbose bool) {

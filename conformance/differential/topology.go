@@ -43,6 +43,9 @@ type testCase struct {
 	// The kind of value (gen.value) of each variable the class defines, inline or discovered;
 	// nil for CAPI's own classes.
 	variableKinds map[string]string
+	// The lifecycle hooks the extension blocks for this Cluster (its blockingAnnotation),
+	// given to render with --blocking-hook.
+	blocking []string
 }
 
 func (tc *testCase) write(dir string) error {

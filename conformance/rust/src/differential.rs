@@ -15,11 +15,16 @@
 //!   `differential.capi-ext/upgrade-plan` annotation asks: `direct` (straight to the target,
 //!   which CAPI refuses past one minor), `workers` (the workers straight to the target) or
 //!   `refuse` (`Failure`).
+//! - `hold-<hook>` (BeforeClusterUpgrade, BeforeControlPlaneUpgrade, AfterControlPlaneUpgrade,
+//!   BeforeWorkersUpgrade, AfterWorkersUpgrade): blocks (`retryAfterSeconds: 30`) when the
+//!   Cluster's `differential.capi-ext/blocking` annotation lists the hook (comma-separated);
+//!   render is given the same list with `--blocking-hook`.
 //!
 //! Nothing here depends on time, order of calls or randomness: the two engines must get the
 //! same answer for the same request.
 
 use capi_ext::hooks::v1alpha1::*;
+use capi_ext::objects::Cluster;
 use capi_ext::{ExtensionBuilder, Registration};
 use serde_json::{Value, json};
 
@@ -160,6 +165,66 @@ async fn plan(req: GenerateUpgradePlanRequest) -> GenerateUpgradePlanResponse {
     response
 }
 
+/// The Cluster annotation that lists the lifecycle hooks `hold` blocks.
+const BLOCKING_ANNOTATION: &str = "differential.capi-ext/blocking";
+
+/// How long a blocking answer asks CAPI to wait.
+const RETRY_AFTER_SECONDS: i32 = 30;
+
+/// Whether the Cluster's blocking annotation lists `hook`.
+fn blocks(cluster: &Cluster, hook: &str) -> bool {
+    cluster
+        .metadata
+        .annotations
+        .get(BLOCKING_ANNOTATION)
+        .is_some_and(|list| list.split(',').any(|h| h.trim() == hook))
+}
+
+/// A lifecycle handler that blocks where the Cluster's annotation asks.
+macro_rules! hold {
+    ($name:ident, $hook:ident, $request:ident, $response:ident) => {
+        async fn $name(req: $request) -> $response {
+            let seconds = if blocks(&req.cluster, stringify!($hook)) {
+                RETRY_AFTER_SECONDS
+            } else {
+                0
+            };
+            $response::success().retry_after(seconds)
+        }
+    };
+}
+
+hold!(
+    hold_before_cluster_upgrade,
+    BeforeClusterUpgrade,
+    BeforeClusterUpgradeRequest,
+    BeforeClusterUpgradeResponse
+);
+hold!(
+    hold_before_control_plane_upgrade,
+    BeforeControlPlaneUpgrade,
+    BeforeControlPlaneUpgradeRequest,
+    BeforeControlPlaneUpgradeResponse
+);
+hold!(
+    hold_after_control_plane_upgrade,
+    AfterControlPlaneUpgrade,
+    AfterControlPlaneUpgradeRequest,
+    AfterControlPlaneUpgradeResponse
+);
+hold!(
+    hold_before_workers_upgrade,
+    BeforeWorkersUpgrade,
+    BeforeWorkersUpgradeRequest,
+    BeforeWorkersUpgradeResponse
+);
+hold!(
+    hold_after_workers_upgrade,
+    AfterWorkersUpgrade,
+    AfterWorkersUpgradeRequest,
+    AfterWorkersUpgradeResponse
+);
+
 /// The differential test's extension.
 pub fn extension() -> ExtensionBuilder {
     capi_ext::Extension::builder()
@@ -171,6 +236,31 @@ pub fn extension() -> ExtensionBuilder {
         .handler(Registration::new(GeneratePatches, "echo", echo))
         .handler(Registration::new(ValidateTopology, "validate", validate))
         .handler(Registration::new(GenerateUpgradePlan, "plan", plan))
+        .handler(Registration::new(
+            BeforeClusterUpgrade,
+            "hold-before-cluster-upgrade",
+            hold_before_cluster_upgrade,
+        ))
+        .handler(Registration::new(
+            BeforeControlPlaneUpgrade,
+            "hold-before-control-plane-upgrade",
+            hold_before_control_plane_upgrade,
+        ))
+        .handler(Registration::new(
+            AfterControlPlaneUpgrade,
+            "hold-after-control-plane-upgrade",
+            hold_after_control_plane_upgrade,
+        ))
+        .handler(Registration::new(
+            BeforeWorkersUpgrade,
+            "hold-before-workers-upgrade",
+            hold_before_workers_upgrade,
+        ))
+        .handler(Registration::new(
+            AfterWorkersUpgrade,
+            "hold-after-workers-upgrade",
+            hold_after_workers_upgrade,
+        ))
 }
 
 #[cfg(test)]
@@ -249,5 +339,54 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(answer.status, ResponseStatus::Failure);
+    }
+
+    #[tokio::test]
+    async fn hold_blocks_the_hooks_the_cluster_lists() {
+        let extension = extension().build().unwrap();
+        let cluster = |blocking: &str| json!({"metadata": {"name": "c", "annotations": {BLOCKING_ANNOTATION: blocking}}});
+        let before = |blocking: &str| {
+            serde_json::from_value::<BeforeClusterUpgradeRequest>(json!({
+                "cluster": cluster(blocking),
+                "fromKubernetesVersion": "v1.33.0",
+                "toKubernetesVersion": "v1.34.0"
+            }))
+            .unwrap()
+        };
+        let after = |blocking: &str| {
+            serde_json::from_value::<AfterControlPlaneUpgradeRequest>(json!({
+                "cluster": cluster(blocking),
+                "kubernetesVersion": "v1.34.0"
+            }))
+            .unwrap()
+        };
+        let answer = extension
+            .call(
+                BeforeClusterUpgrade,
+                "hold-before-cluster-upgrade",
+                &before("BeforeClusterUpgrade"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.retry_after_seconds, RETRY_AFTER_SECONDS);
+        let answer = extension
+            .call(
+                BeforeClusterUpgrade,
+                "hold-before-cluster-upgrade",
+                &before("AfterControlPlaneUpgrade"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.retry_after_seconds, 0);
+        let answer = extension
+            .call(
+                AfterControlPlaneUpgrade,
+                "hold-after-control-plane-upgrade",
+                &after("BeforeClusterUpgrade, AfterControlPlaneUpgrade"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.retry_after_seconds, RETRY_AFTER_SECONDS);
+        assert_eq!(answer.status, ResponseStatus::Success);
     }
 }
