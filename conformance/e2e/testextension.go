@@ -358,15 +358,8 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, space, cluster, cp
 	}
 	fake := s.startFakeControlPlaneOf(ctx, space, cpName)
 	defer fake.close()
-	var last error
-	if err := Eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
-		last = s.kube.MergePatch(ctx, clusterV, "Cluster", space, cluster, fmt.Sprintf(`{"spec":{"topology":{"version":%q}}}`, to), false)
-		return last == nil || !strings.Contains(last.Error(), "workload cluster"), fmt.Sprint(last)
-	}); err != nil {
+	if err := s.setVersionOf(ctx, space, cluster, to); err != nil {
 		return err
-	}
-	if last != nil {
-		return last
 	}
 	steps := []struct {
 		hook  string
@@ -420,16 +413,8 @@ func (s *scenarios) testExtensionChainedUpgrade(ctx context.Context, space, clus
 	plansBefore := plans()
 	fake := s.startFakeControlPlaneOf(ctx, space, cpName)
 	defer fake.close()
-	var last error
-	if err := Eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
-		last = s.kube.MergePatch(ctx, clusterV, "Cluster", space, cluster, fmt.Sprintf(`{"spec":{"topology":{"version":%q}}}`, to), false)
-		// The last upgrade's AfterClusterUpgrade stays pending a moment after it is released.
-		return last == nil || !strings.Contains(last.Error(), "workload cluster") && !strings.Contains(last.Error(), "still blocking"), fmt.Sprint(last)
-	}); err != nil {
+	if err := s.setVersionOf(ctx, space, cluster, to); err != nil {
 		return nil, nil, err
-	}
-	if last != nil {
-		return nil, nil, last
 	}
 	final := "AfterClusterUpgrade-" + to
 	released := map[string]bool{}
@@ -574,4 +559,18 @@ func (s *scenarios) testExtensionVariables(ctx context.Context, space, name stri
 	}
 	fmt.Printf("    DiscoverVariables through ClusterClass %s: %v\n", className, names)
 	return variables, nil
+}
+
+// setVersionOf sets the Kubernetes version of the Cluster space/cluster's topology, again while
+// the Cluster webhook refuses it for a passing reason: the workload cluster not reachable yet,
+// or the last upgrade's AfterClusterUpgrade, pending a moment after it was released.
+func (s *scenarios) setVersionOf(ctx context.Context, space, cluster, to string) error {
+	var last error
+	if err := Eventually(timeoutLg, "the Cluster webhook admits version "+to, func() (bool, string) {
+		last = s.kube.MergePatch(ctx, clusterV, "Cluster", space, cluster, fmt.Sprintf(`{"spec":{"topology":{"version":%q}}}`, to), false)
+		return last == nil || !strings.Contains(last.Error(), "workload cluster") && !strings.Contains(last.Error(), "still blocking"), fmt.Sprint(last)
+	}); err != nil {
+		return err
+	}
+	return last
 }

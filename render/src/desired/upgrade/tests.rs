@@ -368,34 +368,31 @@ fn a_blocking_hook_after_the_control_plane_step_keeps_the_workers_and_stays_pend
         assert_eq!(mds, ["v1.33.0"], "{hook}");
         assert_eq!(pending, left, "{hook}");
     }
-    // AfterWorkersUpgrade: the workers are at the step; the next step waits for the hook.
-    let (cp, mds, pending, _) = run_blocking(
-        cluster(
-            "v1.35.0",
-            json!({PENDING_HOOKS: "AfterClusterUpgrade,AfterWorkersUpgrade"}),
-            json!([topology_entry("md1")]),
+    // AfterWorkersUpgrade: the workers are at the step; the next step waits for the hook, and
+    // takes it when the hook does not block.
+    for (blocking, next, left) in [
+        (
+            &[UpgradeHook::AfterWorkersUpgrade][..],
+            "v1.34.0",
+            "AfterClusterUpgrade,AfterWorkersUpgrade",
         ),
-        Some(control_plane("v1.34.0", Some("v1.34.0"))),
-        vec![deployment("md1", "v1.34.0")],
-        V1_14,
-        &[UpgradeHook::AfterWorkersUpgrade],
-    )
-    .unwrap();
-    assert_eq!((cp.as_str(), mds[0].as_str()), ("v1.34.0", "v1.34.0"));
-    assert_eq!(pending, "AfterClusterUpgrade,AfterWorkersUpgrade");
-    // Not blocking, the same Cluster takes the next step.
-    let (cp, _, _, _) = run(
-        cluster(
-            "v1.35.0",
-            json!({PENDING_HOOKS: "AfterClusterUpgrade,AfterWorkersUpgrade"}),
-            json!([topology_entry("md1")]),
-        ),
-        Some(control_plane("v1.34.0", Some("v1.34.0"))),
-        vec![deployment("md1", "v1.34.0")],
-        V1_14,
-    )
-    .unwrap();
-    assert_eq!(cp, "v1.35.0");
+        (&[], "v1.35.0", "AfterClusterUpgrade"),
+    ] {
+        let (cp, mds, pending, _) = run_blocking(
+            cluster(
+                "v1.35.0",
+                json!({PENDING_HOOKS: "AfterClusterUpgrade,AfterWorkersUpgrade"}),
+                json!([topology_entry("md1")]),
+            ),
+            Some(control_plane("v1.34.0", Some("v1.34.0"))),
+            vec![deployment("md1", "v1.34.0")],
+            V1_14,
+            blocking,
+        )
+        .unwrap();
+        assert_eq!((cp.as_str(), mds[0].as_str()), (next, "v1.34.0"));
+        assert_eq!(pending, left, "{blocking:?}");
+    }
 }
 
 #[test]
