@@ -426,13 +426,15 @@ func asJSON(v any) any {
 	return out
 }
 
-// writtenByControllers lists, per kind, the fields CAPI's controllers write after the topology
+// writtenByControllers lists, per kind, the fields controllers write after the topology
 // controller created the object (neither the topology controller nor the API server does):
 // the MachineDeployment controller's revision, what the MachinePool controller copies from
-// its bootstrap config and infrastructure machine pool.
+// its bootstrap config and infrastructure machine pool, and the instances' provider IDs the
+// infrastructure provider (played by the harness) lists once a MachinePool has Nodes.
 var writtenByControllers = map[string][][]string{
-	"MachineDeployment": {{"metadata", "annotations", "machinedeployment.clusters.x-k8s.io/revision"}},
-	"MachinePool":       {{"spec", "providerIDList"}, {"spec", "template", "spec", "bootstrap", "dataSecretName"}},
+	"MachineDeployment":                {{"metadata", "annotations", "machinedeployment.clusters.x-k8s.io/revision"}},
+	"MachinePool":                      {{"spec", "providerIDList"}, {"spec", "template", "spec", "bootstrap", "dataSecretName"}},
+	"GenericInfrastructureMachinePool": {{"spec", "providerIDList"}},
 }
 
 // withoutControllers removes from a CAPI object what its controllers wrote (an annotation map
@@ -445,4 +447,41 @@ func withoutControllers(object map[string]any) {
 	if annotations, ok, _ := unstructured.NestedMap(object, "metadata", "annotations"); ok && len(annotations) == 0 {
 		unstructured.RemoveNestedField(object, "metadata", "annotations")
 	}
+}
+
+// renderHeldMatches renders c1 from the live objects while the lifecycle hook `held` holds its
+// upgrade, telling render that hook blocks (`--blocking-hook`), and requires the objects CAPI
+// stored: while a hook holds, CAPI's reconcile computes what is already stored. The class takes
+// its upgrade plan from the lifecycle extension (`--extension-url`). AfterClusterUpgrade is
+// called after the desired state is written, so it is not named to render.
+func (s *scenarios) renderHeldMatches(ctx context.Context, held string) error {
+	dir := filepath.Join(s.work, "render-held", held)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	caFile := filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(caFile, s.pki.CAPEM, 0o644); err != nil {
+		return err
+	}
+	args := []string{"render", "--extension", s.extURL, "--ca", caFile, "--cert", s.clientCert, "--key", s.clientKey,
+		"--extension-url", lifecycleExt + "=" + s.lifecycleURL,
+		"--kubeconfig", s.execKubeconfig, "--cluster", ns + "/c1", "--write-inputs", dir, "--json", "--capi-crds",
+		"--capi-version", fmt.Sprintf("1.%d", s.minor)}
+	if held != "AfterClusterUpgrade" {
+		args = append(args, "--blocking-hook", held)
+	}
+	cmd := exec.CommandContext(ctx, s.capiExt, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	_ = os.WriteFile(filepath.Join(dir, "render.json"), out, 0o644)
+	if err != nil {
+		return fmt.Errorf("capi-ext %s failed: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	if err := s.renderedObjectsMatch(ctx, out, []string{"Cluster", "GenericBootstrapConfig", "GenericBootstrapConfigTemplate", "GenericControlPlane",
+		"GenericInfrastructureCluster", "GenericInfrastructureMachinePool", "GenericInfrastructureMachineTemplate", "GenericInfrastructureMachineTemplate",
+		"MachineDeployment", "MachineHealthCheck", "MachineHealthCheck", "MachinePool"}); err != nil {
+		return fmt.Errorf("while %s held, render told it blocks (inputs and output in %s): %w", held, dir, err)
+	}
+	return nil
 }

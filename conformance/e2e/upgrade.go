@@ -450,6 +450,10 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 		}
 		fmt.Printf("  %s held: request %s→%s cp steps %v workers steps %v; versions cp=%s md=%s mp=%s; Machines %v; mp-0's kubelets %v; TopologyReconciled=%s/%s %q\n",
 			hook, call.From, call.To, call.ControlPlaneUpgrades, call.WorkersUpgrades, cp, md, mp, names(workers), poolNodes, st, reason, msg)
+		// render, told the hook blocks, prints what CAPI keeps while it holds.
+		if err := s.renderHeldMatches(ctx, hook); err != nil {
+			return err
+		}
 		if hook == "BeforeWorkersUpgrade" {
 			// mp-0's instances are slow to upgrade: CAPI must wait for them.
 			s.holdPool.Store(true)

@@ -8,6 +8,21 @@ pub trait Caller {
     /// Posts `body` to `path` (e.g. `/hooks.runtime.cluster.x-k8s.io/v1alpha1/generatepatches/patches`)
     /// and returns the response body, or why no usable answer came.
     fn call(&self, path: &str, body: Vec<u8>) -> impl Future<Output = Result<Vec<u8>, CallError>>;
+
+    /// Posts `body` to `path` of the ExtensionConfig `extension_config`: the name after the dot
+    /// in the ClusterClass's `<handler>.<ExtensionConfig>` (empty when there is none). A
+    /// ClusterClass may take its patches from one extension and its upgrade plan from another;
+    /// render calls every hook through this. By default every ExtensionConfig is this caller
+    /// ([`Caller::call`]); a caller that reaches several extensions routes by the name.
+    fn call_extension(
+        &self,
+        extension_config: &str,
+        path: &str,
+        body: Vec<u8>,
+    ) -> impl Future<Output = Result<Vec<u8>, CallError>> {
+        let _ = extension_config;
+        self.call(path, body)
+    }
 }
 
 /// Why a call brought no answer CAPI could use. Callers decide by the variant (a handler that

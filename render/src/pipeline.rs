@@ -83,7 +83,11 @@ async fn check_item_order<C: Caller>(
     let handler = handler_of(&patch.generate).to_string();
     let body = serde_json::to_vec(&reversed).unwrap_or_default();
     let answer = caller
-        .call(&GeneratePatches::info().path(&handler), body)
+        .call_extension(
+            config_of(&patch.generate),
+            &GeneratePatches::info().path(&handler),
+            body,
+        )
         .await
         .map_err(|error| RenderError::Call {
             hook: "GeneratePatches",
@@ -119,6 +123,11 @@ fn handler_of(registered: &str) -> &str {
     registered.split_once('.').map_or(registered, |(h, _)| h)
 }
 
+/// The ExtensionConfig's name in `<handler>.<extension config>` ("" when there is none).
+fn config_of(registered: &str) -> &str {
+    registered.split_once('.').map_or("", |(_, c)| c)
+}
+
 /// Calls `registered` (`<handler>.<ExtensionConfig>`) with `request` twice (the answer must not
 /// change) and logs the exchange; `patch` is the ClusterClass patch the call serves ("" for
 /// GenerateUpgradePlan).
@@ -139,13 +148,14 @@ async fn exchange<H: Hook, C: Caller>(
     };
     let body = serde_json::to_vec(request)
         .map_err(|e| call_error(CallError::Unreadable(e.to_string())))?;
+    let config = config_of(registered);
     let answer = caller
-        .call(&info.path(&handler), body.clone())
+        .call_extension(config, &info.path(&handler), body.clone())
         .await
         .map_err(call_error)?;
     // CAPI sends the same request on every reconcile: the answer must not change.
     let again = caller
-        .call(&info.path(&handler), body)
+        .call_extension(config, &info.path(&handler), body)
         .await
         .map_err(call_error)?;
     let (first, second): (Value, Value) = (

@@ -5,7 +5,7 @@ use capi_ext::hooks::v1alpha1::{
     GenerateUpgradePlan, GenerateUpgradePlanRequest, GenerateUpgradePlanResponse, UpgradeStep,
 };
 use capi_ext::{Extension, Registration};
-use capi_ext_render::{Input, Rendered, UpgradeHook, render};
+use capi_ext_render::{CallError, Caller, Input, Rendered, UpgradeHook, render};
 use serde_json::{Value, json};
 
 mod common;
@@ -277,4 +277,73 @@ async fn a_blocking_before_cluster_upgrade_hook_holds_the_whole_cluster_and_the_
         "{:?}",
         held.warnings
     );
+}
+
+/// Two extensions, as a ClusterClass may call them: the ExtensionConfig `planner`'s hooks go to
+/// `planner`, every other hook to `patches`; each call's ExtensionConfig is kept.
+struct TwoExtensions {
+    patches: Extension,
+    planner: Extension,
+    calls: std::sync::Mutex<Vec<String>>,
+}
+
+impl Caller for TwoExtensions {
+    async fn call(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>, CallError> {
+        Caller::call(&self.patches, path, body).await
+    }
+
+    async fn call_extension(
+        &self,
+        extension_config: &str,
+        path: &str,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, CallError> {
+        let hook = path.rsplit('/').nth(1).unwrap_or_default();
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("{hook} {extension_config}"));
+        match extension_config {
+            "planner" => Caller::call(&self.planner, path, body).await,
+            _ => Caller::call(&self.patches, path, body).await,
+        }
+    }
+}
+
+#[tokio::test]
+async fn each_hook_goes_to_the_extension_config_the_class_names() {
+    let first = render(&base(), &extension()).await.unwrap();
+    let mut input = planned(&first, "v1.36.0");
+    input.cluster_class["spec"]["upgrade"] =
+        json!({"external": {"generateUpgradePlanExtension": "plan.planner"}});
+    let planner = Extension::builder()
+        .handler(Registration::new(
+            GenerateUpgradePlan,
+            "plan",
+            |request: GenerateUpgradePlanRequest| async move { minor_by_minor(&request) },
+        ))
+        .build()
+        .unwrap();
+    let caller = TwoExtensions {
+        patches: extension(),
+        planner,
+        calls: Default::default(),
+    };
+    let rendered = render(&input, &caller).await.unwrap();
+    assert_eq!(version(&rendered, "GenericControlPlane"), "v1.35.0");
+    let calls = caller.calls.into_inner().unwrap();
+    assert!(
+        calls.contains(&"generateupgradeplan planner".to_string()),
+        "{calls:?}"
+    );
+    assert!(
+        calls
+            .iter()
+            .filter(|c| c.starts_with("generatepatches"))
+            .all(|c| c == "generatepatches quickstart"),
+        "{calls:?}"
+    );
+    // The patches' extension alone does not serve the plan.
+    let err = render(&input, &extension()).await.unwrap_err();
+    assert!(err.to_string().contains("HTTP 404"), "{err}");
 }

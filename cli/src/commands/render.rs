@@ -5,7 +5,7 @@ use crate::ops::call::Connection;
 use crate::ops::files::{status_line, unified_diff, write_atomic};
 use crate::ops::kube::{self, Kube};
 use crate::ops::local::LocalExtension;
-use crate::ops::render::{self, Https};
+use crate::ops::render::{self, Extensions};
 use capi_ext_render::RenderError;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -95,6 +95,12 @@ pub struct Args {
     /// release render models), as --crds does.
     #[arg(long)]
     capi_crds: bool,
+    /// Another ExtensionConfig the ClusterClass calls, served at URL (repeatable): hooks it
+    /// names as `<handler>.NAME` go there, with the same --ca, --cert and --key (a ClusterClass
+    /// may take its patches from one extension and its upgrade plan from another). Every other
+    /// hook goes to --url.
+    #[arg(long, value_name = "NAME=URL")]
+    extension_url: Vec<String>,
     /// A lifecycle hook of an upgrade that answers with retryAfterSeconds (repeatable:
     /// BeforeClusterUpgrade, BeforeControlPlaneUpgrade, AfterControlPlaneUpgrade,
     /// BeforeWorkersUpgrade, AfterWorkersUpgrade). render never calls lifecycle hooks; without
@@ -177,6 +183,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("error: {e}");
         return Ok(ExitCode::from(2));
     }
+    let other_extensions = match render::extension_urls(&args.extension_url) {
+        Ok(urls) => urls,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     // Kept alive until the render is done; dropping it stops the extension.
     let mut local = None;
     let target = match (args.connection, &args.project) {
@@ -215,9 +228,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let extensions = match target {
+        Some(target) => Some(Extensions::new(target, &other_extensions)),
+        None if !other_extensions.is_empty() => {
+            eprintln!(
+                "error: --extension-url names where other ExtensionConfigs are served; say where the ClusterClass's own extension is too: --url URL --ca CA, or --project DIR"
+            );
+            return Ok(ExitCode::from(2));
+        }
+        None => None,
+    };
     let result = runtime.block_on(async {
-        match target {
-            Some(target) => capi_ext_render::render(&input, &Https(target)).await,
+        match &extensions {
+            Some(extensions) => capi_ext_render::render(&input, extensions).await,
             None => capi_ext_render::render(&input, &capi_ext_render::NoExtension).await,
         }
     });

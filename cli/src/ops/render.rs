@@ -7,6 +7,7 @@ use anyhow::{Context, bail};
 use capi_ext::hooks::v1alpha1::Settings;
 use capi_ext_render::{CallError, Caller, Exchange, Input, Rendered};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The files a render reads.
@@ -192,6 +193,78 @@ impl Caller for Https {
     }
 }
 
+/// Several running extensions, as a ClusterClass may call them: the hooks of each
+/// ExtensionConfig named in `others` (`<handler>.NAME`) go to its own URL, every other hook to
+/// `default`.
+#[derive(Debug, Clone)]
+pub struct Extensions {
+    /// Where the hooks of ExtensionConfigs not in `others` go.
+    pub default: Https,
+    /// The ExtensionConfigs served elsewhere, by name.
+    pub others: BTreeMap<String, Https>,
+}
+
+impl Extensions {
+    /// `default`, and each ExtensionConfig of `others` (name → URL, from [`extension_urls`])
+    /// reached with `default`'s CA, client certificate and deadline.
+    pub fn new(default: Target, others: &BTreeMap<String, String>) -> Self {
+        let others = others
+            .iter()
+            .map(|(name, url)| {
+                let target = Target {
+                    url: url.clone(),
+                    ..default.clone()
+                };
+                (name.clone(), Https(target))
+            })
+            .collect();
+        Extensions {
+            default: Https(default),
+            others,
+        }
+    }
+}
+
+/// The `NAME=URL` entries of `--extension-url`, by ExtensionConfig name; an entry without `=`,
+/// a URL that is not https:// or a name given twice is an error saying what to give.
+pub fn extension_urls(entries: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut urls = BTreeMap::new();
+    for entry in entries {
+        let Some((name, url)) = entry.split_once('=') else {
+            bail!(
+                "--extension-url {entry}: give NAME=URL, NAME being the ExtensionConfig the ClusterClass names after the dot of `<handler>.NAME`"
+            );
+        };
+        if name.is_empty() || !url.starts_with("https://") {
+            bail!(
+                "--extension-url {entry}: give NAME=URL with an https:// URL (CAPI calls extensions over HTTPS only)"
+            );
+        }
+        if urls.insert(name.to_string(), url.to_string()).is_some() {
+            bail!("--extension-url: the ExtensionConfig {name} is given twice");
+        }
+    }
+    Ok(urls)
+}
+
+impl Caller for Extensions {
+    async fn call(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>, CallError> {
+        self.default.call(path, body).await
+    }
+
+    async fn call_extension(
+        &self,
+        extension_config: &str,
+        path: &str,
+        body: Vec<u8>,
+    ) -> Result<Vec<u8>, CallError> {
+        match self.others.get(extension_config) {
+            Some(other) => other.call(path, body).await,
+            None => self.default.call(path, body).await,
+        }
+    }
+}
+
 /// Objects as one YAML stream, `---`-separated.
 pub fn yaml_stream(objects: &[Value]) -> anyhow::Result<String> {
     let mut out = String::new();
@@ -256,6 +329,40 @@ pub fn write_exchanges(dir: &Path, exchanges: &[Exchange]) -> anyhow::Result<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extension_urls_are_name_equals_https_url_each_name_once() {
+        let urls = extension_urls(&["lifecycle=https://127.0.0.1:9444/x".to_string()]).unwrap();
+        assert_eq!(urls["lifecycle"], "https://127.0.0.1:9444/x");
+        let error = |entry: &[&str]| {
+            let entries: Vec<String> = entry.iter().map(|e| e.to_string()).collect();
+            extension_urls(&entries).unwrap_err().to_string()
+        };
+        assert!(error(&["https://127.0.0.1:9444"]).contains("give NAME=URL"));
+        assert!(error(&["lifecycle=http://127.0.0.1:9444"]).contains("https:// URL"));
+        assert!(error(&["=https://127.0.0.1:9444"]).contains("https:// URL"));
+        assert!(
+            error(&["a=https://127.0.0.1:1", "a=https://127.0.0.1:2"])
+                .contains("the ExtensionConfig a is given twice")
+        );
+    }
+
+    #[test]
+    fn other_extension_configs_reach_their_url_with_the_default_credentials() {
+        let default = Target {
+            url: "https://127.0.0.1:9443".into(),
+            ca: "ca.crt".into(),
+            identity: Some(("c.crt".into(), "c.key".into())),
+            timeout: std::time::Duration::from_secs(3),
+        };
+        let urls = extension_urls(&["lifecycle=https://127.0.0.1:9444".to_string()]).unwrap();
+        let extensions = Extensions::new(default, &urls);
+        let other = &extensions.others["lifecycle"].0;
+        assert_eq!(other.url, "https://127.0.0.1:9444");
+        assert_eq!(other.ca, PathBuf::from("ca.crt"));
+        assert_eq!(other.identity, extensions.default.0.identity);
+        assert_eq!(extensions.default.0.url, "https://127.0.0.1:9443");
+    }
 
     fn file(dir: &Path, name: &str, text: &str) -> PathBuf {
         let path = dir.join(name);
