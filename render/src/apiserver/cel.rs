@@ -288,11 +288,25 @@ fn rule_error_string(rule: &Rule) -> &str {
     }
 }
 
-/// An evaluation error in cel-go's words where they are known (a missing field is the usual
-/// one: `no such key: <name>`), else as the CEL crate words it.
-fn go_words(error: &cel::ExecutionError) -> String {
+/// An evaluation error in cel-go's words where they are known (cel-go's `common/types/err.go`:
+/// a missing field, `no such key: <name>`, division and modulus by zero, integer overflows), else
+/// as the CEL crate words it. cel-go's list index error names the list's size, which the CEL
+/// crate's does not carry: it keeps the crate's words.
+pub(super) fn go_words(error: &cel::ExecutionError) -> String {
+    use cel::objects::Value;
     match error {
         cel::ExecutionError::NoSuchKey(key) => format!("no such key: {key}"),
+        cel::ExecutionError::DivisionByZero(_) => "division by zero".into(),
+        cel::ExecutionError::RemainderByZero(_) => "modulus by zero".into(),
+        // Without its chrono feature the CEL crate has no timestamps nor durations: the
+        // overflows are of integers.
+        cel::ExecutionError::Overflow(_, left, right) => {
+            if matches!(left, Value::UInt(_)) || matches!(right, Value::UInt(_)) {
+                "unsigned integer overflow".into()
+            } else {
+                "integer overflow".into()
+            }
+        }
         other => other.to_string(),
     }
 }

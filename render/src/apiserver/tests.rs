@@ -114,6 +114,24 @@ fn a_rule_that_errors_is_reported_with_cel_go_words_and_the_rules_message() {
 }
 
 #[test]
+fn runtime_errors_are_worded_as_cel_go_words_them() {
+    let error = |expression: &str| {
+        let program = ::cel::Program::compile(expression).unwrap();
+        let error = program.execute(&::cel::Context::default()).unwrap_err();
+        super::cel::go_words(&error)
+    };
+    assert_eq!(error("1 / 0 > 0"), "division by zero");
+    assert_eq!(error("7 % 0 > 0"), "modulus by zero");
+    assert_eq!(error("9223372036854775807 * 2 > 0"), "integer overflow");
+    assert_eq!(error("9223372036854775807 + 1 > 0"), "integer overflow");
+    assert_eq!(
+        error("18446744073709551615u + 1u > 0u"),
+        "unsigned integer overflow"
+    );
+    assert_eq!(error("{'a': 1}.b > 0"), "no such key: b");
+}
+
+#[test]
 fn validation_causes_as_the_api_server_reports_them() {
     let admitted = admit(json!({"name": "toolong", "port": true, "mode": "c",
         "items": [{"name": "x"}, {"name": "x"}]}));
