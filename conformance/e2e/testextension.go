@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -39,6 +40,13 @@ type testExtension struct {
 	cluster   string // its run's Cluster
 	process   *Process
 	port      int
+	out       strings.Builder // what its run reports, printed once both runs are done
+}
+
+// say adds a line (format as fmt.Printf's) to what the extension's run reports. The two runs
+// go at once, so each keeps its lines apart and they are printed one run after the other.
+func (e *testExtension) say(format string, args ...any) {
+	fmt.Fprintf(&e.out, format, args...)
 }
 
 // testExtRun is what one run saw, as CAPI and the API server hold it.
@@ -88,15 +96,21 @@ func (s *scenarios) capiTestExtension(ctx context.Context) error {
 		}
 		defer func() { _ = s.kube.Delete(ctx, runtimeV, "ExtensionConfig", "", e.name) }()
 	}
-	runs := map[string]*testExtRun{}
-	for _, e := range both {
-		run, err := s.testExtensionRun(ctx, e)
-		if err != nil {
-			return fmt.Errorf("%s: %w", e.name, err)
-		}
-		runs[e.name] = run
+	// Both runs at once, as CAPI's e2e runs its specs: each in its namespace, with its Cluster.
+	runs := make([]*testExtRun, len(both))
+	errs := make([]error, len(both))
+	var wg sync.WaitGroup
+	for i, e := range both {
+		wg.Go(func() { runs[i], errs[i] = s.testExtensionRun(ctx, e) })
 	}
-	port, goRun := runs[testExtName], runs[goTestExtName]
+	wg.Wait()
+	for i, e := range both {
+		fmt.Print(e.out.String())
+		if errs[i] != nil {
+			return fmt.Errorf("%s: %w", e.name, errs[i])
+		}
+	}
+	port, goRun := runs[0], runs[1]
 	// Go lists its handlers in a random order: compared by name.
 	sort.Slice(port.handlers, func(i, j int) bool {
 		return port.handlers[i].(map[string]any)["name"].(string) < port.handlers[j].(map[string]any)["name"].(string)
@@ -187,7 +201,7 @@ spec:
 // Cluster in its namespace.
 func (s *scenarios) testExtensionRun(ctx context.Context, e *testExtension) (*testExtRun, error) {
 	name, cluster, space := e.name, e.cluster, e.namespace
-	fmt.Printf("  %s (namespace %s):\n", name, space)
+	e.say("  %s (namespace %s):\n", name, space)
 	run := &testExtRun{}
 	// The Go extension's handlers, in the order its main registers them. Go's Discovery lists
 	// them in a random order (a map's); the port's is the registration order, checked here.
@@ -222,9 +236,9 @@ func (s *scenarios) testExtensionRun(ctx context.Context, e *testExtension) (*te
 	}); err != nil {
 		return nil, err
 	}
-	fmt.Printf("    Discovery: the Go extension's %d handlers\n", len(want))
+	e.say("    Discovery: the Go extension's %d handlers\n", len(want))
 
-	variables, err := s.testExtensionVariables(ctx, space, name)
+	variables, err := s.testExtensionVariables(ctx, space, name, e.say)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +290,7 @@ func (s *scenarios) testExtensionRun(ctx context.Context, e *testExtension) (*te
 	if cp, _, _ := unstructured.NestedString(u.Object, "spec", "controlPlaneRef", "name"); cp != "" {
 		return nil, fmt.Errorf("the control plane was created while BeforeClusterCreate held")
 	}
-	fmt.Printf("    BeforeClusterCreate held: recorded %q\n", "Status: Success, RetryAfterSeconds: 5")
+	e.say("    BeforeClusterCreate held: recorded %q\n", "Status: Success, RetryAfterSeconds: 5")
 	if err := preload("BeforeClusterCreate", `{"Status": "Success"}`); err != nil {
 		return nil, err
 	}
@@ -299,16 +313,16 @@ func (s *scenarios) testExtensionRun(ctx context.Context, e *testExtension) (*te
 		recordedAs("AfterControlPlaneInitialized-actualResponseStatus", "Success")); err != nil {
 		return nil, err
 	}
-	fmt.Println("    released by the preloaded answer; AfterControlPlaneInitialized recorded \"Success\"")
+	e.say("    released by the preloaded answer; AfterControlPlaneInitialized recorded \"Success\"\n")
 	// Both extensions log this line per GenerateUpgradePlan call (Go's handler, and the port).
 	plans := func() int {
 		data, _ := os.ReadFile(e.process.Log)
 		return strings.Count(string(data), "GenerateUpgradePlan is called")
 	}
-	if err := s.testExtensionUpgrade(ctx, space, cluster, cpName, recordedAs, preload, plans); err != nil {
+	if err := s.testExtensionUpgrade(ctx, space, cluster, cpName, recordedAs, preload, plans, e.say); err != nil {
 		return nil, err
 	}
-	run.chained, run.steps, err = s.testExtensionChainedUpgrade(ctx, space, cluster, cpName, configMap, recordedAs, preload, plans)
+	run.chained, run.steps, err = s.testExtensionChainedUpgrade(ctx, space, cluster, cpName, configMap, recordedAs, preload, plans, e.say)
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +346,7 @@ func (s *scenarios) testExtensionRun(ctx context.Context, e *testExtension) (*te
 	}); err != nil {
 		return nil, err
 	}
-	fmt.Println("    BeforeClusterDelete held, then released by the preloaded answer; the Cluster deleted")
+	e.say("    BeforeClusterDelete held, then released by the preloaded answer; the Cluster deleted\n")
 	cm, err := s.kube.Get(ctx, "v1", "ConfigMap", space, configMap)
 	if err != nil {
 		return nil, err
@@ -345,7 +359,7 @@ func (s *scenarios) testExtensionRun(ctx context.Context, e *testExtension) (*te
 // does: each upgrade hook held by the extension's default answer (recorded in the ConfigMap
 // under the hook's name and versions), the versions it guards checked while it holds (control
 // plane, MachineDeployment md-0, MachinePool mp-0), then released by a preloaded answer.
-func (s *scenarios) testExtensionUpgrade(ctx context.Context, space, cluster, cpName string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error, plans func() int) error {
+func (s *scenarios) testExtensionUpgrade(ctx context.Context, space, cluster, cpName string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error, plans func() int, say func(string, ...any)) error {
 	const from, to = "v1.34.0", "v1.35.0"
 	plansBefore := plans()
 	u, err := s.kube.Get(ctx, clusterV, "Cluster", space, cluster)
@@ -398,7 +412,7 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, space, cluster, cp
 	if called == 0 {
 		return fmt.Errorf("the upgrade did not call the extension's generate-upgrade-plan handler")
 	}
-	fmt.Printf("    upgrade %s→%s: the plan from the extension's generate-upgrade-plan (called %d times), [%s]; each of the six upgrade hooks held by the default answer with the versions it guards, then released by its preloaded answer\n", from, to, called, to)
+	say("    upgrade %s→%s: the plan from the extension's generate-upgrade-plan (called %d times), [%s]; each of the six upgrade hooks held by the default answer with the versions it guards, then released by its preloaded answer\n", from, to, called, to)
 	return nil
 }
 
@@ -407,7 +421,7 @@ func (s *scenarios) testExtensionUpgrade(ctx context.Context, space, cluster, cp
 // names no hook: every hold is the extension's default answer, found in the ConfigMap, and each
 // is released by its preloaded answer once the versions it holds (control plane, md-0, mp-0) are
 // read. It returns the holds in CAPI's order with those versions, and the control plane's steps.
-func (s *scenarios) testExtensionChainedUpgrade(ctx context.Context, space, cluster, cpName, configMap string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error, plans func() int) ([]string, []string, error) {
+func (s *scenarios) testExtensionChainedUpgrade(ctx context.Context, space, cluster, cpName, configMap string, recordedAs func(key, value string) func() (bool, string), preload func(hook, answer string) error, plans func() int, say func(string, ...any)) ([]string, []string, error) {
 	const from, to = "v1.35.0", "v1.37.0"
 	const held, let = "Status: Success, RetryAfterSeconds: 5", "Status: Success, RetryAfterSeconds: 0"
 	plansBefore := plans()
@@ -460,7 +474,7 @@ func (s *scenarios) testExtensionChainedUpgrade(ctx context.Context, space, clus
 	if plans() == plansBefore {
 		return nil, nil, fmt.Errorf("the chained upgrade did not call the extension's generate-upgrade-plan handler")
 	}
-	fmt.Printf("    chained upgrade %s→%s: the control plane through %v, the plan from the extension's generate-upgrade-plan; %d holds, each the default answer released by its preloaded one:\n      %s\n", from, to, steps, len(order), strings.Join(order, "\n      "))
+	say("    chained upgrade %s→%s: the control plane through %v, the plan from the extension's generate-upgrade-plan; %d holds, each the default answer released by its preloaded one:\n      %s\n", from, to, steps, len(order), strings.Join(order, "\n      "))
 	return order, steps, nil
 }
 
@@ -528,7 +542,7 @@ func templateRefs(spec map[string]any) []map[string]string {
 // testExtensionVariables makes a ClusterClass in space whose one patch is the extension's (its
 // generate-patches, validate-topology and discover-variables handlers; the templates of
 // e2e-class) and returns the variables CAPI's ClusterClass controller discovered from it.
-func (s *scenarios) testExtensionVariables(ctx context.Context, space, name string) ([]any, error) {
+func (s *scenarios) testExtensionVariables(ctx context.Context, space, name string, say func(string, ...any)) ([]any, error) {
 	className := name + "-class"
 	remove, err := s.copyClass(ctx, space, className, func(spec map[string]any) {
 		delete(spec, "variables")
@@ -557,7 +571,7 @@ func (s *scenarios) testExtensionVariables(ctx context.Context, space, name stri
 	for _, v := range variables {
 		names = append(names, v.(map[string]any)["name"].(string))
 	}
-	fmt.Printf("    DiscoverVariables through ClusterClass %s: %v\n", className, names)
+	say("    DiscoverVariables through ClusterClass %s: %v\n", className, names)
 	return variables, nil
 }
 
