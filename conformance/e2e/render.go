@@ -453,15 +453,17 @@ func withoutControllers(object map[string]any) {
 // upgrade, telling render that hook blocks (`--blocking-hook`), and requires the objects CAPI
 // stored: while a hook holds, CAPI's reconcile computes what is already stored. The class takes
 // its upgrade plan from the lifecycle extension (`--extension-url`). AfterClusterUpgrade is
-// called after the desired state is written, so it is not named to render.
-func (s *scenarios) renderHeldMatches(ctx context.Context, held string) error {
-	dir := filepath.Join(s.work, "render-held", held)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+// called after the desired state is written, so it is not named to render. It returns render's
+// status lines (the hooks it called).
+func (s *scenarios) renderHeldMatches(ctx context.Context, held string) (string, error) {
+	// A folder per render: a hook may hold more than once (each step of a chained upgrade).
+	dir, err := os.MkdirTemp(s.work, "render-held-"+held+"-")
+	if err != nil {
+		return "", err
 	}
 	caFile := filepath.Join(dir, "ca.crt")
 	if err := os.WriteFile(caFile, s.pki.CAPEM, 0o644); err != nil {
-		return err
+		return "", err
 	}
 	args := []string{"render", "--extension", s.extURL, "--ca", caFile, "--cert", s.clientCert, "--key", s.clientKey,
 		"--extension-url", lifecycleExt + "=" + s.lifecycleURL,
@@ -476,12 +478,12 @@ func (s *scenarios) renderHeldMatches(ctx context.Context, held string) error {
 	out, err := cmd.Output()
 	_ = os.WriteFile(filepath.Join(dir, "render.json"), out, 0o644)
 	if err != nil {
-		return fmt.Errorf("capi-ext %s failed: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		return "", fmt.Errorf("capi-ext %s failed: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	if err := s.renderedObjectsMatch(ctx, out, []string{"Cluster", "GenericBootstrapConfig", "GenericBootstrapConfigTemplate", "GenericControlPlane",
 		"GenericInfrastructureCluster", "GenericInfrastructureMachinePool", "GenericInfrastructureMachineTemplate", "GenericInfrastructureMachineTemplate",
 		"MachineDeployment", "MachineHealthCheck", "MachineHealthCheck", "MachinePool"}); err != nil {
-		return fmt.Errorf("while %s held, render told it blocks (inputs and output in %s): %w", held, dir, err)
+		return "", fmt.Errorf("while %s held, render told it blocks (inputs and output in %s): %w", held, dir, err)
 	}
-	return nil
+	return stderr.String(), nil
 }

@@ -451,7 +451,7 @@ func (s *scenarios) upgrade(ctx context.Context) error {
 		fmt.Printf("  %s held: request %s→%s cp steps %v workers steps %v; versions cp=%s md=%s mp=%s; Machines %v; mp-0's kubelets %v; TopologyReconciled=%s/%s %q\n",
 			hook, call.From, call.To, call.ControlPlaneUpgrades, call.WorkersUpgrades, cp, md, mp, names(workers), poolNodes, st, reason, msg)
 		// render, told the hook blocks, prints what CAPI keeps while it holds.
-		if err := s.renderHeldMatches(ctx, hook); err != nil {
+		if _, err := s.renderHeldMatches(ctx, hook); err != nil {
 			return err
 		}
 		if hook == "BeforeWorkersUpgrade" {
@@ -661,6 +661,15 @@ func (s *scenarios) chainedUpgrade(ctx context.Context) error {
 			return fmt.Errorf("AfterWorkersUpgrade at step %s was called while mp-0's Nodes run the kubelets %v", v, pool)
 		}
 		fmt.Printf("  step %s: control plane, MachineDeployment and MachinePool all at %s; md-0's only Machine %s (a new one) and mp-0's Node at %s\n", v, v, previous, v)
+		// Mid-chain, render asks the lifecycle extension for the rest of the plan, as CAPI does,
+		// and, told AfterWorkersUpgrade blocks, prints what CAPI keeps at this step.
+		called, err := s.renderHeldMatches(ctx, "AfterWorkersUpgrade")
+		if err != nil {
+			return err
+		}
+		if asked := strings.Contains(called, "GenerateUpgradePlan"); asked != (v != to) {
+			return fmt.Errorf("at step %s render asked GenerateUpgradePlan: %v, want %v (an upgrade is due before the last step)\n%s", v, asked, v != to, called)
+		}
 		if err := s.setHolds(ctx, holds[i+1:], ""); err != nil {
 			return err
 		}
