@@ -452,7 +452,7 @@ func withoutControllers(object map[string]any) {
 // renderHeldMatches renders c1 from the live objects while the lifecycle hook `held` holds its
 // upgrade, telling render that hook blocks (`--blocking-hook`), and requires the objects CAPI
 // stored: while a hook holds, CAPI's reconcile computes what is already stored. The class takes
-// its upgrade plan from the lifecycle extension (`--extension-url`). AfterClusterUpgrade is
+// its upgrade plan from the lifecycle extension (`--extension-url`, `--extension-ca`). AfterClusterUpgrade is
 // called after the desired state is written, so it is not named to render. It returns render's
 // status lines (the hooks it called).
 func (s *scenarios) renderHeldMatches(ctx context.Context, held string) (string, error) {
@@ -466,7 +466,7 @@ func (s *scenarios) renderHeldMatches(ctx context.Context, held string) (string,
 		return "", err
 	}
 	args := []string{"render", "--extension", s.extURL, "--ca", caFile, "--cert", s.clientCert, "--key", s.clientKey,
-		"--extension-url", lifecycleExt + "=" + s.lifecycleURL,
+		"--extension-url", lifecycleExt + "=" + s.lifecycleURL, "--extension-ca", lifecycleExt + "=" + caFile,
 		"--kubeconfig", s.execKubeconfig, "--cluster", ns + "/c1", "--write-inputs", dir, "--json", "--capi-crds",
 		"--capi-version", fmt.Sprintf("1.%d", s.minor)}
 	if held != "AfterClusterUpgrade" {

@@ -96,11 +96,15 @@ pub struct Args {
     #[arg(long)]
     capi_crds: bool,
     /// Another ExtensionConfig the ClusterClass calls, served at URL (repeatable): hooks it
-    /// names as `<handler>.NAME` go there, with the same --ca, --cert and --key (a ClusterClass
-    /// may take its patches from one extension and its upgrade plan from another). Every other
-    /// hook goes to --url.
+    /// names as `<handler>.NAME` go there, with the same --cert and --key (a ClusterClass
+    /// may take its patches from one extension and its upgrade plan from another; its CA with
+    /// --extension-ca). Every other hook goes to --url.
     #[arg(long, value_name = "NAME=URL")]
     extension_url: Vec<String>,
+    /// The CA bundle of an ExtensionConfig given with --extension-url (repeatable; default:
+    /// --ca's).
+    #[arg(long, value_name = "NAME=FILE")]
+    extension_ca: Vec<String>,
     /// A lifecycle hook of an upgrade that answers with retryAfterSeconds (repeatable:
     /// BeforeClusterUpgrade, BeforeControlPlaneUpgrade, AfterControlPlaneUpgrade,
     /// BeforeWorkersUpgrade, AfterWorkersUpgrade). render never calls lifecycle hooks; without
@@ -183,7 +187,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("error: {e}");
         return Ok(ExitCode::from(2));
     }
-    let other_extensions = match render::extension_urls(&args.extension_url) {
+    let other_extensions = match render::other_extensions(&args.extension_url, &args.extension_ca) {
         Ok(urls) => urls,
         Err(e) => {
             eprintln!("error: {e:#}");

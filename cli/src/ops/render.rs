@@ -205,14 +205,15 @@ pub struct Extensions {
 }
 
 impl Extensions {
-    /// `default`, and each ExtensionConfig of `others` (name → URL, from [`extension_urls`])
-    /// reached with `default`'s CA, client certificate and deadline.
-    pub fn new(default: Target, others: &BTreeMap<String, String>) -> Self {
+    /// `default`, and each ExtensionConfig of `others` (from [`other_extensions`]) reached at
+    /// its URL with its CA (else `default`'s), `default`'s client certificate and deadline.
+    pub fn new(default: Target, others: &BTreeMap<String, OtherExtension>) -> Self {
         let others = others
             .iter()
-            .map(|(name, url)| {
+            .map(|(name, other)| {
                 let target = Target {
-                    url: url.clone(),
+                    url: other.url.clone(),
+                    ca: other.ca.clone().unwrap_or_else(|| default.ca.clone()),
                     ..default.clone()
                 };
                 (name.clone(), Https(target))
@@ -225,11 +226,26 @@ impl Extensions {
     }
 }
 
-/// The `NAME=URL` entries of `--extension-url`, by ExtensionConfig name; an entry without `=`,
-/// a URL that is not https:// or a name given twice is an error saying what to give.
-pub fn extension_urls(entries: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
-    let mut urls = BTreeMap::new();
-    for entry in entries {
+/// Where an ExtensionConfig other than the default one is served (`--extension-url`,
+/// `--extension-ca`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtherExtension {
+    /// Its https:// URL.
+    pub url: String,
+    /// The CA that signed its serving certificate (its ExtensionConfig's caBundle); `None`:
+    /// the default extension's.
+    pub ca: Option<PathBuf>,
+}
+
+/// The `NAME=URL` entries of `--extension-url` and `NAME=FILE` entries of `--extension-ca`, by
+/// ExtensionConfig name. An entry without `=`, a URL that is not https://, a name given twice,
+/// or a CA for a name no URL is given for is an error saying what to give.
+pub fn other_extensions(
+    urls: &[String],
+    cas: &[String],
+) -> anyhow::Result<BTreeMap<String, OtherExtension>> {
+    let mut others = BTreeMap::new();
+    for entry in urls {
         let Some((name, url)) = entry.split_once('=') else {
             bail!(
                 "--extension-url {entry}: give NAME=URL, NAME being the ExtensionConfig the ClusterClass names after the dot of `<handler>.NAME`"
@@ -240,11 +256,28 @@ pub fn extension_urls(entries: &[String]) -> anyhow::Result<BTreeMap<String, Str
                 "--extension-url {entry}: give NAME=URL with an https:// URL (CAPI calls extensions over HTTPS only)"
             );
         }
-        if urls.insert(name.to_string(), url.to_string()).is_some() {
+        let other = OtherExtension {
+            url: url.to_string(),
+            ca: None,
+        };
+        if others.insert(name.to_string(), other).is_some() {
             bail!("--extension-url: the ExtensionConfig {name} is given twice");
         }
     }
-    Ok(urls)
+    for entry in cas {
+        let Some((name, file)) = entry.split_once('=') else {
+            bail!("--extension-ca {entry}: give NAME=FILE, the CA bundle of ExtensionConfig NAME");
+        };
+        let Some(other) = others.get_mut(name) else {
+            bail!(
+                "--extension-ca {entry}: no --extension-url {name}=URL says where ExtensionConfig {name} is served"
+            );
+        };
+        if other.ca.replace(PathBuf::from(file)).is_some() {
+            bail!("--extension-ca: the ExtensionConfig {name} is given twice");
+        }
+    }
+    Ok(others)
 }
 
 impl Caller for Extensions {
@@ -331,20 +364,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn extension_urls_are_name_equals_https_url_each_name_once() {
-        let urls = extension_urls(&["lifecycle=https://127.0.0.1:9444/x".to_string()]).unwrap();
-        assert_eq!(urls["lifecycle"], "https://127.0.0.1:9444/x");
-        let error = |entry: &[&str]| {
-            let entries: Vec<String> = entry.iter().map(|e| e.to_string()).collect();
-            extension_urls(&entries).unwrap_err().to_string()
+    fn other_extensions_are_name_equals_https_url_each_name_once_with_an_optional_ca() {
+        let strings = |entries: &[&str]| entries.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+        let others = other_extensions(
+            &strings(&[
+                "lifecycle=https://127.0.0.1:9444/x",
+                "plan=https://127.0.0.1:9445",
+            ]),
+            &strings(&["plan=plan-ca.crt"]),
+        )
+        .unwrap();
+        assert_eq!(others["lifecycle"].url, "https://127.0.0.1:9444/x");
+        assert_eq!(others["lifecycle"].ca, None);
+        assert_eq!(others["plan"].ca, Some(PathBuf::from("plan-ca.crt")));
+        let error = |urls: &[&str], cas: &[&str]| {
+            other_extensions(&strings(urls), &strings(cas))
+                .unwrap_err()
+                .to_string()
         };
-        assert!(error(&["https://127.0.0.1:9444"]).contains("give NAME=URL"));
-        assert!(error(&["lifecycle=http://127.0.0.1:9444"]).contains("https:// URL"));
-        assert!(error(&["=https://127.0.0.1:9444"]).contains("https:// URL"));
+        assert!(error(&["https://127.0.0.1:9444"], &[]).contains("give NAME=URL"));
+        assert!(error(&["lifecycle=http://127.0.0.1:9444"], &[]).contains("https:// URL"));
+        assert!(error(&["=https://127.0.0.1:9444"], &[]).contains("https:// URL"));
         assert!(
-            error(&["a=https://127.0.0.1:1", "a=https://127.0.0.1:2"])
+            error(&["a=https://127.0.0.1:1", "a=https://127.0.0.1:2"], &[])
                 .contains("the ExtensionConfig a is given twice")
         );
+        assert!(
+            error(&["a=https://127.0.0.1:1"], &["b=ca.crt"])
+                .contains("no --extension-url b=URL says where ExtensionConfig b is served")
+        );
+        assert!(error(&["a=https://127.0.0.1:1"], &["a"]).contains("give NAME=FILE"));
     }
 
     #[test]
@@ -355,12 +404,20 @@ mod tests {
             identity: Some(("c.crt".into(), "c.key".into())),
             timeout: std::time::Duration::from_secs(3),
         };
-        let urls = extension_urls(&["lifecycle=https://127.0.0.1:9444".to_string()]).unwrap();
-        let extensions = Extensions::new(default, &urls);
-        let other = &extensions.others["lifecycle"].0;
-        assert_eq!(other.url, "https://127.0.0.1:9444");
-        assert_eq!(other.ca, PathBuf::from("ca.crt"));
-        assert_eq!(other.identity, extensions.default.0.identity);
+        let others = other_extensions(
+            &[
+                "lifecycle=https://127.0.0.1:9444".to_string(),
+                "plan=https://127.0.0.1:9445".to_string(),
+            ],
+            &["plan=plan-ca.crt".to_string()],
+        )
+        .unwrap();
+        let extensions = Extensions::new(default, &others);
+        let lifecycle = &extensions.others["lifecycle"].0;
+        assert_eq!(lifecycle.url, "https://127.0.0.1:9444");
+        assert_eq!(lifecycle.ca, PathBuf::from("ca.crt"));
+        assert_eq!(lifecycle.identity, extensions.default.0.identity);
+        assert_eq!(extensions.others["plan"].0.ca, PathBuf::from("plan-ca.crt"));
         assert_eq!(extensions.default.0.url, "https://127.0.0.1:9443");
     }
 
