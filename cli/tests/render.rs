@@ -389,3 +389,76 @@ fn applies_the_api_servers_rules_given_crds() {
         text(&out)
     );
 }
+
+#[test]
+fn sends_the_hooks_of_another_extension_config_where_extension_url_says() {
+    use capi_ext::Registration;
+    use capi_ext::hooks::v1alpha1::{BeforeClusterCreate, BeforeClusterCreateResponse};
+    let (dir, certs) = setup("render-routes");
+    // --url serves nothing the class calls; the quickstart extension is elsewhere.
+    let unrelated = capi_ext::Extension::builder()
+        .handler(Registration::new(BeforeClusterCreate, "hold", |_| async {
+            BeforeClusterCreateResponse::success()
+        }))
+        .build()
+        .unwrap();
+    let url = support::serve(&dir, (&certs.cert_pem, &certs.key_pem), unrelated);
+    let elsewhere_dir = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere_dir).unwrap();
+    let quickstart = capi_ext_example_quickstart::extension().build().unwrap();
+    let elsewhere = support::serve(
+        &elsewhere_dir,
+        (&certs.cert_pem, &certs.key_pem),
+        quickstart,
+    );
+    // The quickstart's class, also naming an upgrade plan of another ExtensionConfig (not
+    // called: no upgrade is due at creation).
+    let class = std::fs::read_to_string(format!("{RENDER}/clusterclass.yaml")).unwrap();
+    let class = class.replacen(
+        "spec:\n",
+        "spec:\n  upgrade:\n    external:\n      generateUpgradePlanExtension: plan.lifecycle\n",
+        1,
+    );
+    let class_file = dir.join("clusterclass.yaml");
+    std::fs::write(&class_file, class).unwrap();
+    let ca = dir.join("ca.crt");
+    let args = |extra: &[&str]| {
+        let mut args = vec![
+            "render".to_string(),
+            "--extension".into(),
+            url.clone(),
+            "--ca".into(),
+            ca.to_str().unwrap().into(),
+            "--cluster".into(),
+            format!("{RENDER}/cluster.yaml"),
+            "--clusterclass".into(),
+            class_file.to_str().unwrap().into(),
+            "--templates".into(),
+            format!("{RENDER}/templates.yaml"),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+
+    // Everything went to --url: not served there, and the hint names the ExtensionConfigs.
+    let out = run(&args(&[]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("hint: the ClusterClass calls the ExtensionConfigs lifecycle, quickstart; the hooks of lifecycle, quickstart went to --url"),
+        "{}",
+        text(&out)
+    );
+    // Routed: the quickstart's hooks reach it, and the objects are the quickstart's.
+    let routed = format!("quickstart={elsewhere}");
+    let out = run(&args(&["--extension-url", &routed]));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("registry.example.com/k8s"),
+        "{}",
+        text(&out)
+    );
+    // A bad entry is refused before anything is called.
+    let out = run(&args(&["--extension-url", "quickstart"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("give NAME=URL"), "{}", text(&out));
+}

@@ -268,6 +268,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if let (Some(local), true) = (&local, from_extension) {
                 eprintln!("extension log:\n{}", local.log());
             }
+            if let Some(hint) = not_served_hint(&e, &input, &other_extensions) {
+                eprintln!("hint: {hint}");
+            }
             let code = match e {
                 RenderError::Definitions(_)
                 | RenderError::Variables(_)
@@ -353,4 +356,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         status_line("Rendered", &format!("{} objects", rendered.objects.len()))
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// For a handler the extension does not serve, when the ClusterClass calls ExtensionConfigs that
+/// no --extension-url places: they all went to --url, and one may be served elsewhere.
+fn not_served_hint(
+    error: &RenderError,
+    input: &capi_ext_render::Input,
+    others: &std::collections::BTreeMap<String, render::OtherExtension>,
+) -> Option<String> {
+    let RenderError::Call { error, .. } = error else {
+        return None;
+    };
+    let configs = render::extension_configs(&input.cluster_class);
+    let unplaced: Vec<&String> = configs
+        .iter()
+        .filter(|c| !others.contains_key(*c))
+        .collect();
+    (error.is_not_served() && configs.len() > 1 && !unplaced.is_empty()).then(|| {
+        let names: Vec<&str> = configs.iter().map(String::as_str).collect();
+        format!(
+            "the ClusterClass calls the ExtensionConfigs {}; the hooks of {} went to --url. If another extension serves one of them, give --extension-url NAME=URL",
+            names.join(", "),
+            unplaced.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")
+        )
+    })
 }
