@@ -478,3 +478,56 @@ fn a_new_required_variable_breaks_the_clusters_that_do_not_set_it() {
     assert_eq!(json["variables"][0]["clusters"][0], "default/demo");
     assert_eq!(json["clusters"][0]["outcome"], "breaks");
 }
+
+#[test]
+fn both_versions_call_an_extension_config_served_elsewhere_where_extension_url_says() {
+    // The class's ValidateTopology is another ExtensionConfig's, which refuses every topology.
+    let cases = cases("elsewhere", |file, text| {
+        if file == "clusterclass.yaml" {
+            text.replace("validate.quickstart", "validate.checks")
+        } else {
+            text
+        }
+    });
+    let (dir, certs) = setup("diff-elsewhere");
+    let checks = Extension::builder()
+        .handler(capi_ext::Registration::new(
+            ValidateTopology,
+            "validate",
+            |_: ValidateTopologyRequest| async {
+                ValidateTopologyResponse::failure("checks refuses every topology")
+            },
+        ))
+        .build()
+        .unwrap();
+    let checks_url = support::serve(&dir, (&certs.cert_pem, &certs.key_pem), checks);
+    let checks_ca = dir.join("ca.crt");
+    let routed = format!("checks={checks_url}");
+    let routed_ca = format!("checks={}", checks_ca.display());
+    let cases = cases.to_str().unwrap();
+
+    // Without it both versions serve `validate` themselves and accept.
+    let out = diff_cases(V1, V1, cases, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // With it both call the checks extension, which refuses: no version renders the Cluster.
+    let out = diff_cases(
+        V1,
+        V1,
+        cases,
+        &["--extension-url", &routed, "--extension-ca", &routed_ca],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("checks refuses every topology"),
+        "{}",
+        text(&out)
+    );
+    // Its CA is required: the versions' own did not sign it.
+    let out = diff_cases(V1, V1, cases, &["--extension-url", &routed]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("give its CA with --extension-ca checks=FILE"),
+        "{}",
+        text(&out)
+    );
+}

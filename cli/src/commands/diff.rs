@@ -87,6 +87,16 @@ pub struct Args {
     /// Apply the API server's rules with Cluster API's built-in CRDs only, as --crds does.
     #[arg(long)]
     capi_crds: bool,
+    /// Another ExtensionConfig the ClusterClasses call, served at URL (repeatable): hooks named
+    /// `<handler>.NAME` go there for both versions (an extension the project does not build,
+    /// such as an upgrade plan served by another team), with --cert and --key, and its CA
+    /// from --extension-ca.
+    #[arg(long, value_name = "NAME=URL")]
+    extension_url: Vec<String>,
+    /// The CA bundle of an ExtensionConfig given with --extension-url (repeatable; required for
+    /// each: the versions' own CAs did not sign it).
+    #[arg(long, value_name = "NAME=FILE")]
+    extension_ca: Vec<String>,
     /// Seconds to wait for each call.
     #[arg(long, default_value_t = 10)]
     timeout: u64,
@@ -118,6 +128,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn compare(args: &Args) -> anyhow::Result<Report> {
     let identity = args.cert.clone().zip(args.key.clone());
+    let timeout = Duration::from_secs(args.timeout);
+    let mut other_extensions = std::collections::BTreeMap::new();
+    for (name, other) in
+        crate::ops::render::other_extensions(&args.extension_url, &args.extension_ca)?
+    {
+        let Some(ca) = other.ca else {
+            anyhow::bail!(
+                "--extension-url {name}={}: give its CA with --extension-ca {name}=FILE (the versions diff builds have CAs of their own)",
+                other.url
+            );
+        };
+        let target = crate::ops::call::Target {
+            url: other.url,
+            ca,
+            identity: identity.clone(),
+            timeout,
+        };
+        other_extensions.insert(name, target);
+    }
     let base = Version::parse(
         "base",
         Some(&args.base),
@@ -140,7 +169,6 @@ fn compare(args: &Args) -> anyhow::Result<Report> {
     };
     let cases = args.cases.clone().unwrap_or_else(|| project.join("render"));
     let status = |verb: &str, what: &str| eprintln!("{}", status_line(verb, what));
-    let timeout = Duration::from_secs(args.timeout);
     let kube = args
         .kubeconfig
         .as_deref()
@@ -162,6 +190,7 @@ fn compare(args: &Args) -> anyhow::Result<Report> {
                 .capi_version
                 .or_else(|| crate::ops::project::target(&project)),
             crds: crate::ops::render::load_crds(&args.crds, Some(&project), args.capi_crds)?,
+            other_extensions: &other_extensions,
             timeout,
         },
         &status,

@@ -233,7 +233,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()?;
     let extensions = match target {
-        Some(target) => Some(Extensions::new(target, &other_extensions)),
+        Some(target) => {
+            let others = other_extensions
+                .iter()
+                .map(|(name, other)| (name.clone(), other.target(&target)))
+                .collect();
+            Some(Extensions::new(target, &others))
+        }
         None if !other_extensions.is_empty() => {
             eprintln!(
                 "error: --extension-url names where other ExtensionConfigs are served; say where the ClusterClass's own extension is too: --url URL --ca CA, or --project DIR"

@@ -205,23 +205,14 @@ pub struct Extensions {
 }
 
 impl Extensions {
-    /// `default`, and each ExtensionConfig of `others` (from [`other_extensions`]) reached at
-    /// its URL with its CA (else `default`'s), `default`'s client certificate and deadline.
-    pub fn new(default: Target, others: &BTreeMap<String, OtherExtension>) -> Self {
-        let others = others
-            .iter()
-            .map(|(name, other)| {
-                let target = Target {
-                    url: other.url.clone(),
-                    ca: other.ca.clone().unwrap_or_else(|| default.ca.clone()),
-                    ..default.clone()
-                };
-                (name.clone(), Https(target))
-            })
-            .collect();
+    /// `default`, and the ExtensionConfigs of `others` at their own targets.
+    pub fn new(default: Target, others: &BTreeMap<String, Target>) -> Self {
         Extensions {
             default: Https(default),
-            others,
+            others: others
+                .iter()
+                .map(|(name, target)| (name.clone(), Https(target.clone())))
+                .collect(),
         }
     }
 }
@@ -233,8 +224,20 @@ pub struct OtherExtension {
     /// Its https:// URL.
     pub url: String,
     /// The CA that signed its serving certificate (its ExtensionConfig's caBundle); `None`:
-    /// the default extension's.
+    /// not given.
     pub ca: Option<PathBuf>,
+}
+
+impl OtherExtension {
+    /// How to reach it: its URL, its CA (else `default`'s: `render` takes `--ca`'s), the
+    /// default extension's client certificate and deadline.
+    pub fn target(&self, default: &Target) -> Target {
+        Target {
+            url: self.url.clone(),
+            ca: self.ca.clone().unwrap_or_else(|| default.ca.clone()),
+            ..default.clone()
+        }
+    }
 }
 
 /// The `NAME=URL` entries of `--extension-url` and `NAME=FILE` entries of `--extension-ca`, by
@@ -456,7 +459,11 @@ mod tests {
             &["plan=plan-ca.crt".to_string()],
         )
         .unwrap();
-        let extensions = Extensions::new(default, &others);
+        let targets = others
+            .iter()
+            .map(|(name, other)| (name.clone(), other.target(&default)))
+            .collect();
+        let extensions = Extensions::new(default, &targets);
         let lifecycle = &extensions.others["lifecycle"].0;
         assert_eq!(lifecycle.url, "https://127.0.0.1:9444");
         assert_eq!(lifecycle.ca, PathBuf::from("ca.crt"));

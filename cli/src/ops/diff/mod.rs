@@ -56,6 +56,9 @@ pub struct Request<'a> {
     /// CRDs of the templates' kinds: both versions render with the API server's rules, and
     /// objects are compared as the API server stores them (defaults filled in).
     pub crds: Option<std::sync::Arc<capi_ext_render::apiserver::Crds>>,
+    /// ExtensionConfigs served elsewhere (neither version builds them), by name: both versions
+    /// call them there.
+    pub other_extensions: &'a std::collections::BTreeMap<String, crate::ops::call::Target>,
     /// Seconds to wait for each call.
     pub timeout: Duration,
 }
@@ -126,7 +129,12 @@ pub fn compare(request: &Request, status: &dyn Fn(&str, &str)) -> anyhow::Result
     };
 
     let base_name = base.name.clone();
-    let base = base.start(request.project, request.timeout, status)?;
+    let base = base.start(
+        request.project,
+        request.timeout,
+        request.other_extensions,
+        status,
+    )?;
     let base_results = base.render(existing.iter().map(|c| &c.input));
     status(
         "Rendered",
@@ -148,7 +156,12 @@ pub fn compare(request: &Request, status: &dyn Fn(&str, &str)) -> anyhow::Result
     drop(base);
 
     let head_name = head.name.clone();
-    let head = head.start(request.project, request.timeout, status)?;
+    let head = head.start(
+        request.project,
+        request.timeout,
+        request.other_extensions,
+        status,
+    )?;
     let head_results = head.render(&stored);
     status(
         "Rendered",

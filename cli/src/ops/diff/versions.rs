@@ -3,10 +3,11 @@
 
 use crate::ops::call::Target;
 use crate::ops::local::{LocalExtension, target_directory};
-use crate::ops::render::Https;
+use crate::ops::render::Extensions;
 use crate::ops::worktree::Worktree;
 use anyhow::bail;
 use capi_ext_render::{Caller, Definition, Input, RenderError, Rendered};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -131,6 +132,7 @@ impl Side {
         self,
         project: &Path,
         timeout: Duration,
+        others: &BTreeMap<String, Target>,
         status: &dyn Fn(&str, &str),
     ) -> anyhow::Result<Running> {
         let local = match &self.version {
@@ -141,7 +143,7 @@ impl Side {
                     identity: identity.clone(),
                     timeout,
                 };
-                return Running::reached(target, None, None, self.name);
+                return Running::reached(target, others, None, None, self.name);
             }
             Version::Tree => {
                 status(
@@ -163,14 +165,20 @@ impl Side {
                 LocalExtension::start_building_in(&worktree.project, timeout, Some(&target_dir))?
             }
         };
-        Running::reached(local.target.clone(), Some(local), self.worktree, self.name)
+        Running::reached(
+            local.target.clone(),
+            others,
+            Some(local),
+            self.worktree,
+            self.name,
+        )
     }
 }
 
 /// A version's extension, running while the cases render; stopped (and its worktree removed)
 /// when dropped.
 pub struct Running {
-    caller: Https,
+    caller: Extensions,
     runtime: tokio::runtime::Runtime,
     /// The version's name.
     pub name: String,
@@ -182,12 +190,13 @@ pub struct Running {
 impl Running {
     fn reached(
         target: Target,
+        others: &BTreeMap<String, Target>,
         local: Option<LocalExtension>,
         worktree: Option<Worktree>,
         name: String,
     ) -> anyhow::Result<Self> {
         let running = Running {
-            caller: Https(target),
+            caller: Extensions::new(target, others),
             runtime: tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?,
