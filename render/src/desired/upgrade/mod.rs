@@ -69,6 +69,11 @@ struct ControlPlane {
 }
 
 impl ControlPlane {
+    /// `IsControlPlaneStable`.
+    fn stable(&self) -> bool {
+        !self.provisioning && !self.upgrading && !self.starting_upgrade && !self.pending_upgrade
+    }
+
     fn stable_or_waiting_for_workers(&self) -> bool {
         !self.provisioning
             && !self.upgrading
@@ -435,6 +440,14 @@ impl Sequencing {
         hooks
     }
 
+    /// Whether a hook between the control plane's step and the workers' blocked in this
+    /// reconcile (AfterControlPlaneUpgrade or BeforeWorkersUpgrade): the workers wait.
+    fn workers_held_by_a_hook(&self) -> bool {
+        self.blocked
+            .contains(&UpgradeHook::AfterControlPlaneUpgrade)
+            || self.blocked.contains(&UpgradeHook::BeforeWorkersUpgrade)
+    }
+
     /// A MachineDeployment's or MachinePool's version (`computeMachineDeploymentVersion`,
     /// `computeMachinePoolVersion`): `entry` is its topology, `existing` the object if it exists.
     pub(super) fn worker_version(
@@ -445,6 +458,17 @@ impl Sequencing {
         existing: Option<&Value>,
     ) -> Result<String, RenderError> {
         let Some(existing) = existing else {
+            // `MarkPendingCreate`: computed, but the reconcile does not create it yet.
+            if !self.control_plane.stable() || self.workers_held_by_a_hook() {
+                let what = match kind {
+                    WorkerKind::MachineDeployment => "MachineDeployment",
+                    WorkerKind::MachinePool => "MachinePool",
+                };
+                self.warnings.push(format!(
+                    "{what} topology {} is new: CAPI creates it only once the control plane is stable and no hook between the control plane's upgrade and the workers' blocks; until then it is computed (printed here) but not created",
+                    string(entry, &["name"])
+                ));
+            }
             return Ok(self.topology_version.clone());
         };
         let current_version = worker_version(existing).to_string();
@@ -454,12 +478,7 @@ impl Sequencing {
         if deferred(topology, kind, entry) {
             return Ok(current_version);
         }
-        // Held while a hook between the control plane's step and the workers' blocks.
-        if self
-            .blocked
-            .contains(&UpgradeHook::AfterControlPlaneUpgrade)
-            || self.blocked.contains(&UpgradeHook::BeforeWorkersUpgrade)
-        {
+        if self.workers_held_by_a_hook() {
             return Ok(current_version);
         }
         let control_plane_ready = self.control_plane.stable_or_waiting_for_workers();

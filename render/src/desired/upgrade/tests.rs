@@ -410,3 +410,47 @@ fn a_blocking_hook_that_capi_does_not_reach_changes_nothing() {
         ("v1.34.0", "v1.34.0", "")
     );
 }
+
+#[test]
+fn a_new_worker_is_pending_create_while_the_control_plane_is_not_stable_or_a_hook_blocks() {
+    let entries = json!([topology_entry("md1"), topology_entry("md-new")]);
+    let pending = |warnings: &[String]| {
+        warnings
+            .iter()
+            .filter(|w| w.contains("MachineDeployment topology md-new is new"))
+            .count()
+    };
+    // The control plane starts its upgrade in this reconcile: md-new waits to be created.
+    let (_, mds, _, warnings) = run(
+        cluster("v1.34.0", json!({}), entries.clone()),
+        Some(control_plane("v1.33.0", Some("v1.33.0"))),
+        vec![deployment("md1", "v1.33.0")],
+        V1_14,
+    )
+    .unwrap();
+    assert_eq!(mds, ["v1.33.0", "v1.34.0"]);
+    assert_eq!(pending(&warnings), 1, "{warnings:?}");
+    // Stable, nothing blocking: created at once.
+    let (_, _, _, warnings) = run(
+        cluster("v1.34.0", json!({}), entries.clone()),
+        Some(control_plane("v1.34.0", Some("v1.34.0"))),
+        vec![deployment("md1", "v1.34.0")],
+        V1_14,
+    )
+    .unwrap();
+    assert_eq!(pending(&warnings), 0, "{warnings:?}");
+    // Stable, but AfterControlPlaneUpgrade blocks: it waits.
+    let (_, _, _, warnings) = run_blocking(
+        cluster(
+            "v1.34.0",
+            json!({PENDING_HOOKS: "AfterClusterUpgrade,AfterControlPlaneUpgrade"}),
+            entries,
+        ),
+        Some(control_plane("v1.34.0", Some("v1.34.0"))),
+        vec![deployment("md1", "v1.34.0")],
+        V1_14,
+        &[UpgradeHook::AfterControlPlaneUpgrade],
+    )
+    .unwrap();
+    assert_eq!(pending(&warnings), 1, "{warnings:?}");
+}
