@@ -72,6 +72,49 @@ impl Input {
             })
     }
 
+    /// The ExtensionConfigs the ClusterClass calls: the names after the dot of its external
+    /// patches' handlers and of its GenerateUpgradePlan handler (`<handler>.<ExtensionConfig>`).
+    ///
+    /// ```
+    /// let mut input = capi_ext_render::Input::default();
+    /// input.cluster_class = serde_json::json!({"spec": {
+    ///     "patches": [{"name": "p", "external": {"generatePatchesExtension": "patches.topology"}}],
+    ///     "upgrade": {"external": {"generateUpgradePlanExtension": "plan.lifecycle"}},
+    /// }});
+    /// assert_eq!(input.extension_configs().into_iter().collect::<Vec<_>>(), ["lifecycle", "topology"]);
+    /// ```
+    pub fn extension_configs(&self) -> std::collections::BTreeSet<String> {
+        let patches = get(&self.cluster_class, &["spec", "patches"])
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|patch| patch.get("external"))
+            .flat_map(|external| {
+                [
+                    "generatePatchesExtension",
+                    "validateTopologyExtension",
+                    "discoverVariablesExtension",
+                ]
+                .map(|field| external.get(field))
+            });
+        let plan = get(
+            &self.cluster_class,
+            &[
+                "spec",
+                "upgrade",
+                "external",
+                "generateUpgradePlanExtension",
+            ],
+        );
+        patches
+            .chain([plan])
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter_map(|registered| registered.split_once('.'))
+            .map(|(_, config)| config.to_string())
+            .collect()
+    }
+
     /// Reads the objects of YAML files (the Cluster, its ClusterClass, the templates; in any
     /// files, in any order), as `capi-ext render` reads them.
     ///
@@ -198,4 +241,33 @@ pub(crate) fn check_fields(input: &Input) -> Result<(), RenderError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_class_calls_the_extension_configs_after_the_dots_of_its_handlers() {
+        let class = json!({"spec": {
+            "patches": [
+                {"name": "a", "external": {"generatePatchesExtension": "patches.topology",
+                    "discoverVariablesExtension": "variables.topology"}},
+                {"name": "b", "definitions": []},
+                {"name": "c", "external": {"validateTopologyExtension": "validate.checks"}},
+            ],
+            "upgrade": {"external": {"generateUpgradePlanExtension": "plan.lifecycle"}},
+        }});
+        assert_eq!(
+            Input {
+                cluster_class: class,
+                ..Input::default()
+            }
+            .extension_configs()
+            .into_iter()
+            .collect::<Vec<_>>(),
+            ["checks", "lifecycle", "topology"]
+        );
+    }
 }

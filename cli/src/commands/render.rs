@@ -374,7 +374,7 @@ fn not_served_hint(
     let RenderError::Call { error, .. } = error else {
         return None;
     };
-    let configs = render::extension_configs(&input.cluster_class);
+    let configs = input.extension_configs();
     let unplaced: Vec<&String> = configs
         .iter()
         .filter(|c| !others.contains_key(*c))

@@ -283,33 +283,6 @@ pub fn other_extensions(
     Ok(others)
 }
 
-/// The ExtensionConfigs a ClusterClass calls: the names after the dot of its external patches'
-/// handlers and of its GenerateUpgradePlan handler (`<handler>.<ExtensionConfig>`).
-pub fn extension_configs(class: &Value) -> std::collections::BTreeSet<String> {
-    let patches = class
-        .pointer("/spec/patches")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|patch| patch.get("external"))
-        .flat_map(|external| {
-            [
-                "generatePatchesExtension",
-                "validateTopologyExtension",
-                "discoverVariablesExtension",
-            ]
-            .map(|field| external.get(field))
-        });
-    let plan = class.pointer("/spec/upgrade/external/generateUpgradePlanExtension");
-    patches
-        .chain([plan])
-        .flatten()
-        .filter_map(Value::as_str)
-        .filter_map(|registered| registered.split_once('.'))
-        .map(|(_, config)| config.to_string())
-        .collect()
-}
-
 impl Caller for Extensions {
     async fn call(&self, path: &str, body: Vec<u8>) -> Result<Vec<u8>, CallError> {
         self.default.call(path, body).await
@@ -424,23 +397,6 @@ mod tests {
                 .contains("no --extension-url b=URL says where ExtensionConfig b is served")
         );
         assert!(error(&["a=https://127.0.0.1:1"], &["a"]).contains("give NAME=FILE"));
-    }
-
-    #[test]
-    fn a_class_calls_the_extension_configs_after_the_dots_of_its_handlers() {
-        let class = serde_json::json!({"spec": {
-            "patches": [
-                {"name": "a", "external": {"generatePatchesExtension": "patches.topology",
-                    "discoverVariablesExtension": "variables.topology"}},
-                {"name": "b", "definitions": []},
-                {"name": "c", "external": {"validateTopologyExtension": "validate.checks"}},
-            ],
-            "upgrade": {"external": {"generateUpgradePlanExtension": "plan.lifecycle"}},
-        }});
-        assert_eq!(
-            extension_configs(&class).into_iter().collect::<Vec<_>>(),
-            ["checks", "lifecycle", "topology"]
-        );
     }
 
     #[test]
