@@ -232,7 +232,8 @@ spec:
 		}
 		handlers, _, _ = unstructured.NestedSlice(u.Object, "status", "handlers")
 		st, reason, msg := devenv.Condition(u, "Discovered")
-		return st == "True", fmt.Sprintf("Discovered=%s %s %s", st, reason, msg)
+		// The handlers may reach the status in a later update than the condition.
+		return st == "True" && len(handlers) > 0, fmt.Sprintf("Discovered=%s %s %s, %d handlers", st, reason, msg, len(handlers))
 	}); err != nil {
 		return err
 	}
