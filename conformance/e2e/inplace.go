@@ -59,7 +59,7 @@ func (s *scenarios) providers() *devenv.Providers {
 // inplaceDiscovery registers the in-place extension.
 func (s *scenarios) inplaceDiscovery(ctx context.Context) error {
 	want := "can-update-machine-set.inplace,can-update-machine.inplace,update-machine.inplace"
-	return s.registerExtension(ctx, inplaceExt, s.inplaceURL, want, func(h []string) bool { return strings.Join(h, ",") == want })
+	return s.registerExtension(ctx, inplaceExt, s.inplaceURL, "", want, func(h []string) bool { return strings.Join(h, ",") == want })
 }
 
 // machineSets returns the MachineSets of the in-place MachineDeployment by name, with their

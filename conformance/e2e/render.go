@@ -453,8 +453,10 @@ func withoutControllers(object map[string]any) {
 // upgrade, telling render that hook blocks (`--blocking-hook`), and requires the objects CAPI
 // stored: while a hook holds, CAPI's reconcile computes what is already stored. The class takes
 // its upgrade plan from the lifecycle extension (`--extension-url`, `--extension-ca`). AfterClusterUpgrade is
-// called after the desired state is written, so it is not named to render. It returns render's
-// status lines (the hooks it called).
+// called after the desired state is written, so it is not named to render. When render asks
+// GenerateUpgradePlan, it must send the settings CAPI's client sent the lifecycle extension
+// (that ExtensionConfig's own, not the topology extension's). It returns render's status lines
+// (the hooks it called).
 func (s *scenarios) renderHeldMatches(ctx context.Context, held string) (string, error) {
 	// A folder per render: a hook may hold more than once (each step of a chained upgrade).
 	dir, err := os.MkdirTemp(s.work, "render-held-"+held+"-")
@@ -465,9 +467,12 @@ func (s *scenarios) renderHeldMatches(ctx context.Context, held string) (string,
 	if err := os.WriteFile(caFile, s.pki.CAPEM, 0o644); err != nil {
 		return "", err
 	}
+	// The manager's last GenerateUpgradePlan request, read before render's is recorded over it.
+	managerPlan := s.lifecycleRecorded.lastRequest("GenerateUpgradePlan", "upgrade-plan")
+	requests := filepath.Join(dir, "requests")
 	args := []string{"render", "--extension", s.extURL, "--ca", caFile, "--cert", s.clientCert, "--key", s.clientKey,
 		"--extension-url", lifecycleExt + "=" + s.lifecycleURL, "--extension-ca", lifecycleExt + "=" + caFile,
-		"--kubeconfig", s.execKubeconfig, "--cluster", ns + "/c1", "--write-inputs", dir, "--json", "--capi-crds",
+		"--kubeconfig", s.execKubeconfig, "--cluster", ns + "/c1", "--write-inputs", dir, "--write-requests", requests, "--json", "--capi-crds",
 		"--capi-version", fmt.Sprintf("1.%d", s.minor)}
 	if held != "AfterClusterUpgrade" {
 		args = append(args, "--blocking-hook", held)
@@ -485,5 +490,36 @@ func (s *scenarios) renderHeldMatches(ctx context.Context, held string) (string,
 		"MachineDeployment", "MachineHealthCheck", "MachineHealthCheck", "MachinePool"}); err != nil {
 		return "", fmt.Errorf("while %s held, render told it blocks (inputs and output in %s): %w", held, dir, err)
 	}
+	plans, _ := filepath.Glob(filepath.Join(requests, "*-GenerateUpgradePlan.request.json"))
+	for _, plan := range plans {
+		if err := sameSettings(managerPlan, plan); err != nil {
+			return "", fmt.Errorf("while %s held, render's GenerateUpgradePlan request: %w", held, err)
+		}
+	}
 	return stderr.String(), nil
+}
+
+// sameSettings checks the request render wrote to file sends the settings of the manager's
+// request (what CAPI's runtime client merged from the ExtensionConfig).
+func sameSettings(manager []byte, file string) error {
+	if manager == nil {
+		return fmt.Errorf("the manager sent no request to compare with")
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var sent, rendered struct {
+		Settings map[string]string `json:"settings"`
+	}
+	if err := json.Unmarshal(manager, &sent); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, &rendered); err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(sent.Settings, rendered.Settings) {
+		return fmt.Errorf("settings %v, CAPI sent %v (%s)", rendered.Settings, sent.Settings, file)
+	}
+	return nil
 }

@@ -173,15 +173,19 @@ func (s *scenarios) versionsOf(ctx context.Context, namespace, cluster, cpName s
 }
 
 // registerExtension creates the ExtensionConfig `name` for the extension at url (every
-// namespace) and waits until CAPI has discovered it with handlers that satisfy want.
-func (s *scenarios) registerExtension(ctx context.Context, name, url, what string, want func(handlers []string) bool) error {
+// namespace), with settings (a YAML flow map, or "" for none), and waits until CAPI has
+// discovered it with handlers that satisfy want.
+func (s *scenarios) registerExtension(ctx context.Context, name, url, settings, what string, want func(handlers []string) bool) error {
+	if settings != "" {
+		settings = "  settings: " + settings + "\n"
+	}
 	if _, err := s.kube.Apply(ctx, fmt.Sprintf(`apiVersion: %s
 kind: ExtensionConfig
 metadata: {name: %s}
 spec:
   clientConfig: {url: %q, caBundle: %s}
   namespaceSelector: {}
-`, runtimeV, name, url, s.caB64)); err != nil {
+%s`, runtimeV, name, url, s.caB64, settings)); err != nil {
 		return err
 	}
 	return Eventually(timeoutLg, "ExtensionConfig "+name+" Discovered=True with "+what, func() (bool, string) {
@@ -200,10 +204,14 @@ spec:
 	})
 }
 
+// lifecycleSettings are the lifecycle ExtensionConfig's settings: CAPI sends them to its
+// handlers alone (the topology extension's ExtensionConfig has others).
+const lifecycleSettings = "{owner: lifecycle-extensionconfig}"
+
 // lifecycleDiscovery registers the lifecycle extension (before the ClusterClass names its
 // GenerateUpgradePlan handler).
 func (s *scenarios) lifecycleDiscovery(ctx context.Context) error {
-	return s.registerExtension(ctx, lifecycleExt, s.lifecycleURL, "7 handlers", func(h []string) bool { return len(h) == 7 })
+	return s.registerExtension(ctx, lifecycleExt, s.lifecycleURL, lifecycleSettings, "7 handlers", func(h []string) bool { return len(h) == 7 })
 }
 
 // recordedUpgradeRequest is what CAPI sent to a lifecycle handler, read from the bytes the

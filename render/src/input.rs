@@ -17,8 +17,15 @@ pub struct Input {
     /// bootstrap templates), and existing objects whose names CAPI keeps: the Cluster's
     /// MachineDeployments and MachinePools (found by their topology labels) and its ControlPlane.
     pub templates: Vec<Value>,
-    /// The ExtensionConfig's `spec.settings` (the ClusterClass patch's settings are laid over them).
+    /// The `spec.settings` of the ExtensionConfigs not in [`extension_settings`](Self::extension_settings):
+    /// what every hook gets when the class calls one ExtensionConfig and its name does not
+    /// matter (a ClusterClass patch's `external.settings` are laid over them, as CAPI does).
     pub settings: Settings,
+    /// The `spec.settings` of each ExtensionConfig by name. CAPI's runtime client sends a hook
+    /// registered as `<handler>.<ExtensionConfig>` the settings of that ExtensionConfig (with a
+    /// ClusterClass patch's `external.settings` laid over them); a name not here gets
+    /// [`settings`](Self::settings).
+    pub extension_settings: std::collections::BTreeMap<String, Settings>,
     /// The Cluster API release whose topology engine to play (`None`: the newest modelled,
     /// 1.14). Before 1.14 CAPI sends the templates without the labels and annotations of the
     /// objects made from them, and drops the metadata patches set on templates.
@@ -70,6 +77,23 @@ impl Input {
                     .iter()
                     .any(|p| p.get("external").is_some_and(|e| !e.is_null()))
             })
+    }
+
+    /// The settings CAPI's runtime client sends with a call to a handler of the ExtensionConfig
+    /// `extension_config` before a ClusterClass patch's settings are laid over them: its entry
+    /// of [`extension_settings`](Self::extension_settings), else [`settings`](Self::settings).
+    ///
+    /// ```
+    /// let mut input = capi_ext_render::Input::default();
+    /// input.settings.insert("k".into(), "any".into());
+    /// input.extension_settings.insert("lifecycle".into(), [("k".to_string(), "own".to_string())].into());
+    /// assert_eq!(input.registration_settings("lifecycle")["k"], "own");
+    /// assert_eq!(input.registration_settings("patches")["k"], "any");
+    /// ```
+    pub fn registration_settings(&self, extension_config: &str) -> &Settings {
+        self.extension_settings
+            .get(extension_config)
+            .unwrap_or(&self.settings)
     }
 
     /// The ExtensionConfigs the ClusterClass calls: the names after the dot of its external

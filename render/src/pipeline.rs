@@ -33,6 +33,7 @@ struct Patch {
     generate: String,
     validate: String,
     discover: String,
+    /// The ClusterClass patch's `external.settings`, laid over the ExtensionConfig's.
     settings: Settings,
     /// No `external`: its variables are the ClusterClass's inline ones.
     external: bool,
@@ -40,26 +41,21 @@ struct Patch {
     definition: Value,
 }
 
-fn patches(class: &Value, extension_settings: &Settings) -> Vec<Patch> {
+fn patches(class: &Value) -> Vec<Patch> {
     get(class, &["spec", "patches"])
         .and_then(Value::as_array)
         .map(|list| {
             list.iter()
                 .enumerate()
-                .map(|(index, p)| {
-                    let mut settings = extension_settings.clone();
-                    settings.extend(string_map(p, &["external", "settings"]));
-                    Patch {
-                        name: string(p, &["name"]).to_string(),
-                        index,
-                        generate: string(p, &["external", "generatePatchesExtension"]).to_string(),
-                        validate: string(p, &["external", "validateTopologyExtension"]).to_string(),
-                        discover: string(p, &["external", "discoverVariablesExtension"])
-                            .to_string(),
-                        settings,
-                        external: p.get("external").is_some_and(|e| !e.is_null()),
-                        definition: p.clone(),
-                    }
+                .map(|(index, p)| Patch {
+                    name: string(p, &["name"]).to_string(),
+                    index,
+                    generate: string(p, &["external", "generatePatchesExtension"]).to_string(),
+                    validate: string(p, &["external", "validateTopologyExtension"]).to_string(),
+                    discover: string(p, &["external", "discoverVariablesExtension"]).to_string(),
+                    settings: string_map(p, &["external", "settings"]),
+                    external: p.get("external").is_some_and(|e| !e.is_null()),
+                    definition: p.clone(),
                 })
                 .collect()
         })
@@ -126,6 +122,15 @@ fn handler_of(registered: &str) -> &str {
 /// The ExtensionConfig's name in `<handler>.<extension config>` ("" when there is none).
 fn config_of(registered: &str) -> &str {
     registered.split_once('.').map_or("", |(_, c)| c)
+}
+
+/// The settings of a call to `registered` (`<handler>.<ExtensionConfig>`) for a ClusterClass
+/// patch with `patch_settings`: the ExtensionConfig's, the patch's laid over them, as CAPI's
+/// runtime client merges them (`cloneAndAddSettings`).
+fn call_settings(input: &Input, registered: &str, patch_settings: &Settings) -> Settings {
+    let mut settings = input.registration_settings(config_of(registered)).clone();
+    settings.extend(patch_settings.iter().map(|(k, v)| (k.clone(), v.clone())));
+    settings
 }
 
 /// Calls `registered` (`<handler>.<ExtensionConfig>`) with `request` twice (the answer must not
@@ -246,7 +251,7 @@ pub async fn definitions<C: Caller>(
     caller: &C,
 ) -> Result<Vec<Definition>, RenderError> {
     let input = prepared(input)?;
-    let patches = patches(&input.cluster_class, &input.settings);
+    let patches = patches(&input.cluster_class);
     discover(&input, &patches, caller, &mut Vec::new()).await
 }
 
@@ -272,7 +277,7 @@ async fn discover<C: Caller>(
         .collect();
     for patch in patches.iter().filter(|p| !p.discover.is_empty()) {
         let mut request = DiscoverVariablesRequest::new();
-        request.settings = patch.settings.clone();
+        request.settings = call_settings(input, &patch.discover, &patch.settings);
         let response: DiscoverVariablesResponse = exchange::<DiscoverVariables, _>(
             caller,
             &patch.name,
@@ -327,11 +332,11 @@ fn store_inputs(crds: &crate::apiserver::Crds, input: &mut Input) -> Result<(), 
 /// without status, managed fields and the last-applied and conversion-data annotations.
 async fn upgrade_plan<C: Caller>(
     caller: &C,
-    cluster: &Value,
+    input: &Input,
     question: &PlanQuestion,
     log: &mut Vec<Exchange>,
 ) -> Result<PlanAnswer, RenderError> {
-    let mut cluster = cluster.clone();
+    let mut cluster = input.cluster.clone();
     if let Some(map) = cluster.as_object_mut() {
         map.remove("status");
     }
@@ -346,6 +351,8 @@ async fn upgrade_plan<C: Caller>(
         }
     }
     let mut request = GenerateUpgradePlanRequest::new();
+    // No ClusterClass patch here: the ExtensionConfig's settings alone.
+    request.settings = call_settings(input, &question.extension, &Settings::new());
     request.cluster = serde_json::from_value(cluster)
         .map_err(|e| RenderError::Input(format!("the Cluster: {e}")))?;
     request.from_control_plane_kubernetes_version = question.from_control_plane.clone();
@@ -368,7 +375,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
         let crds = crds.clone();
         store_inputs(&crds, &mut input)?;
     }
-    let patches = patches(&input.cluster_class, &input.settings);
+    let patches = patches(&input.cluster_class);
     let mut rendered = Rendered::default();
 
     // Variables: inline definitions and those each patch's DiscoverVariables returns.
@@ -380,7 +387,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     let blueprint = Blueprint::resolve(&input.cluster_class, &input.templates, capi_version)?;
     let plan_answer = match Desired::plan_question(&blueprint, &input.cluster, &input.templates)? {
         Some(question) => {
-            Some(upgrade_plan(caller, &input.cluster, &question, &mut rendered.exchanges).await?)
+            Some(upgrade_plan(caller, &input, &question, &mut rendered.exchanges).await?)
         }
         None => None,
     };
@@ -436,7 +443,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
                 message,
             })?
         } else if !patch.generate.is_empty() {
-            request.settings = patch.settings.clone();
+            request.settings = call_settings(&input, &patch.generate, &patch.settings);
             let response = exchange::<GeneratePatches, _>(
                 caller,
                 &patch.name,
@@ -475,7 +482,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
         })
         .collect();
     for patch in patches.iter().filter(|p| !p.validate.is_empty()) {
-        validation.settings = patch.settings.clone();
+        validation.settings = call_settings(&input, &patch.validate, &patch.settings);
         let _: ValidateTopologyResponse = exchange::<ValidateTopology, _>(
             caller,
             &patch.name,

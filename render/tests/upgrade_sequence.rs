@@ -347,3 +347,46 @@ async fn each_hook_goes_to_the_extension_config_the_class_names() {
     let err = render(&input, &extension()).await.unwrap_err();
     assert!(err.to_string().contains("HTTP 404"), "{err}");
 }
+
+#[tokio::test]
+async fn each_call_gets_the_settings_of_its_own_extension_config() {
+    let first = render(&base(), &extension()).await.unwrap();
+    let mut input = planned(&first, "v1.36.0");
+    input.cluster_class["spec"]["upgrade"] =
+        json!({"external": {"generateUpgradePlanExtension": "plan.planner"}});
+    let owner = |name: &str| [("owner".to_string(), name.to_string())].into();
+    input.settings = owner("any");
+    input
+        .extension_settings
+        .insert("planner".into(), owner("planner"));
+    input
+        .extension_settings
+        .insert("quickstart".into(), owner("quickstart"));
+    let caller = TwoExtensions {
+        patches: extension(),
+        planner: planning(minor_by_minor),
+        calls: Default::default(),
+    };
+    let rendered = render(&input, &caller).await.unwrap();
+    let owners: Vec<(&str, &str)> = rendered
+        .exchanges
+        .iter()
+        .map(|e| {
+            (
+                e.hook,
+                e.request["settings"]["owner"].as_str().unwrap_or("none"),
+            )
+        })
+        .collect();
+    assert!(
+        owners.contains(&("GenerateUpgradePlan", "planner")),
+        "{owners:?}"
+    );
+    assert!(
+        owners
+            .iter()
+            .filter(|(hook, _)| *hook != "GenerateUpgradePlan")
+            .all(|(_, owner)| *owner == "quickstart"),
+        "{owners:?}"
+    );
+}

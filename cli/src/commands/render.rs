@@ -35,11 +35,13 @@ pub struct Args {
     /// With --project: its render/templates.yaml when not given.
     #[arg(long, num_args = 1.., required_unless_present_any = ["kubeconfig", "project"], conflicts_with = "kubeconfig")]
     templates: Vec<PathBuf>,
-    /// The ExtensionConfig, for the settings CAPI sends with each call.
-    #[arg(long, conflicts_with = "kubeconfig")]
-    extension_config: Option<PathBuf>,
+    /// The ExtensionConfigs the ClusterClass calls (repeatable; a file may hold several), for
+    /// the settings CAPI sends with each call: a hook registered as `<handler>.NAME` gets the
+    /// settings of the ExtensionConfig NAME, with the ClusterClass patch's laid over them.
+    #[arg(long, value_name = "FILE", conflicts_with = "kubeconfig")]
+    extension_config: Vec<PathBuf>,
     /// Read the Cluster NS/NAME, its ClusterClass and templates, its current ControlPlane,
-    /// MachineDeployments and MachinePools and the ExtensionConfig's settings from the
+    /// MachineDeployments and MachinePools and the settings of the ExtensionConfigs it calls from the
     /// management cluster of this kubeconfig (read only).
     #[arg(long, value_name = "FILE")]
     kubeconfig: Option<PathBuf>,

@@ -358,34 +358,29 @@ pub async fn render_input(
             templates.push(tidy(object));
         }
     }
-    // The settings of the ExtensionConfig the first external patch calls.
+    // The settings of every ExtensionConfig the class calls: CAPI sends each its own handlers.
     let mut objects = vec![cluster.clone(), class.clone()];
-    let mut settings = Default::default();
-    let extension = class["spec"]["patches"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find_map(|p| p["external"]["generatePatchesExtension"].as_str())
-        .and_then(|e| e.split_once('.'))
-        .map(|(_, config)| config.to_string());
-    if let Some(config) = extension {
-        let extension_config = tidy(kube.get(RUNTIME_V, "ExtensionConfig", "", &config).await?);
-        settings = crate::ops::render::settings(&extension_config);
+    let mut input = Input {
+        cluster,
+        cluster_class: class,
+        ..Input::default()
+    };
+    for config in input.extension_configs() {
+        let extension_config = tidy(
+            kube.get(RUNTIME_V, "ExtensionConfig", "", &config)
+                .await
+                .with_context(|| {
+                    format!("reading ExtensionConfig {config}, which the ClusterClass calls")
+                })?,
+        );
+        input
+            .extension_settings
+            .insert(config, crate::ops::render::settings(&extension_config));
         objects.push(extension_config);
     }
     objects.extend(templates.iter().cloned());
-    Ok((
-        Input {
-            cluster,
-            cluster_class: class,
-            templates,
-            settings,
-            capi_version: None,
-            crds: None,
-            ..Input::default()
-        },
-        objects,
-    ))
+    input.templates = templates;
+    Ok((input, objects))
 }
 
 #[cfg(test)]

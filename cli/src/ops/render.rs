@@ -19,8 +19,9 @@ pub struct Files {
     pub cluster_class: PathBuf,
     /// Hold the templates the ClusterClass references.
     pub templates: Vec<PathBuf>,
-    /// Optionally holds the ExtensionConfig, whose `spec.settings` CAPI sends with each call.
-    pub extension_config: Option<PathBuf>,
+    /// Hold the ExtensionConfigs the ClusterClass calls, whose `spec.settings` CAPI sends with
+    /// each call to their own handlers.
+    pub extension_configs: Vec<PathBuf>,
 }
 
 impl Files {
@@ -30,7 +31,7 @@ impl Files {
         cluster: Option<PathBuf>,
         cluster_class: Option<PathBuf>,
         templates: Vec<PathBuf>,
-        extension_config: Option<PathBuf>,
+        extension_configs: Vec<PathBuf>,
         project: Option<&Path>,
     ) -> anyhow::Result<Self> {
         let render = match project {
@@ -62,7 +63,7 @@ impl Files {
             } else {
                 templates
             },
-            extension_config,
+            extension_configs,
         })
     }
 }
@@ -154,10 +155,62 @@ pub fn load(files: &Files) -> anyhow::Result<Input> {
             input.templates.push(document);
         }
     }
-    if let Some(path) = &files.extension_config {
-        input.settings = settings(&only(path, "ExtensionConfig")?);
+    let mut configs = Vec::new();
+    for path in &files.extension_configs {
+        let documents = read_documents(path)?;
+        if documents.iter().any(|d| d["kind"] != "ExtensionConfig") {
+            bail!(
+                "{}: expected ExtensionConfigs, found {}",
+                path.display(),
+                kinds(&documents)
+            );
+        }
+        configs.extend(documents.into_iter().map(|d| (path.clone(), d)));
+    }
+    input.extension_settings = extension_settings(&configs)?;
+    let called = input.extension_configs();
+    for (path, config) in &configs {
+        let name = config["metadata"]["name"].as_str().unwrap_or_default();
+        if !called.contains(name) {
+            bail!(
+                "{}: ExtensionConfig {name} is not one the ClusterClass calls ({}); CAPI sends an ExtensionConfig's settings only to its own handlers (`<handler>.{name}`): give the ExtensionConfig the ClusterClass names",
+                path.display(),
+                if called.is_empty() {
+                    "it calls none".to_string()
+                } else {
+                    format!(
+                        "it calls {}",
+                        called.iter().cloned().collect::<Vec<_>>().join(", ")
+                    )
+                }
+            );
+        }
     }
     Ok(input)
+}
+
+/// The `spec.settings` of ExtensionConfigs by name, each with the file it came from (for
+/// errors): CAPI sends each its own handlers. A nameless or repeated ExtensionConfig is an error.
+pub fn extension_settings(
+    configs: &[(PathBuf, Value)],
+) -> anyhow::Result<BTreeMap<String, Settings>> {
+    let mut by_name = BTreeMap::new();
+    for (path, config) in configs {
+        let name = config["metadata"]["name"].as_str().unwrap_or_default();
+        if name.is_empty() {
+            bail!(
+                "{}: an ExtensionConfig without metadata.name; CAPI sends its settings to the handlers named `<handler>.<metadata.name>`",
+                path.display()
+            );
+        }
+        if by_name.insert(name.to_string(), settings(config)).is_some() {
+            bail!(
+                "{}: ExtensionConfig {name} given twice; give each ExtensionConfig once",
+                path.display()
+            );
+        }
+    }
+    Ok(by_name)
 }
 
 /// An ExtensionConfig's `spec.settings`, which CAPI sends with each call.
@@ -487,7 +540,7 @@ mod tests {
             cluster: class.clone(),
             cluster_class: cluster.clone(),
             templates: vec![],
-            extension_config: None,
+            extension_configs: Vec::new(),
         };
         let err = load(&files).unwrap_err().to_string();
         assert!(
@@ -498,7 +551,7 @@ mod tests {
             cluster: cluster.clone(),
             cluster_class: class.clone(),
             templates: vec![cluster.clone()],
-            extension_config: None,
+            extension_configs: Vec::new(),
         };
         let err = load(&files).unwrap_err().to_string();
         assert!(
@@ -512,6 +565,78 @@ mod tests {
         let err = read_documents(&kindless).unwrap_err().to_string();
         assert!(
             err.contains("kindless.yaml: document 1 has no `kind`"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn each_extension_config_s_settings_go_to_its_own_handlers() {
+        let dir = std::env::temp_dir().join(format!("capi-ext-render-ec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cluster = file(
+            &dir,
+            "cluster.yaml",
+            "kind: Cluster\nmetadata: {name: c1}\n",
+        );
+        let class = file(
+            &dir,
+            "class.yaml",
+            "kind: ClusterClass\nmetadata: {name: k}\nspec:\n  patches: [{name: p, external: {generatePatchesExtension: patches.topology}}]\n  upgrade: {external: {generateUpgradePlanExtension: plan.lifecycle}}\n",
+        );
+        let config = |name: &str, value: &str| {
+            format!(
+                "kind: ExtensionConfig\nmetadata: {{name: {name}}}\nspec: {{settings: {{owner: {value}}}}}\n"
+            )
+        };
+        let files = |configs: &[&str]| Files {
+            cluster: cluster.clone(),
+            cluster_class: class.clone(),
+            templates: vec![],
+            extension_configs: configs.iter().map(|c| dir.join(c)).collect(),
+        };
+        file(
+            &dir,
+            "both.yaml",
+            &format!(
+                "{}---\n{}",
+                config("topology", "t"),
+                config("lifecycle", "l")
+            ),
+        );
+        let input = load(&files(&["both.yaml"])).unwrap();
+        assert_eq!(input.registration_settings("topology")["owner"], "t");
+        assert_eq!(input.registration_settings("lifecycle")["owner"], "l");
+        assert!(input.settings.is_empty());
+
+        file(&dir, "other.yaml", &config("other", "o"));
+        let err = load(&files(&["both.yaml", "other.yaml"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("other.yaml: ExtensionConfig other is not one the ClusterClass calls (it calls lifecycle, topology)"),
+            "{err}"
+        );
+        let err = load(&files(&["both.yaml", "both.yaml"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("ExtensionConfig topology given twice"),
+            "{err}"
+        );
+        file(
+            &dir,
+            "nameless.yaml",
+            "kind: ExtensionConfig\nspec: {settings: {a: b}}\n",
+        );
+        let err = load(&files(&["nameless.yaml"])).unwrap_err().to_string();
+        assert!(
+            err.contains("nameless.yaml: an ExtensionConfig without metadata.name"),
+            "{err}"
+        );
+        let err = load(&files(&["class.yaml"])).unwrap_err().to_string();
+        assert!(
+            err.contains("class.yaml: expected ExtensionConfigs, found ClusterClass"),
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();

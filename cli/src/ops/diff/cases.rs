@@ -1,7 +1,7 @@
 //! The Clusters `diff` renders: every Cluster of a folder of YAML files, with the ClusterClass,
 //! templates and ExtensionConfig of its directory.
 
-use crate::ops::render::{read_documents, settings};
+use crate::ops::render::{extension_settings, read_documents};
 use anyhow::{Context, bail};
 use capi_ext_render::Input;
 use serde_json::Value;
@@ -34,6 +34,7 @@ impl Case {
             && a.cluster_class == b.cluster_class
             && a.templates == b.templates
             && a.settings == b.settings
+            && a.extension_settings == b.extension_settings
     }
 
     /// The Cluster's ClusterClass, `namespace/name`.
@@ -73,14 +74,14 @@ pub fn relative(path: &Path) -> PathBuf {
 /// The Clusters under `dir`: every directory (`dir` and those below it) is read as one set of
 /// objects (all its `.yaml`, `.yml` and `.json` files but `rendered.yaml`, the render output),
 /// and each Cluster in it is a case, rendered with the ClusterClass it names, the other objects
-/// of its directory as templates and current objects, and its ExtensionConfig's settings.
+/// of its directory as templates and current objects, and the settings of its ExtensionConfigs.
 pub fn read_cases(dir: &Path) -> anyhow::Result<Vec<Case>> {
     read_cases_shown_as(dir, &relative(dir))
 }
 
 /// The Clusters with a topology of a management cluster (of a namespace and a label selector,
 /// or all), each as `render --kubeconfig` reads it: its ClusterClass, templates, current
-/// objects and the settings of its ExtensionConfig. Shown as `namespace/name (live)`.
+/// objects and the settings of the ExtensionConfigs its class calls. Shown as `namespace/name (live)`.
 pub fn live_cases(live: super::Live) -> anyhow::Result<Vec<Case>> {
     let super::Live {
         kube,
@@ -165,11 +166,12 @@ pub fn read_cases_shown_as(dir: &Path, shown: &Path) -> anyhow::Result<Vec<Case>
             .filter(|(_, d)| kind(d) != "ExtensionConfig")
             .map(|(_, d)| d.clone())
             .collect();
-        let extension_settings = documents
+        let configs: Vec<(PathBuf, Value)> = documents
             .iter()
-            .find(|(_, d)| kind(d) == "ExtensionConfig")
-            .map(|(_, d)| settings(d))
-            .unwrap_or_default();
+            .filter(|(_, d)| kind(d) == "ExtensionConfig")
+            .cloned()
+            .collect();
+        let extension_settings = extension_settings(&configs)?;
         let classes: Vec<&Value> = documents
             .iter()
             .filter(|(_, d)| kind(d) == "ClusterClass")
@@ -213,9 +215,7 @@ pub fn read_cases_shown_as(dir: &Path, shown: &Path) -> anyhow::Result<Vec<Case>
                     cluster: cluster.clone(),
                     cluster_class: (*class).clone(),
                     templates: templates.clone(),
-                    settings: extension_settings.clone(),
-                    capi_version: None,
-                    crds: None,
+                    extension_settings: extension_settings.clone(),
                     ..Input::default()
                 },
             });
@@ -267,7 +267,7 @@ mod tests {
         std::fs::write(
             root.join("fleet/all.yaml"),
             format!(
-                "{CLASS}---\n{}---\nkind: ExtensionConfig\nspec: {{settings: {{s: v}}}}\n---\nkind: T\nmetadata: {{name: t}}\n",
+                "{CLASS}---\n{}---\nkind: ExtensionConfig\nmetadata: {{name: e}}\nspec: {{settings: {{s: v}}}}\n---\nkind: T\nmetadata: {{name: t}}\n",
                 cluster("c", "k")
             ),
         )
@@ -275,7 +275,7 @@ mod tests {
         let cases = read_cases(&root).unwrap();
         let names: Vec<&str> = cases.iter().map(|c| c.cluster.as_str()).collect();
         assert_eq!(names, ["ns/a", "ns/b", "ns/c"]);
-        assert_eq!(cases[2].input.settings["s"], "v");
+        assert_eq!(cases[2].input.extension_settings["e"]["s"], "v");
         assert_eq!(cases[2].input.templates.len(), 1);
         assert!(cases[0].input.templates.is_empty());
 
