@@ -6,7 +6,8 @@ results/<timestamp>/report.md (tables with ratios) and raw.json. Run with `make 
 Benchmarks, not tests: nothing here fails on a slow number; the report says which goals are met.
 Both servers run on this machine, one after the other, alternating which goes first each round.
 BENCH_DURATION (5s) and BENCH_ROUNDS (2) set the load; BENCH_PHASES=serving,testext,codec,profile,tooling,builds
-selects phases (testext: CAPI's test extension, the port in examples/capi-test-extension against
+selects phases, BENCH_PIN=0 lets the server and the load generator share every CPU (by default
+the server runs on the last CPU and the load generator on the others, `taskset`) (testext: CAPI's test extension, the port in examples/capi-test-extension against
 the Go original, on the GeneratePatches request of CAPI's runtimesdk quick-start) (profile needs `perf`, Debian's linux-perf: the server's CPU above its codec, from
 the samples of the server itself, in each round), and BENCH_REUSE=<stamp> takes the others from an earlier run's raw.json.
 """
@@ -25,7 +26,14 @@ OUT = ROOT / "results" / STAMP
 TICK = os.sysconf("SC_CLK_TCK")
 PAYLOAD = ROOT / "testdata/bench/generatepatches-request.json"
 SMALL = ROOT / "cli/fixtures/hooks/beforeclustercreate/request.json"
-raw = {"stamp": STAMP, "duration": DURATION, "rounds": ROUNDS, "machine": {"cpus": os.cpu_count()}}
+# The server on the last CPU, the load generator (and everything else it starts) on the others:
+# neither's tail is the other's. Both servers see one CPU (Tokio's workers and Go's GOMAXPROCS
+# follow the affinity), as in a Pod limited to one CPU.
+CPUS = os.cpu_count() or 1
+PIN = os.environ.get("BENCH_PIN", "1") != "0" and CPUS > 1 and shutil.which("taskset") is not None
+SERVER_CPUS = str(CPUS - 1)
+LOAD_CPUS = "0" if CPUS == 2 else f"0-{CPUS - 2}"
+raw = {"stamp": STAMP, "pinned": {"server": SERVER_CPUS, "load": LOAD_CPUS} if PIN else None, "duration": DURATION, "rounds": ROUNDS, "machine": {"cpus": os.cpu_count()}}
 
 
 def log(msg):
@@ -34,6 +42,11 @@ def log(msg):
 
 def sh(cmd, cwd=None, env=None, check=True):
     return subprocess.run(cmd, cwd=cwd, env=env, check=check, capture_output=True, text=True)
+
+
+def pinned(cmd, cpus):
+    """`cmd` run on `cpus` (SERVER_CPUS or LOAD_CPUS) when the run pins, else as is."""
+    return ["taskset", "-c", cpus] + [str(c) for c in cmd] if PIN else cmd
 
 
 def timed(cmd, cwd=None, env=None):
@@ -115,11 +128,13 @@ def start_server(kind, bins, certs, port):
     Python's or the poller's own start in it. The server keeps running; returns its pid."""
     base = f"https://127.0.0.1:{port}/hooks.runtime.cluster.x-k8s.io/v1alpha1"
     env = dict(os.environ, RUST_LOG="warn")
-    ready = json.loads(sh([bins["loadgen"], "-ready", "-url", f"{base}/discovery", "-ca", f"{certs}/ca.crt", "-proto", "h1", "--"]
-                          + server_command(kind, bins, certs, port), env=env).stdout)
+    # Pinned, the poller runs on the server's CPU and the server it execs inherits it (no
+    # `taskset` exec in the measured start).
+    ready = json.loads(sh(pinned([bins["loadgen"], "-ready", "-url", f"{base}/discovery", "-ca", f"{certs}/ca.crt", "-proto", "h1", "--"]
+                                 + server_command(kind, bins, certs, port), SERVER_CPUS), env=env).stdout)
     # The same poll against the running server: what a first Discovery costs the poller and
     # the TLS handshake alone, the floor under the figure above.
-    floor = json.loads(sh([bins["loadgen"], "-ready", "-url", f"{base}/discovery", "-ca", f"{certs}/ca.crt", "-proto", "h1"]).stdout)
+    floor = json.loads(sh(pinned([bins["loadgen"], "-ready", "-url", f"{base}/discovery", "-ca", f"{certs}/ca.crt", "-proto", "h1"], LOAD_CPUS)).stdout)
     return ready["pid"], base, ready["ready_ms"], floor["ready_ms"]
 
 
@@ -148,9 +163,10 @@ def serving(bins, certs, kinds=("rust", "go"), bodies=(("beforeclustercreate/bef
             for hook, body, proto, c in scenarios:
                 before = cpu_seconds(pid)
                 reset_peak_rss(pid)
-                out = sh([bins["loadgen"], "-url", f"{base}/{hook}?timeout=10s", "-ca", f"{certs}/ca.crt", "-proto", proto, "-c", str(c), "-d", DURATION, "-body", body])
+                out = sh(pinned([bins["loadgen"], "-url", f"{base}/{hook}?timeout=10s", "-ca", f"{certs}/ca.crt", "-proto", proto, "-c", str(c), "-d", DURATION, "-body", body], LOAD_CPUS))
                 r = json.loads(out.stdout)
-                r.update(server=kind, round=rnd + 1, hook=hook.split("/")[0], proto=proto, clients=c, cpu_s=cpu_seconds(pid) - before, peak_rss_kib=peak_rss_kib(pid))
+                r.update(server=kind, round=rnd + 1, hook=hook.split("/")[0], proto=proto, clients=c, cpu_s=cpu_seconds(pid) - before, peak_rss_kib=peak_rss_kib(pid),
+                         pinned=f"server {SERVER_CPUS}, load {LOAD_CPUS}" if PIN else None)
                 results.append(r)
                 log(f"  {kind:5} {r['hook']:19} {proto} c={c:2}: {r['rps']:8.0f} req/s p99 {r['p99_ms']:7.2f} ms peak RSS {r['peak_rss_kib'] / 1024:5.1f} MiB errors {r['errors']}")
             stop(pid)
@@ -328,6 +344,18 @@ def builds(bins):
             "rust_crates": len(crates), "slowest_crates": top}
 
 
+def placement(rows):
+    """How the server and the load generator shared the CPUs in these rows."""
+    pins = {r.get("pinned") for r in rows if "hook" in r}
+    if pins == {None}:
+        return "The server and the load generator shared every CPU (`BENCH_PIN=0`): each server's tail includes waiting for the load generator's threads."
+    if None in pins or len(pins) != 1:
+        return f"Mixed CPU placement across rows: {sorted(map(str, pins))}."
+    server, load = next(iter(pins)).removeprefix("server ").split(", load ")
+    return (f"The server ran on CPU {server} and the load generator on CPU {load} (`taskset`; `BENCH_PIN=0` shares them): each server had one CPU "
+            "(Tokio's workers and Go's GOMAXPROCS follow the affinity, as in a Pod limited to one CPU), and a latency is the server's, not the load generator's scheduling.")
+
+
 def ratio(a, b):
     return a / b if b else float("nan")
 
@@ -336,6 +364,7 @@ def report(serv, cod, tool, bld, prof, testext=None):
     load = [r for r in serv if "rps" in r]
     procs = [r for r in serv if "ready_ms" in r]
     lines = [f"# Benchmarks {STAMP}", "", f"One machine ({os.cpu_count()} CPUs), {ROUNDS} alternating rounds of {DURATION} per scenario; TLS, same certificates, same load generator (Go, as CAPI's client).",
+             "", placement(serv),
              "Ratios are capi-ext ÷ CAPI's Go server (`sigs.k8s.io/cluster-api/exp/runtime/server` v1.14.2): above 1 is better for requests per CPU-second, below 1 is better for latency and memory.", "",
              "## Serving", "", "| Hook | Proto | Clients | req/s Rust | req/s Go | req/CPU-s Rust | req/CPU-s Go | ratio | p50 ms Rust / Go | p99 ms Rust / Go | p99 ratio | max ms Rust / Go | errors |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -382,7 +411,7 @@ def report(serv, cod, tool, bld, prof, testext=None):
               f"| server CPU per request under load (h2, 50 clients) | {cpu_per_req_us:.0f} µs | | {criterion_overhead * 100:.0f}% above criterion's codec |",
               f"| the server's CPU above its own codec under that load (perf samples: all but decode, handler, encode over those; {len(profiled)} rounds) | "
               + (f"{overhead * 100:.0f}% (rounds: {', '.join(f'{100 * o:.1f}%' for o in profiled)})" if profiled else "not measured (no perf)") + " | | |",
-              "", "Criterion times the codec alone on an otherwise idle CPU, the server shares both CPUs with the load generator, so their ratio moves with the machine from run to run; the profile compares the codec with the rest inside the one server process, under the load.",
+              "", "Criterion times the codec alone on an otherwise idle machine, the server runs beside the load generator (on a CPU of its own unless `BENCH_PIN=0`, yet sharing caches and memory bandwidth), so their ratio moves with the machine from run to run; the profile compares the codec with the rest inside the one server process, under the load.",
               "", "## Goals", "", "| Goal | Measured | Met |", "|---|---|---|"]
     rss_ratio = max(ratio(a_rss, b_rss) for a_rss, b_rss in scenario_rss(load))
     codec_speedup = ratio(cod["go_codec_us"], cod["rust_codec_us"])
@@ -440,7 +469,7 @@ def testext_report(data):
              f"`examples/capi-test-extension` against CAPI's own test extension (module `sigs.k8s.io/cluster-api/test`, `extension/`), "
              f"both release builds, on the GeneratePatches request CAPI makes for its runtimesdk quick-start ClusterClass with three "
              f"MachineDeployments and a MachinePool ({data['payload_kib']:.0f} KiB, {data['items']} items, built by `capi-ext render --write-requests`); "
-             "the answers are the same (`make differential`).", "",
+             "the answers are the same (`make differential`).", "", placement(data["results"]), "",
              "| Proto | Clients | req/s port | req/s Go | req/CPU-s port | req/CPU-s Go | ratio | p99 ms port / Go | p99 ratio | peak RSS port / Go | errors |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for proto in ["h2", "h1"]:

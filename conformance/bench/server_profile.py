@@ -77,7 +77,7 @@ def measure(bins, certs, out):
     port = run.free_port()
     pid, base, _, _ = run.start_server("rust", bins, str(certs), port)
     url = f"{base}/generatepatches/generate-patches?timeout=10s"
-    load = [bins["loadgen"], "-url", url, "-ca", f"{certs}/ca.crt", "-proto", PROTO, "-c", CLIENTS, "-body", str(run.PAYLOAD)]
+    load = run.pinned([bins["loadgen"], "-url", url, "-ca", f"{certs}/ca.crt", "-proto", PROTO, "-c", CLIENTS, "-body", str(run.PAYLOAD)], run.LOAD_CPUS)
     data = out / "perf.data"
     try:
         run.sh(load + ["-d", "2s"])  # warm-up
