@@ -96,6 +96,39 @@ impl Input {
             .unwrap_or(&self.settings)
     }
 
+    /// A warning for each ExtensionConfig of [`extension_settings`](Self::extension_settings)
+    /// the ClusterClass calls no handler of: CAPI sends its settings to no hook of this class.
+    ///
+    /// ```
+    /// let mut input = capi_ext_render::Input::default();
+    /// input.cluster_class = serde_json::json!({"spec": {"patches": [
+    ///     {"name": "p", "external": {"generatePatchesExtension": "patches.topology"}}]}});
+    /// input.extension_settings.insert("topology".into(), Default::default());
+    /// assert!(input.uncalled_extension_configs().is_empty());
+    /// input.extension_settings.insert("other".into(), Default::default());
+    /// assert_eq!(input.uncalled_extension_configs().len(), 1);
+    /// ```
+    pub fn uncalled_extension_configs(&self) -> Vec<String> {
+        let called = self.extension_configs();
+        let calls = if called.is_empty() {
+            "it calls none".to_string()
+        } else {
+            format!(
+                "it calls {}",
+                called.iter().cloned().collect::<Vec<_>>().join(", ")
+            )
+        };
+        self.extension_settings
+            .keys()
+            .filter(|name| !called.contains(*name))
+            .map(|name| {
+                format!(
+                    "ExtensionConfig {name}: the ClusterClass calls no handler of it ({calls}); CAPI sends an ExtensionConfig's settings only to its own handlers (`<handler>.{name}`), so its settings were sent to no hook"
+                )
+            })
+            .collect()
+    }
+
     /// The ExtensionConfigs the ClusterClass calls: the names after the dot of its external
     /// patches' handlers and of its GenerateUpgradePlan handler (`<handler>.<ExtensionConfig>`).
     ///

@@ -402,6 +402,7 @@ pub async fn render<C: Caller>(input: &Input, caller: &C) -> Result<Rendered, Re
     rendered.unpatched = desired.objects();
     rendered.roles = desired.roles();
     rendered.warnings = std::mem::take(&mut desired.warnings);
+    rendered.warnings.extend(input.uncalled_extension_configs());
 
     let mut request = build_request(
         &blueprint,
