@@ -1,4 +1,5 @@
-//! Go duration strings (`10s`, `1m30s`, `500ms`), as CAPI writes them in `?timeout=`.
+//! Go duration strings (`10s`, `1m30s`, `500ms`): as CAPI writes them in `?timeout=`, and as
+//! Go reads and writes a `metav1.Duration` (`time.ParseDuration`, `time.Duration.String`).
 
 use std::time::Duration;
 
@@ -13,37 +14,9 @@ use std::time::Duration;
 /// assert_eq!(parse_go_duration("soon"), None);
 /// ```
 pub fn parse_go_duration(text: &str) -> Option<Duration> {
-    if text == "0" {
-        return Some(Duration::ZERO);
-    }
-    let mut rest = text.strip_prefix('+').unwrap_or(text);
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-        if num_len == 0 {
-            return None;
-        }
-        let value: f64 = rest[..num_len].parse().ok()?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        total += value * scale;
-        rest = &rest[unit_len..];
-    }
-    Duration::try_from_secs_f64(total).ok()
+    parse_go_nanos(text)
+        .and_then(|nanos| u64::try_from(nanos).ok())
+        .map(Duration::from_nanos)
 }
 
 /// Formats a duration the short way Go does for whole values (`10s`, `1m0s` is written `60s`).
@@ -54,6 +27,182 @@ pub fn format_seconds(duration: Duration) -> String {
     } else {
         format!("{secs}s")
     }
+}
+
+/// Go's `time.ParseDuration`, in nanoseconds: `None` where Go returns an error (negative
+/// durations are Go's too).
+///
+/// ```
+/// use capi_ext::duration::parse_go_nanos;
+/// assert_eq!(parse_go_nanos("1m30s"), Some(90_000_000_000));
+/// assert_eq!(parse_go_nanos("-1.5h"), Some(-5_400_000_000_000));
+/// assert_eq!(parse_go_nanos("90"), None);
+/// ```
+pub fn parse_go_nanos(orig: &str) -> Option<i64> {
+    let mut s = orig;
+    let mut neg = false;
+    if let Some(rest) = s.strip_prefix('-') {
+        neg = true;
+        s = rest;
+    } else if let Some(rest) = s.strip_prefix('+') {
+        s = rest;
+    }
+    if s == "0" {
+        return Some(0);
+    }
+    if s.is_empty() {
+        return None;
+    }
+    const LIMIT: u64 = 1 << 63;
+    let mut d: u64 = 0;
+    while !s.is_empty() {
+        let b = s.as_bytes();
+        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
+            return None;
+        }
+        // The integer part.
+        let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+        let mut v: u64 = 0;
+        for c in &b[..digits] {
+            if v > LIMIT / 10 {
+                return None;
+            }
+            v = v * 10 + u64::from(c - b'0');
+            if v > LIMIT {
+                return None;
+            }
+        }
+        s = &s[digits..];
+        let pre = digits > 0;
+        // The fraction.
+        let (mut f, mut scale, mut post) = (0u64, 1f64, false);
+        if let Some(rest) = s.strip_prefix('.') {
+            let b = rest.as_bytes();
+            let n = b.iter().take_while(|c| c.is_ascii_digit()).count();
+            let mut overflow = false;
+            for c in &b[..n] {
+                if overflow {
+                    continue;
+                }
+                if f > (LIMIT - 1) / 10 {
+                    overflow = true;
+                    continue;
+                }
+                let y = f * 10 + u64::from(c - b'0');
+                if y > LIMIT {
+                    overflow = true;
+                    continue;
+                }
+                f = y;
+                scale *= 10.0;
+            }
+            post = n > 0;
+            s = &rest[n..];
+        }
+        if !pre && !post {
+            return None;
+        }
+        let i = s
+            .bytes()
+            .position(|c| c == b'.' || c.is_ascii_digit())
+            .unwrap_or(s.len());
+        if i == 0 {
+            return None;
+        }
+        let unit: u64 = match &s[..i] {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return None,
+        };
+        s = &s[i..];
+        if v > LIMIT / unit {
+            return None;
+        }
+        v *= unit;
+        if f > 0 {
+            v += (f as f64 * (unit as f64 / scale)) as u64;
+            if v > LIMIT {
+                return None;
+            }
+        }
+        d += v;
+        if d > LIMIT {
+            return None;
+        }
+    }
+    if neg {
+        return Some((d as i64).wrapping_neg());
+    }
+    if d > LIMIT - 1 {
+        return None;
+    }
+    Some(d as i64)
+}
+
+/// Go's `time.Duration.String` of `d` nanoseconds: how Go writes a duration back, e.g. a
+/// `metav1.Duration` it decoded (`90s` is written `1m30s`).
+///
+/// ```
+/// use capi_ext::duration::format_go;
+/// assert_eq!(format_go(90_000_000_000), "1m30s");
+/// assert_eq!(format_go(1_500_000), "1.5ms");
+/// assert_eq!(format_go(0), "0s");
+/// ```
+pub fn format_go(d: i64) -> String {
+    let neg = d < 0;
+    let mut u = d.unsigned_abs();
+    let frac = |u: u64, prec: u32| -> (String, u64) {
+        let mut digits = String::new();
+        let mut v = u;
+        let mut print = false;
+        for _ in 0..prec {
+            let digit = v % 10;
+            print = print || digit != 0;
+            if print {
+                digits.insert(0, char::from(b'0' + digit as u8));
+            }
+            v /= 10;
+        }
+        if print {
+            digits.insert(0, '.');
+        }
+        (digits, v)
+    };
+    let mut out;
+    if u < 1_000_000_000 {
+        if u == 0 {
+            return "0s".into();
+        }
+        let (unit, prec) = if u < 1_000 {
+            ("ns", 0)
+        } else if u < 1_000_000 {
+            ("µs", 3)
+        } else {
+            ("ms", 6)
+        };
+        let (f, whole) = frac(u, prec);
+        out = format!("{whole}{f}{unit}");
+    } else {
+        let (f, whole) = frac(u, 9);
+        u = whole;
+        out = format!("{}{f}s", u % 60);
+        u /= 60;
+        if u > 0 {
+            out = format!("{}m{out}", u % 60);
+            u /= 60;
+            if u > 0 {
+                out = format!("{u}h{out}");
+            }
+        }
+    }
+    if neg {
+        out.insert(0, '-');
+    }
+    out
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use super::super::format::print;
 use super::super::parse::parse_integer;
 use super::super::value::{Elem, Value};
 use super::{Out, Table, Ty, int, sig, string, text};
+pub(crate) use capi_ext::duration::parse_go_nanos as parse_duration;
 
 pub(super) const TABLE: Table = &[
     sig("atoi", &[Ty::Str], None),
@@ -272,60 +273,6 @@ fn decimal_op(first: &Value, rest: &[Value], op: char) -> Out {
     Ok(Value::Float(acc.to_f64()))
 }
 
-/// Go's `time.Duration.String`.
-fn duration_string(d: i64) -> String {
-    let neg = d < 0;
-    let mut u = d.unsigned_abs();
-    let frac = |u: u64, prec: u32| -> (String, u64) {
-        let mut digits = String::new();
-        let mut v = u;
-        let mut print = false;
-        for _ in 0..prec {
-            let digit = v % 10;
-            print = print || digit != 0;
-            if print {
-                digits.insert(0, char::from(b'0' + digit as u8));
-            }
-            v /= 10;
-        }
-        if print {
-            digits.insert(0, '.');
-        }
-        (digits, v)
-    };
-    let mut out;
-    if u < 1_000_000_000 {
-        if u == 0 {
-            return "0s".into();
-        }
-        let (unit, prec) = if u < 1_000 {
-            ("ns", 0)
-        } else if u < 1_000_000 {
-            ("µs", 3)
-        } else {
-            ("ms", 6)
-        };
-        let (f, whole) = frac(u, prec);
-        out = format!("{whole}{f}{unit}");
-    } else {
-        let (f, whole) = frac(u, 9);
-        u = whole;
-        out = format!("{}{f}s", u % 60);
-        u /= 60;
-        if u > 0 {
-            out = format!("{}m{out}", u % 60);
-            u /= 60;
-            if u > 0 {
-                out = format!("{u}h{out}");
-            }
-        }
-    }
-    if neg {
-        out.insert(0, '-');
-    }
-    out
-}
-
 pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
     let i64s = || args.iter().map(to_int64);
     match name {
@@ -400,7 +347,7 @@ pub(super) fn call(name: &str, args: Vec<Value>) -> Out {
                 Value::Int64(i) => *i,
                 _ => 0,
             };
-            string(duration_string(n.wrapping_mul(1_000_000_000)))
+            string(capi_ext::duration::format_go(n.wrapping_mul(1_000_000_000)))
         }
         "durationRound" => {
             let d = match &args[0] {
@@ -460,112 +407,6 @@ fn ldexp(mut frac: f64, mut exp: i64) -> f64 {
         exp += 1000;
     }
     frac * 2f64.powi(exp as i32)
-}
-
-/// Go's `time.ParseDuration` (`None` where it errors).
-pub(crate) fn parse_duration(orig: &str) -> Option<i64> {
-    let mut s = orig;
-    let mut neg = false;
-    if let Some(rest) = s.strip_prefix('-') {
-        neg = true;
-        s = rest;
-    } else if let Some(rest) = s.strip_prefix('+') {
-        s = rest;
-    }
-    if s == "0" {
-        return Some(0);
-    }
-    if s.is_empty() {
-        return None;
-    }
-    const LIMIT: u64 = 1 << 63;
-    let mut d: u64 = 0;
-    while !s.is_empty() {
-        let b = s.as_bytes();
-        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
-            return None;
-        }
-        // The integer part.
-        let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
-        let mut v: u64 = 0;
-        for c in &b[..digits] {
-            if v > LIMIT / 10 {
-                return None;
-            }
-            v = v * 10 + u64::from(c - b'0');
-            if v > LIMIT {
-                return None;
-            }
-        }
-        s = &s[digits..];
-        let pre = digits > 0;
-        // The fraction.
-        let (mut f, mut scale, mut post) = (0u64, 1f64, false);
-        if let Some(rest) = s.strip_prefix('.') {
-            let b = rest.as_bytes();
-            let n = b.iter().take_while(|c| c.is_ascii_digit()).count();
-            let mut overflow = false;
-            for c in &b[..n] {
-                if overflow {
-                    continue;
-                }
-                if f > (LIMIT - 1) / 10 {
-                    overflow = true;
-                    continue;
-                }
-                let y = f * 10 + u64::from(c - b'0');
-                if y > LIMIT {
-                    overflow = true;
-                    continue;
-                }
-                f = y;
-                scale *= 10.0;
-            }
-            post = n > 0;
-            s = &rest[n..];
-        }
-        if !pre && !post {
-            return None;
-        }
-        let i = s
-            .bytes()
-            .position(|c| c == b'.' || c.is_ascii_digit())
-            .unwrap_or(s.len());
-        if i == 0 {
-            return None;
-        }
-        let unit: u64 = match &s[..i] {
-            "ns" => 1,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return None,
-        };
-        s = &s[i..];
-        if v > LIMIT / unit {
-            return None;
-        }
-        v *= unit;
-        if f > 0 {
-            v += (f as f64 * (unit as f64 / scale)) as u64;
-            if v > LIMIT {
-                return None;
-            }
-        }
-        d += v;
-        if d > LIMIT {
-            return None;
-        }
-    }
-    if neg {
-        return Some((d as i64).wrapping_neg());
-    }
-    if d > LIMIT - 1 {
-        return None;
-    }
-    Some(d as i64)
 }
 
 /// sprig's `durationRound`: the largest whole unit (years of 365 days, months of 30).
