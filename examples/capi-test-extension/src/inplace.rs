@@ -126,10 +126,52 @@ fn kubeadm_config_spec(current: &mut KubeadmConfigSpec, desired: &KubeadmConfigS
             .local
             .get_or_insert_with(Default::default)
             .image_tag = wanted;
+        // Go's structs are `omitzero`: one the removed tag leaves empty is not written.
+        if let Some(cluster) = &mut current.cluster_configuration {
+            if let Some(etcd) = &mut cluster.etcd {
+                none_if_empty(&mut etcd.local);
+            }
+            none_if_empty(&mut cluster.etcd);
+        }
+        none_if_empty(&mut current.cluster_configuration);
     }
     if current.files != desired.files {
         current.files = desired.files.clone();
     }
+}
+
+/// `None` for a part left empty, as Go does not write an empty `omitzero` struct.
+fn none_if_empty<T: Default + PartialEq>(part: &mut Option<T>) {
+    if part.as_ref().is_some_and(|p| *p == T::default()) {
+        *part = None;
+    }
+}
+
+/// The durations of a Dev or Docker machine's spec, as pointers below it: Go decodes each into
+/// a `metav1.Duration` and writes it back its own way (`90s` as `1m30s`).
+const MACHINE_DURATIONS: &[&str] = &[
+    "/backend/docker/bootstrapTimeout",
+    "/backend/inMemory/vm/provisioning/startupDuration",
+    "/backend/inMemory/node/provisioning/startupDuration",
+    "/backend/inMemory/apiServer/provisioning/startupDuration",
+    "/backend/inMemory/etcd/provisioning/startupDuration",
+    "/bootstrapTimeout",
+];
+
+/// Writes the durations of the machine spec at `spec` as Go writes them back after decoding
+/// the object: Go's answer is the difference between what CAPI sent and its own encoding of
+/// the object, so a duration Go spells otherwise is changed in its patch even when the
+/// extension changed nothing. A duration Go cannot read fails, as Go's decoding does.
+fn durations_as_go_writes(object: &mut Value, spec: &str) -> Result<(), String> {
+    for field in MACHINE_DURATIONS {
+        let pointer = format!("{spec}{field}");
+        if let Some(Value::String(text)) = object.pointer_mut(&pointer) {
+            let nanos = capi_ext::duration::parse_go_nanos(text)
+                .ok_or_else(|| format!("{pointer}: time: invalid duration {text:?}"))?;
+            *text = capi_ext::duration::format_go(nanos);
+        }
+    }
+    Ok(())
 }
 
 /// `canUpdateDevMachineSpec`: the docker backend's bootstrap timeout.
@@ -148,6 +190,24 @@ fn object_patch(current: &Value, desired: &Value, spec: &str, what: &str) -> Res
     let kind = known_kind(current, &format!("current {what}"))?;
     let desired_kind = known_kind(desired, &format!("desired {what}"))?;
     let mut updated = current.clone();
+    // Go decodes both objects (a duration it cannot read fails) and writes the current one
+    // back its own way, so durations are compared and copied in Go's spelling.
+    let with_durations = |object: &Value, kind: &str| -> Result<Option<Value>, String> {
+        if !matches!(
+            kind,
+            "DevMachine" | "DevMachineTemplate" | "DockerMachine" | "DockerMachineTemplate"
+        ) {
+            return Ok(None);
+        }
+        let mut object = object.clone();
+        durations_as_go_writes(&mut object, spec)?;
+        Ok(Some(object))
+    };
+    if let Some(written) = with_durations(current, kind)? {
+        updated = written;
+    }
+    let desired_written = with_durations(desired, desired_kind)?;
+    let desired = desired_written.as_ref().unwrap_or(desired);
     let same = |k: &str| kind == k && desired_kind == k;
     if same("KubeadmConfig") || same("KubeadmConfigTemplate") {
         update_part(&mut updated, desired, spec, kubeadm_config_spec)?;
@@ -394,10 +454,58 @@ mod tests {
                 {"op": "replace", "path": "/spec/files", "value": [{"path": "/b", "content": "x"}]},
             ])
         );
-        // The bootstrap timeout; not the image.
+        // The bootstrap timeout (as Go writes it back); not the image.
         assert_eq!(
             ops(&response.infrastructure_machine_patch),
-            json!([{"op": "replace", "path": "/spec/backend/docker/bootstrapTimeout", "value": "5m"}])
+            json!([{"op": "replace", "path": "/spec/backend/docker/bootstrapTimeout", "value": "5m0s"}])
+        );
+    }
+
+    #[tokio::test]
+    async fn durations_are_written_as_go_writes_them_back() {
+        let m = || machine("v1.33.0", "fd1", "s1");
+        let config = || kubeadm_config("3.5.0", "/a", "one");
+        // Unchanged, yet Go's answer rewrites it: Go diffs CAPI's text with its own encoding.
+        let response = can_update_machine(request(
+            [m(), config(), dev_machine("90s", "i")],
+            [m(), config(), dev_machine("90s", "i")],
+        ))
+        .await;
+        assert_eq!(
+            ops(&response.infrastructure_machine_patch),
+            json!([{"op": "replace", "path": "/spec/backend/docker/bootstrapTimeout", "value": "1m30s"}])
+        );
+        let response = can_update_machine(request(
+            [m(), config(), dev_machine("soon", "i")],
+            [m(), config(), dev_machine("1m0s", "i")],
+        ))
+        .await;
+        assert_eq!(response.status, ResponseStatus::Failure);
+        assert!(
+            response.message.contains("invalid duration \"soon\""),
+            "{}",
+            response.message
+        );
+    }
+
+    #[tokio::test]
+    async fn a_removed_etcd_image_tag_leaves_no_empty_parts() {
+        let m = || machine("v1.33.0", "fd1", "s1");
+        let mut bare = kubeadm_config("3.5.0", "/a", "one");
+        bare["spec"]
+            .as_object_mut()
+            .unwrap()
+            .remove("clusterConfiguration");
+        let mut tagged = bare.clone();
+        tagged["spec"]["clusterConfiguration"] = json!({"etcd": {"local": {"imageTag": "3.5.0"}}});
+        let response = can_update_machine(request(
+            [m(), tagged, dev_machine("1m0s", "i")],
+            [m(), bare, dev_machine("1m0s", "i")],
+        ))
+        .await;
+        assert_eq!(
+            ops(&response.bootstrap_config_patch),
+            json!([{"op": "remove", "path": "/spec/clusterConfiguration"}])
         );
     }
 
@@ -416,11 +524,11 @@ mod tests {
         let mut desired = machine("v1.33.0", "fd1", "s1");
         desired["spec"].as_object_mut().unwrap().remove("version");
         let req = request(
-            [current, config, dev_machine("3m", "i")],
+            [current, config, dev_machine("3m0s", "i")],
             [
                 desired,
                 kubeadm_config("3.6.0", "/a", "one"),
-                dev_machine("3m", "i"),
+                dev_machine("3m0s", "i"),
             ],
         );
         let response = can_update_machine(req).await;
@@ -539,7 +647,7 @@ mod tests {
         );
         assert_eq!(
             ops(&response.infrastructure_machine_template_patch),
-            json!([{"op": "replace", "path": "/spec/template/spec/backend/docker/bootstrapTimeout", "value": "5m"}])
+            json!([{"op": "replace", "path": "/spec/template/spec/backend/docker/bootstrapTimeout", "value": "5m0s"}])
         );
 
         let mut disabled = req;
