@@ -77,6 +77,7 @@ func main() {
 	n := flag.Int("n", 200, "topologies per seed")
 	seed := flag.Int64("seed", 1, "the fixed seed")
 	randomSeed := flag.Int64("random-seed", 0, "a second seed, new each run (0: none)")
+	inPlaceN := flag.Int("inplace-n", 200, "with -test-extension-url: in-place update cases per seed")
 	work := flag.String("work", "", "directory the cases are written to (each failing one is kept)")
 	capiVersion := flag.String("capi-version", "", "the Cluster API release this is built from (render plays its engine)")
 	parallel := flag.Int("parallel", 2, "cases computed at once")
@@ -110,7 +111,15 @@ func main() {
 		fmt.Printf("CAPI's test extension, the port against Go's, under CAPI's code: %d topologies\n", len(cases))
 		results := runPeerCases(port, goes, cases, *parallel)
 		reportByOrigin(cases, results)
+		seeds := []int64{*seed}
+		if *randomSeed != 0 {
+			seeds = append(seeds, *randomSeed)
+		}
+		inPlaceAgree := runInPlacePeer(port, goes, seeds, *inPlaceN, *parallel)
 		report(results, time.Since(start), *verbose)
+		if !inPlaceAgree {
+			os.Exit(1)
+		}
 		return
 	}
 

@@ -66,7 +66,10 @@ build_program() {
       "$module"/capiextdifferential/*.go
   fi
   local program="$cache/differential-$version"
-  (cd "$module" && go build -trimpath -o "$program" ./capiextdifferential) || return 1
+  # The in-place handlers' comparison reaches reconcilers the v1.12 shims do not (inplace.go).
+  local tags=""
+  [ "$shims" = conformance/differential/capi-v1.12 ] || tags=capiext_inplace
+  (cd "$module" && go build -trimpath -tags "$tags" -o "$program" ./capiextdifferential) || return 1
   echo "$program"
 }
 program=$(build_program "$CAPI_VERSION") || exit 1
@@ -136,5 +139,6 @@ echo "======== CAPI's test extension: the port against Go's under Cluster API $C
 "$program" -capi-ext "$target_dir/debug/capi-ext" -url "https://127.0.0.1:$test_ext_port" -ca "$work/certs/ca.crt" \
   -work "$work/peer-cases" -capi-version "$CAPI_VERSION" \
   -test-extension-url "https://127.0.0.1:$test_ext_port" -go-test-extension-url "https://127.0.0.1:$go_port" \
+  -seed "${DIFFERENTIAL_SEED:-1}" -random-seed "$random_seed" -inplace-n "${DIFFERENTIAL_INPLACE_CASES:-200}" \
   -capi-module "$(module_dir "sigs.k8s.io/cluster-api@$CAPI_VERSION")" \
   -test-module "$(module_dir "sigs.k8s.io/cluster-api/test@$CAPI_VERSION")"
