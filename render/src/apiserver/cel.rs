@@ -288,10 +288,10 @@ fn rule_error_string(rule: &Rule) -> &str {
     }
 }
 
-/// An evaluation error in cel-go's words where they are known (cel-go's `common/types/err.go`:
-/// a missing field, `no such key: <name>`, division and modulus by zero, integer overflows), else
-/// as the CEL crate words it. cel-go's list index error names the list's size, which the CEL
-/// crate's does not carry: it keeps the crate's words.
+/// An evaluation error in cel-go's words where they are known (cel-go's `common/types/err.go`
+/// and `interpreter/attributes.go`: a missing field, `no such key: <name>`, division and
+/// modulus by zero, integer overflows, `index out of bounds: <index>`), else as the CEL crate
+/// words it.
 pub(super) fn go_words(error: &cel::ExecutionError) -> String {
     use cel::objects::Value;
     match error {
@@ -306,6 +306,14 @@ pub(super) fn go_words(error: &cel::ExecutionError) -> String {
             } else {
                 "integer overflow".into()
             }
+        }
+        // cel-go indexes a list through its attribute qualifiers (`refQualify`), whose error
+        // is `missingIndex`, the index printed with `%v`.
+        cel::ExecutionError::IndexOutOfBounds(Value::Int(index)) => {
+            format!("index out of bounds: {index}")
+        }
+        cel::ExecutionError::IndexOutOfBounds(Value::UInt(index)) => {
+            format!("index out of bounds: {index}")
         }
         other => other.to_string(),
     }

@@ -129,6 +129,13 @@ fn runtime_errors_are_worded_as_cel_go_words_them() {
         "unsigned integer overflow"
     );
     assert_eq!(error("{'a': 1}.b > 0"), "no such key: b");
+    assert_eq!(error("[1, 2][5] > 0"), "index out of bounds: 5");
+    assert_eq!(
+        error("[0][0] + [1, 2, 3][-1] > 0"),
+        "index out of bounds: -1"
+    );
+    assert_eq!(error("[1][3u] > 0"), "index out of bounds: 3");
+    assert_eq!(error("{'a': [[7]]}.a[0][1] > 0"), "index out of bounds: 1");
 }
 
 #[test]
