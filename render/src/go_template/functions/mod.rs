@@ -170,7 +170,7 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     (
         "buildCustomCert",
-        "certificate handling is not implemented by render",
+        "its verdict is that of Go's x509.ParseCertificate and private key parsers (PKCS #8, PKCS #1 with Go's RSA key checks, SEC 1, DSA) on any bytes, not ported to render",
     ),
     (
         "encryptAES",
