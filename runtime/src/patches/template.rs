@@ -165,10 +165,12 @@ impl Template {
     /// Whether `object` is the template as sent: its text compared first (Kubernetes' and
     /// serde_json's encoders agree on most objects), else the decoded values.
     pub(crate) fn is_sent(&self, object: &Value) -> bool {
-        if let (None, Some(text)) = (self.sent.decoded(), self.sent.raw())
-            && serde_json::to_string(object).is_ok_and(|encoded| same_text(&encoded, text))
-        {
-            return true;
+        if let (None, Some(text)) = (self.sent.decoded(), self.sent.raw()) {
+            // Sized for the text: the usual answer is "the same", so it fits without growing.
+            let mut encoded = Vec::with_capacity(text.len());
+            if serde_json::to_writer(&mut encoded, object).is_ok() && same_text(&encoded, text) {
+                return true;
+            }
         }
         self.sent.value() == object
     }
@@ -336,12 +338,12 @@ impl Template {
 /// Whether the JSON text `text` is `compact` with whitespace between its tokens (as a request
 /// written indented has it): the same bytes otherwise, so the same value. `false` says
 /// nothing (another escape or number spelling may still be the same value).
-fn same_text(compact: &str, text: &str) -> bool {
+fn same_text(compact: &[u8], text: &str) -> bool {
     if compact.len() == text.len() {
         // As CAPI's client sends them: no whitespace to skip.
-        return compact == text;
+        return compact == text.as_bytes();
     }
-    let mut compact = compact.bytes();
+    let mut compact = compact.iter().copied();
     let (mut in_string, mut escaped) = (false, false);
     for byte in text.bytes() {
         if !in_string && matches!(byte, b' ' | b'\n' | b'\r' | b'\t') {
@@ -565,16 +567,85 @@ mod tests {
     }
 
     #[test]
+    fn diff_lists_removals_and_changes_in_key_order_then_additions() {
+        let before = json!({"a": 1, "c": {"x": 1}, "e": 1});
+        let after = json!({"b": 1, "c": {"w": 0, "x": 2}, "d": 1, "f": 1});
+        let paths: Vec<String> = diff(&before, &after)
+            .iter()
+            .map(|op| match op {
+                JsonPatchOp::Add { path, .. } => format!("add {path}"),
+                JsonPatchOp::Remove { path } => format!("remove {path}"),
+                JsonPatchOp::Replace { path, .. } => format!("replace {path}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "remove /a",
+                "replace /c/x",
+                "add /c/w",
+                "remove /e",
+                "add /b",
+                "add /d",
+                "add /f"
+            ]
+        );
+    }
+
+    #[test]
+    fn diff_applied_to_before_gives_after() {
+        // Objects drawn from a few keys at each level, so members are shared, dropped and new.
+        fn draw(seed: &mut u64, depth: u32) -> Value {
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = *seed >> 33;
+            if depth == 0 || r.is_multiple_of(4) {
+                return json!(r % 3);
+            }
+            let mut map = serde_json::Map::new();
+            for key in ["a", "b/c", "d", "e~f", "g"] {
+                *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                if !(*seed >> 40).is_multiple_of(3) {
+                    map.insert(key.into(), draw(seed, depth - 1));
+                }
+            }
+            Value::Object(map)
+        }
+        let mut seed = 7;
+        for _ in 0..500 {
+            let (before, after) = (draw(&mut seed, 4), draw(&mut seed, 4));
+            if !before.is_object() || !after.is_object() {
+                continue;
+            }
+            let mut t = Template::new(before.clone());
+            for op in diff(&before, &after) {
+                match op {
+                    JsonPatchOp::Add { path, value } | JsonPatchOp::Replace { path, value } => {
+                        t.set(&path, value).unwrap();
+                    }
+                    JsonPatchOp::Remove { path } => {
+                        t.remove(&path).unwrap();
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+            assert_eq!(t.object(), &after, "from {before}");
+        }
+    }
+
+    #[test]
     fn same_text_skips_whitespace_between_tokens_only() {
         assert!(same_text(
-            r#"{"a":[1,"x y"]}"#,
+            br#"{"a":[1,"x y"]}"#,
             "{ \"a\" :\n [1, \"x y\"] }"
         ));
-        assert!(same_text(r#"{"a":"q\"b"}"#, r#"{"a": "q\"b"}"#));
-        assert!(!same_text(r#"{"a":"xy"}"#, r#"{"a":"x y"}"#));
-        assert!(!same_text(r#"{"a":1}"#, r#"{"a":2}"#));
-        assert!(!same_text(r#"{"a":1}"#, r#"{"a":1,"b":2}"#));
-        assert!(!same_text(r#"{"a":"<"}"#, r#"{"a":"\u003c"}"#));
+        assert!(same_text(br#"{"a":"q\"b"}"#, r#"{"a": "q\"b"}"#));
+        assert!(!same_text(br#"{"a":"xy"}"#, r#"{"a":"x y"}"#));
+        assert!(!same_text(br#"{"a":1}"#, r#"{"a":2}"#));
+        assert!(!same_text(br#"{"a":1}"#, r#"{"a":1,"b":2}"#));
+        assert!(!same_text(br#"{"a":"<"}"#, r#"{"a":"\u003c"}"#));
     }
 
     #[test]
