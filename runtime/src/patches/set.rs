@@ -388,12 +388,17 @@ impl<V: DeserializeOwned> PatchSet<V> {
             .as_ref()
             .map(|m| m.class.as_str());
         let mp_class = builtins.machine_pool.as_ref().map(|m| m.class.as_str());
+        let (api_version, kind) = (item.object.api_version(), item.object.kind());
         let mut selected = self
             .patches
             .iter()
             .filter(|p| {
-                p.selector
-                    .matches(&item.object, &item.holder_reference, md_class, mp_class)
+                p.selector.matches_named(
+                    (&api_version, &kind),
+                    &item.holder_reference,
+                    md_class,
+                    mp_class,
+                )
             })
             .peekable();
         if selected.peek().is_none() {
