@@ -6,6 +6,7 @@
 mod images;
 
 use crate::semver::Version;
+use std::sync::LazyLock;
 
 pub use images::{LATEST_MODE, PRE_BUILT};
 
@@ -13,11 +14,14 @@ fn mapped(entry: &(&str, &str, &str)) -> Version {
     Version::parse(entry.0).expect("the kind mapper's versions parse")
 }
 
+/// [`PRE_BUILT`]'s versions, parsed once (every GeneratePatches call looks images up).
+static PRE_BUILT_VERSIONS: LazyLock<Vec<Version>> =
+    LazyLock::new(|| PRE_BUILT.iter().map(mapped).collect());
+
 /// `kind.GetMapping(version, "").Image`: the pre-built image of that exact version, else
 /// `kindest/node:v<version>` (the characters an OCI tag refuses replaced by `_`).
 pub fn image(version: &Version) -> String {
-    for entry in PRE_BUILT {
-        let known = mapped(entry);
+    for (entry, known) in PRE_BUILT.iter().zip(PRE_BUILT_VERSIONS.iter()) {
         if (known.major, known.minor) != (version.major, version.minor) {
             continue;
         }
