@@ -256,15 +256,12 @@ impl Selector {
         machine_deployment_class: Option<&str>,
         machine_pool_class: Option<&str>,
     ) -> bool {
-        if self
-            .api_version
-            .as_deref()
-            .is_some_and(|v| v != object.api_version())
-            || self.kind.as_deref().is_some_and(|k| k != object.kind())
-        {
-            return false;
-        }
-        self.matches_holder(holder, machine_deployment_class, machine_pool_class)
+        self.matches_named(
+            (&object.api_version(), &object.kind()),
+            holder,
+            machine_deployment_class,
+            machine_pool_class,
+        )
     }
 
     /// [`Self::matches`] for a template whose `apiVersion` and `kind` were read already (a
@@ -284,16 +281,6 @@ impl Selector {
         {
             return false;
         }
-        self.matches_holder(holder, machine_deployment_class, machine_pool_class)
-    }
-
-    /// What [`Self::matches`] checks after the template's kind: its holder and class.
-    fn matches_holder(
-        &self,
-        holder: &HolderReference,
-        machine_deployment_class: Option<&str>,
-        machine_pool_class: Option<&str>,
-    ) -> bool {
         let path = holder.field_path.as_str();
         if self.field_path.as_deref().is_some_and(|p| p != path) {
             return false;
