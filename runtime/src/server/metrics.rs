@@ -8,6 +8,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
+use std::sync::RwLock;
 
 /// Labels of a finished request.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -61,7 +62,25 @@ pub struct Metrics {
     pub(crate) budget_waiting: Gauge,
     certificate_expiry: Gauge,
     certificate_reloads: Family<ResultLabels, Counter>,
+    /// The request series met so far, so that counting a request builds no labels (a family
+    /// looks a series up by an owned label set: four strings made and hashed per request).
+    series: RwLock<Vec<Series>>,
 }
+
+/// One request series: its labels and the counter and histogram the families hold for them
+/// (a clone shares its value with the family's).
+struct Series {
+    hook: String,
+    handler: String,
+    status: String,
+    code: u16,
+    requests: Counter,
+    duration: Histogram,
+}
+
+/// Series kept beyond this many are looked up in the families each time (hook, handler,
+/// status and code are few in practice: this only bounds an unusual extension).
+const MAX_SERIES_KEPT: usize = 256;
 
 /// Counts one in the series of `reason`.
 fn count(family: &Family<ReasonLabels, Counter>, reason: &str) {
@@ -192,6 +211,7 @@ impl Default for Metrics {
             budget_waiting,
             certificate_expiry,
             certificate_reloads,
+            series: RwLock::default(),
         }
     }
 }
@@ -206,20 +226,49 @@ impl Metrics {
 
     /// Records a finished request.
     pub fn observe(&self, hook: &str, handler: &str, status: &str, code: u16, seconds: f64) {
-        self.requests
-            .get_or_create(&RequestLabels {
-                hook: hook.to_string(),
-                handler: handler.to_string(),
-                status: status.to_string(),
-                code: code.to_string(),
-            })
-            .inc();
-        self.duration
-            .get_or_create(&HandlerLabels {
-                hook: hook.to_string(),
-                handler: handler.to_string(),
-            })
-            .observe(seconds);
+        let matches = |s: &Series| {
+            s.code == code && s.hook == hook && s.handler == handler && s.status == status
+        };
+        let seen = self.series.read().ok().and_then(|series| {
+            series
+                .iter()
+                .find(|s| matches(s))
+                .map(|s| (s.requests.clone(), s.duration.clone()))
+        });
+        let (requests, duration) = seen.unwrap_or_else(|| {
+            let requests = self
+                .requests
+                .get_or_create(&RequestLabels {
+                    hook: hook.to_string(),
+                    handler: handler.to_string(),
+                    status: status.to_string(),
+                    code: code.to_string(),
+                })
+                .clone();
+            let duration = self
+                .duration
+                .get_or_create(&HandlerLabels {
+                    hook: hook.to_string(),
+                    handler: handler.to_string(),
+                })
+                .clone();
+            if let Ok(mut series) = self.series.write()
+                && series.len() < MAX_SERIES_KEPT
+                && !series.iter().any(matches)
+            {
+                series.push(Series {
+                    hook: hook.to_string(),
+                    handler: handler.to_string(),
+                    status: status.to_string(),
+                    code,
+                    requests: requests.clone(),
+                    duration: duration.clone(),
+                });
+            }
+            (requests, duration)
+        });
+        requests.inc();
+        duration.observe(seconds);
     }
 
     /// Counts a connection closed at the cap (`reason`: `handshake` or `idle`).
@@ -282,6 +331,26 @@ pub struct InFlight {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_series_seen_before_counts_into_the_same_counter_and_histogram() {
+        let m = Metrics::default();
+        for code in [200, 200, 500, 200] {
+            let status = if code == 200 { "Success" } else { "Error" };
+            m.observe("BeforeClusterCreate", "create", status, code, 0.01);
+        }
+        m.observe("BeforeClusterCreate", "other", "Success", 200, 0.01);
+        let text = m.encode();
+        for series in [
+            r#"capi_ext_requests_total{hook="BeforeClusterCreate",handler="create",status="Success",code="200"} 3"#,
+            r#"capi_ext_requests_total{hook="BeforeClusterCreate",handler="create",status="Error",code="500"} 1"#,
+            r#"capi_ext_requests_total{hook="BeforeClusterCreate",handler="other",status="Success",code="200"} 1"#,
+            r#"capi_ext_request_duration_seconds_count{hook="BeforeClusterCreate",handler="create"} 4"#,
+            r#"capi_ext_request_duration_seconds_count{hook="BeforeClusterCreate",handler="other"} 1"#,
+        ] {
+            assert!(text.contains(series), "{series} in\n{text}");
+        }
+    }
 
     #[test]
     fn encodes_counters_histograms_and_gauge() {
