@@ -26,6 +26,9 @@ OUT = ROOT / "results" / STAMP
 TICK = os.sysconf("SC_CLK_TCK")
 PAYLOAD = ROOT / "testdata/bench/generatepatches-request.json"
 SMALL = ROOT / "cli/fixtures/hooks/beforeclustercreate/request.json"
+# Discovery decodes a two-field request and answers a body made once: what TLS, HTTP and the
+# scheduler cost a call on each server, the floor under every hook's figure.
+FLOOR = ROOT / "cli/fixtures/hooks/discovery/request.json"
 # The server on the last CPU, the load generator (and everything else it starts) on the others:
 # neither's tail is the other's. Both servers see one CPU (Tokio's workers and Go's GOMAXPROCS
 # follow the affinity), as in a Pod limited to one CPU.
@@ -149,7 +152,7 @@ def stop(pid):
     os.kill(pid, signal.SIGKILL)
 
 
-def serving(bins, certs, kinds=("rust", "go"), bodies=(("beforeclustercreate/before-cluster-create", SMALL), ("generatepatches/generate-patches", PAYLOAD))):
+def serving(bins, certs, kinds=("rust", "go"), bodies=(("discovery", FLOOR), ("beforeclustercreate/before-cluster-create", SMALL), ("generatepatches/generate-patches", PAYLOAD))):
     scenarios = [(hook, body, proto, c) for hook, body in bodies for proto in ["h2", "h1"] for c in [1, 50]]
     results = []
     for rnd in range(ROUNDS):
@@ -380,6 +383,7 @@ def report(serv, cod, tool, bld, prof, testext=None):
                 a, b = agg("rust"), agg("go")
                 summary[(hook, proto, c)] = (a, b)
                 lines.append(f"| {hook} | {proto} | {c} | {a['rps']:.0f} | {b['rps']:.0f} | {a['per_cpu']:.0f} | {b['per_cpu']:.0f} | **{ratio(a['per_cpu'], b['per_cpu']):.2f}×** | {a['p50']:.2f} / {b['p50']:.2f} | {a['p99']:.2f} / {b['p99']:.2f} | {ratio(a['p99'], b['p99']):.2f} | {a['max']:.1f} / {b['max']:.1f} | {a['errors']} / {b['errors']} |")
+    lines += floor_section(load)
     rss = {k: max(r["peak_rss_kib"] for r in load if r["server"] == k) for k in ["rust", "go"]}
     idle = {k: statistics.median(r["idle_rss_kib"] for r in procs if r["server"] == k) for k in ["rust", "go"]}
     gp_peak = {(k, proto): max(r["peak_rss_kib"] for r in load if r["server"] == k and r["hook"] == "generatepatches" and r["proto"] == proto and r["clients"] == 50)
@@ -439,6 +443,28 @@ def report(serv, cod, tool, bld, prof, testext=None):
               f"| crates in the extension's dependency tree | {bld['rust_crates']} | | |", "", "Slowest crates of the cold Rust build (cargo --timings):", "",
               "| crate | seconds |", "|---|---|"] + [f"| {t['crate']} | {t['seconds']:.1f} |" for t in bld["slowest_crates"]]
     return "\n".join(lines) + "\n"
+
+
+def floor_section(load):
+    """The transport's floor (Discovery) next to BeforeClusterCreate: how much of 3x Go's
+    BeforeClusterCreate the call itself leaves to decoding and handling."""
+    if not any(r["hook"] == "discovery" for r in load):
+        return []
+    def us(kind, hook, proto, c):
+        rs = [r for r in load if r["server"] == kind and r["hook"] == hook and r["proto"] == proto and r["clients"] == c]
+        req = sum(r["requests"] for r in rs)
+        return 1e6 * sum(r["cpu_s"] for r in rs) / req if req else float("nan")
+    lines = ["", "## The floor: a call that decodes almost nothing", "",
+             "Discovery (a two-field request, an answer made at start) on the same servers in the same rounds: what TLS, HTTP and the scheduler cost one call. "
+             "Server CPU per request; the budget is a third of Go's BeforeClusterCreate, what 3× allows capi-ext's whole BeforeClusterCreate call.", "",
+             "| Proto | Clients | Discovery µs Rust / Go | ratio | BeforeClusterCreate µs Rust / Go | 3× budget µs | Rust's Discovery, share of the budget |",
+             "|---|---|---|---|---|---|---|"]
+    for proto in ["h2", "h1"]:
+        for c in [1, 50]:
+            fr, fg = us("rust", "discovery", proto, c), us("go", "discovery", proto, c)
+            br, bg = us("rust", "beforeclustercreate", proto, c), us("go", "beforeclustercreate", proto, c)
+            lines.append(f"| {proto} | {c} | {fr:.1f} / {fg:.1f} | **{ratio(fg, fr):.2f}×** | {br:.1f} / {bg:.1f} | {bg / 3:.1f} | {100 * fr / (bg / 3):.0f}% |")
+    return lines
 
 
 def scenario_rss(load):
