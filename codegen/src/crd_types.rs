@@ -5,6 +5,10 @@
 //! JSON values where the schema preserves unknown fields, names in Rust style with serde renames.
 //! Every struct keeps the fields it does not know in `unknown` and writes them back, so a
 //! decode and encode is lossless even against a newer CRD than the one the types came from.
+//! Each struct's `Deserialize` is `capi_ext::__deserialize_keeping_unknown!`, which decodes
+//! each member once into its field or into `unknown` (serde's derive with `flatten` would
+//! first copy the whole object into a tree of its own); a missing field is its default, but a
+//! kind's `apiVersion` and `kind` are required.
 //!
 //! Structs are named after their field (`KubeadmConfigSpec`, `ClusterConfiguration`); two
 //! different objects under the same name get their parent's name in front. Identical objects
@@ -22,7 +26,8 @@
 //!           "mode": {"type": "string", "enum": ["fast", "safe"]}}}}}}}]}});
 //! let source = generate(&[crd], &Options::default()).unwrap();
 //! assert!(source.contains("pub struct WidgetTemplate {"));
-//! assert!(source.contains("    /// How big.\n    #[serde(default)]\n    pub size: i32,"));
+//! assert!(source.contains("    /// How big.\n    pub size: i32,"));
+//! assert!(source.contains("(WidgetTemplate, \"struct WidgetTemplate\", unknown, {\n    spec: \"spec\",\n});"));
 //! assert!(source.contains("pub mode: Option<Mode>,"));
 //! assert!(source.contains("const KIND: &'static str = \"WidgetTemplate\";"));
 //! ```
@@ -392,6 +397,7 @@ impl Gen {
         let mut fields = String::new();
         let mut walks: Vec<String> = Vec::new();
         let mut used = vec!["unknown".to_string()];
+        let mut decoded: Vec<String> = Vec::new();
         for (property, field_schema) in properties {
             let mut field = snake_case(property);
             while used.contains(&field) {
@@ -415,17 +421,22 @@ impl Gen {
             } else {
                 let _ = writeln!(fields, "    /// `{property}`.");
             }
+            // Decoded by `__deserialize_keeping_unknown!` (below the struct): a missing field
+            // is its default, but a kind's apiVersion and kind must be there.
+            decoded.push(format!(
+                "{field}: {}{}",
+                Value::from(property.as_str()),
+                if is_root_meta { " required" } else { "" }
+            ));
             let mut attrs = Vec::new();
             if field != *property {
                 attrs.push(format!("rename = {}", Value::from(property.as_str())));
             }
             if optional {
-                attrs.push("default".into());
                 attrs.push("skip_serializing_if = \"Option::is_none\"".into());
             } else if !is_root_meta {
                 // Required, yet Go's types omit it when empty: its absence reads as empty, and
                 // an empty value is written as absent, as Go writes it.
-                attrs.push("default".into());
                 let empty = if ty == "String" || ty.starts_with("Vec<") {
                     Some(format!(
                         "{}::is_empty",
@@ -482,7 +493,7 @@ impl Gen {
         }
         let _ = writeln!(
             out,
-            "#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]"
+            "#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]"
         );
         let _ = writeln!(out, "pub struct {name} {{");
         out.push_str(&fields);
@@ -496,6 +507,17 @@ impl Gen {
             "    pub unknown: serde_json::Map<String, serde_json::Value>,"
         );
         let _ = writeln!(out, "}}");
+        let _ = writeln!(out);
+        // serde's derive would buffer every member of the object before decoding one
+        // (`flatten`); this decodes each member once, into its field or into `unknown`.
+        let _ = writeln!(
+            out,
+            "capi_ext::__deserialize_keeping_unknown!({name}, \"struct {name}\", unknown, {{"
+        );
+        for field in &decoded {
+            let _ = writeln!(out, "    {field},");
+        }
+        let _ = writeln!(out, "}});");
         let _ = writeln!(out);
         let _ = writeln!(out, "impl capi_ext::patches::UnknownFields for {name} {{");
         let _ = writeln!(

@@ -15,7 +15,8 @@ where
 
 /// A map key, borrowed from the input where the input allows it (serde_json's `from_slice`
 /// lends every key without escapes), so that matching a key allocates nothing.
-pub(crate) struct Key<'de>(pub(crate) std::borrow::Cow<'de, str>);
+#[doc(hidden)]
+pub struct Key<'de>(pub std::borrow::Cow<'de, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -39,57 +40,78 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
-/// `Deserialize` for an object type that names some fields and keeps every other one in its
-/// `extra` map: what `#[serde(default)]` on each named field plus `#[serde(flatten)] extra`
+/// `Deserialize` for a struct that names some fields and keeps every other one in a map
+/// member: what `#[serde(default)]` on each named field plus `#[serde(flatten)]` on the map
 /// would derive, without serde's buffering of the whole object before it decodes a field
 /// (flatten first copies every member into an intermediate tree; this decodes each member
-/// once, straight into its field or into `extra`).
+/// once, straight into its field or into the map). Used by [`crate::objects`] and by the types
+/// `capi-ext generate types` writes; not a public API.
 ///
-/// Each `field: "jsonName"` is decoded with the field type's own `Deserialize`, a missing one
-/// is the default; `field: "jsonName" or_null` also takes `null` as the default (Go writes a
-/// nil slice or map as `null`). A named field given twice is an error, as serde's derive makes
-/// it; of an unknown one given twice the last is kept, as in any map.
-macro_rules! deserialize_keeping_extra {
-    ($ty:ident, $expecting:literal, { $($field:ident: $key:literal $($or_null:ident)?),* $(,)? }) => {
-        impl<'de> serde::Deserialize<'de> for $ty {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+/// `__deserialize_keeping_unknown!(Type, "struct Type", map_member, { field: "jsonName", ... })`:
+/// each named field is decoded with its type's own `Deserialize`, and a missing one is the
+/// default (the struct implements `Default`); `field: "jsonName" or_null` also takes `null` as
+/// the default (Go writes a nil slice or map as `null`), `field: "jsonName" required` makes a
+/// missing one an error. A named field given twice is an error, as serde's derive makes it;
+/// of an unknown one given twice the last is kept, as in any map. Every field of the struct
+/// must be named (one left out does not compile).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __deserialize_keeping_unknown {
+    ($ty:ident, $expecting:literal, $unknown:ident, { $($field:ident: $key:literal $($flag:ident)?),* $(,)? }) => {
+        impl<'de> $crate::__private::serde::Deserialize<'de> for $ty {
+            fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+            where
+                D: $crate::__private::serde::Deserializer<'de>,
+            {
+                use $crate::__private::serde::de::Error as _;
                 struct ObjectVisitor;
-                impl<'de> serde::de::Visitor<'de> for ObjectVisitor {
+                impl<'de> $crate::__private::serde::de::Visitor<'de> for ObjectVisitor {
                     type Value = $ty;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                         f.write_str($expecting)
                     }
-                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$ty, A::Error> {
-                        let mut out = <$ty>::default();
+                    fn visit_map<A>(self, mut map: A) -> ::std::result::Result<$ty, A::Error>
+                    where
+                        A: $crate::__private::serde::de::MapAccess<'de>,
+                    {
+                        let mut out = <$ty as ::std::default::Default>::default();
                         $(let mut $field = false;)*
-                        while let Some(key) = map.next_key::<$crate::decode::Key<'de>>()? {
-                            match key.0.as_ref() {
+                        while let ::std::option::Option::Some(key) = map.next_key::<$crate::__private::Key<'de>>()? {
+                            match &*key.0 {
                                 $($key => {
                                     if $field {
-                                        return Err(<A::Error as serde::de::Error>::duplicate_field($key));
+                                        return ::std::result::Result::Err(A::Error::duplicate_field($key));
                                     }
                                     $field = true;
-                                    out.$field = deserialize_keeping_extra!(@value map $($or_null)?);
+                                    out.$field = $crate::__deserialize_keeping_unknown!(@value map $($flag)?);
                                 })*
                                 _ => {
-                                    let value = map.next_value::<serde_json::Value>()?;
-                                    out.extra.insert(key.0.into_owned(), value);
+                                    let value = map.next_value::<$crate::__private::serde_json::Value>()?;
+                                    out.$unknown.insert(key.0.into_owned(), value);
                                 }
                             }
                         }
-                        Ok(out)
+                        $($crate::__deserialize_keeping_unknown!(@check $field $key $($flag)?);)*
+                        ::std::result::Result::Ok(out)
                     }
                 }
                 deserializer.deserialize_map(ObjectVisitor)
             }
         }
         // Every field of the struct is named above: one left out would not compile here
-        // (and would otherwise decode into `extra`, leaving the typed field empty).
+        // (and would otherwise decode into the map, leaving the typed field empty).
         const _: fn(&$ty) = |object| {
-            let $ty { $($field: _,)* extra: _ } = object;
+            let $ty { $($field: _,)* $unknown: _ } = object;
         };
     };
     (@value $map:ident) => { $map.next_value()? };
-    (@value $map:ident or_null) => { $map.next_value::<Option<_>>()?.unwrap_or_default() };
+    (@value $map:ident required) => { $map.next_value()? };
+    (@value $map:ident or_null) => { $map.next_value::<::std::option::Option<_>>()?.unwrap_or_default() };
+    (@check $field:ident $key:literal) => {};
+    (@check $field:ident $key:literal or_null) => {};
+    (@check $field:ident $key:literal required) => {
+        if !$field {
+            return ::std::result::Result::Err(A::Error::missing_field($key));
+        }
+    };
 }
-pub(crate) use deserialize_keeping_extra;

@@ -75,7 +75,9 @@ pub use tokio;
 /// What the macros' expansions refer to; not a public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::decode::Key;
     pub use capi_ext_codegen::schema;
+    pub use serde;
     pub use serde_json;
 }
 

@@ -19,7 +19,6 @@
 //! assert_eq!(back["spec"]["futureField"]["kept"], true);
 //! ```
 
-use crate::decode::deserialize_keeping_extra;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -52,7 +51,7 @@ pub struct ObjectMeta {
     pub extra: Extra,
 }
 
-deserialize_keeping_extra!(ObjectMeta, "struct ObjectMeta", { name: "name", namespace: "namespace", uid: "uid", labels: "labels" or_null, annotations: "annotations" or_null });
+crate::__deserialize_keeping_unknown!(ObjectMeta, "struct ObjectMeta", extra, { name: "name", namespace: "namespace", uid: "uid", labels: "labels" or_null, annotations: "annotations" or_null });
 
 /// A `cluster.x-k8s.io/v1beta2` Cluster (status is never sent to hooks).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -73,7 +72,7 @@ pub struct Cluster {
     pub extra: Extra,
 }
 
-deserialize_keeping_extra!(Cluster, "struct Cluster", { api_version: "apiVersion", kind: "kind", metadata: "metadata", spec: "spec" });
+crate::__deserialize_keeping_unknown!(Cluster, "struct Cluster", extra, { api_version: "apiVersion", kind: "kind", metadata: "metadata", spec: "spec" });
 
 impl Cluster {
     /// `spec.topology.version`, when the Cluster has a topology.
@@ -106,7 +105,7 @@ pub struct ClusterSpec {
     pub extra: Extra,
 }
 
-deserialize_keeping_extra!(ClusterSpec, "struct ClusterSpec", { paused: "paused", topology: "topology" });
+crate::__deserialize_keeping_unknown!(ClusterSpec, "struct ClusterSpec", extra, { paused: "paused", topology: "topology" });
 
 /// `spec.topology` of a Cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -126,7 +125,7 @@ pub struct Topology {
     pub extra: Extra,
 }
 
-deserialize_keeping_extra!(Topology, "struct Topology", { class_ref: "classRef", version: "version", variables: "variables" or_null });
+crate::__deserialize_keeping_unknown!(Topology, "struct Topology", extra, { class_ref: "classRef", version: "version", variables: "variables" or_null });
 
 /// Reference to a ClusterClass.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -169,7 +168,7 @@ pub struct Machine {
     pub extra: Extra,
 }
 
-deserialize_keeping_extra!(Machine, "struct Machine", { api_version: "apiVersion", kind: "kind", metadata: "metadata", spec: "spec" });
+crate::__deserialize_keeping_unknown!(Machine, "struct Machine", extra, { api_version: "apiVersion", kind: "kind", metadata: "metadata", spec: "spec" });
 
 impl Machine {
     /// `namespace/name`, as used in logs.
@@ -196,7 +195,7 @@ pub struct MachineSpec {
     pub extra: Extra,
 }
 
-deserialize_keeping_extra!(MachineSpec, "struct MachineSpec", { cluster_name: "clusterName", version: "version", failure_domain: "failureDomain" });
+crate::__deserialize_keeping_unknown!(MachineSpec, "struct MachineSpec", extra, { cluster_name: "clusterName", version: "version", failure_domain: "failureDomain" });
 
 /// A `cluster.x-k8s.io/v1beta2` MachineSet.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -217,7 +216,7 @@ pub struct MachineSet {
     pub extra: Extra,
 }
 
-deserialize_keeping_extra!(MachineSet, "struct MachineSet", { api_version: "apiVersion", kind: "kind", metadata: "metadata", spec: "spec" });
+crate::__deserialize_keeping_unknown!(MachineSet, "struct MachineSet", extra, { api_version: "apiVersion", kind: "kind", metadata: "metadata", spec: "spec" });
 
 impl MachineSet {
     /// `namespace/name`, as used in logs.
@@ -241,7 +240,7 @@ pub struct MachineSetSpec {
     pub extra: Extra,
 }
 
-deserialize_keeping_extra!(MachineSetSpec, "struct MachineSetSpec", { cluster_name: "clusterName", replicas: "replicas" });
+crate::__deserialize_keeping_unknown!(MachineSetSpec, "struct MachineSetSpec", extra, { cluster_name: "clusterName", replicas: "replicas" });
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@
 #![allow(clippy::all, dead_code, missing_docs, rustdoc::all)]
 
 /// DevClusterTemplate is the Schema for the DevClusterTemplate API.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevClusterTemplate {
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
@@ -20,15 +20,22 @@ pub struct DevClusterTemplate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
     /// `metadata`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// DevClusterTemplateSpec defines the desired state of DevClusterTemplate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<DevClusterTemplateSpec>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevClusterTemplate, "struct DevClusterTemplate", unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for DevClusterTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -45,15 +52,18 @@ impl capi_ext::patches::TypedTemplate for DevClusterTemplate {
 }
 
 /// DevClusterTemplateSpec defines the desired state of DevClusterTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevClusterTemplateSpec {
     /// DevClusterTemplateResource describes the data needed to create a DevCluster from a template.
-    #[serde(default)]
     pub template: Template,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevClusterTemplateSpec, "struct DevClusterTemplateSpec", unknown, {
+    template: "template",
+});
 
 impl capi_ext::patches::UnknownFields for DevClusterTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -64,19 +74,23 @@ impl capi_ext::patches::UnknownFields for DevClusterTemplateSpec {
 }
 
 /// DevClusterTemplateResource describes the data needed to create a DevCluster from a template.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Template {
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// DevClusterSpec defines the desired state of the DevCluster infrastructure.
-    #[serde(default)]
     pub spec: Spec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Template, "struct Template", unknown, {
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for Template {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -90,24 +104,29 @@ impl capi_ext::patches::UnknownFields for Template {
 
 /// Standard object's metadata.
 /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Metadata {
     /// annotations is an unstructured key value map stored with a resource that may be
     /// set by external tools to store and retrieve arbitrary metadata. They are not
     /// queryable and should be preserved when modifying objects.
     /// More info: http://kubernetes.io/docs/user-guide/annotations
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<std::collections::BTreeMap<String, String>>,
     /// labels is a map of string keys and values that can be used to organize and categorize
     /// (scope and select) objects. May match selectors of replication controllers
     /// and services.
     /// More info: http://kubernetes.io/docs/user-guide/labels
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<std::collections::BTreeMap<String, String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Metadata, "struct Metadata", unknown, {
+    annotations: "annotations",
+    labels: "labels",
+});
 
 impl capi_ext::patches::UnknownFields for Metadata {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -116,15 +135,13 @@ impl capi_ext::patches::UnknownFields for Metadata {
 }
 
 /// DevClusterSpec defines the desired state of the DevCluster infrastructure.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Spec {
     /// backend defines backends for a DevCluster.
-    #[serde(default)]
     pub backend: Backend,
     /// controlPlaneEndpoint represents the endpoint used to communicate with the control plane.
     #[serde(
         rename = "controlPlaneEndpoint",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub control_plane_endpoint: Option<ControlPlaneEndpoint>,
@@ -132,6 +149,11 @@ pub struct Spec {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Spec, "struct Spec", unknown, {
+    backend: "backend",
+    control_plane_endpoint: "controlPlaneEndpoint",
+});
 
 impl capi_ext::patches::UnknownFields for Spec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -145,18 +167,23 @@ impl capi_ext::patches::UnknownFields for Spec {
 }
 
 /// backend defines backends for a DevCluster.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Backend {
     /// docker defines a backend for a DevCluster using docker containers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub docker: Option<Docker>,
     /// inMemory defines a backend for a DevCluster that runs in memory.
-    #[serde(rename = "inMemory", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "inMemory", skip_serializing_if = "Option::is_none")]
     pub in_memory: Option<serde_json::Map<String, serde_json::Value>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Backend, "struct Backend", unknown, {
+    docker: "docker",
+    in_memory: "inMemory",
+});
 
 impl capi_ext::patches::UnknownFields for Backend {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -168,29 +195,26 @@ impl capi_ext::patches::UnknownFields for Backend {
 }
 
 /// docker defines a backend for a DevCluster using docker containers.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Docker {
     /// failureDomains are usually not defined in the spec.
     /// The docker provider is special since failure domains don't mean anything in a local docker environment.
     /// Instead, the docker cluster controller will simply copy these into the Status and allow the Cluster API
     /// controllers to do what they will with the defined failure domains.
-    #[serde(
-        rename = "failureDomains",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "failureDomains", skip_serializing_if = "Option::is_none")]
     pub failure_domains: Option<Vec<FailureDomain>>,
     /// loadBalancer allows defining configurations for the cluster load balancer.
-    #[serde(
-        rename = "loadBalancer",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "loadBalancer", skip_serializing_if = "Option::is_none")]
     pub load_balancer: Option<LoadBalancer>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Docker, "struct Docker", unknown, {
+    failure_domains: "failureDomains",
+    load_balancer: "loadBalancer",
+});
 
 impl capi_ext::patches::UnknownFields for Docker {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -211,25 +235,27 @@ impl capi_ext::patches::UnknownFields for Docker {
 
 /// FailureDomain is the Schema for Cluster API failure domains.
 /// It allows controllers to understand how many failure domains a cluster can optionally span across.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FailureDomain {
     /// attributes is a free form map of attributes an infrastructure provider might use or require.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub attributes: Option<std::collections::BTreeMap<String, String>>,
     /// controlPlane determines if this failure domain is suitable for use by control plane machines.
-    #[serde(
-        rename = "controlPlane",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "controlPlane", skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<bool>,
     /// name is the name of the failure domain.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(FailureDomain, "struct FailureDomain", unknown, {
+    attributes: "attributes",
+    control_plane: "controlPlane",
+    name: "name",
+});
 
 impl capi_ext::patches::UnknownFields for FailureDomain {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -238,7 +264,7 @@ impl capi_ext::patches::UnknownFields for FailureDomain {
 }
 
 /// loadBalancer allows defining configurations for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct LoadBalancer {
     /// CustomHAProxyConfigTemplateRef allows you to replace the default HAProxy config file.
     /// This field is a reference to a config map that contains the configuration template. The key of the config map should be equal to 'value'.
@@ -250,26 +276,27 @@ pub struct LoadBalancer {
     /// node is added or removed. The template will also support the JoinHostPort function to join the host and port of the backend server.
     #[serde(
         rename = "customHAProxyConfigTemplateRef",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub custom_ha_proxy_config_template_ref: Option<CustomHAProxyConfigTemplateRef>,
     /// ImageRepository sets the container registry to pull the haproxy image from.
     /// if not set, "kindest" will be used instead.
-    #[serde(
-        rename = "imageRepository",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "imageRepository", skip_serializing_if = "Option::is_none")]
     pub image_repository: Option<String>,
     /// ImageTag allows to specify a tag for the haproxy image.
     /// if not set, "v20210715-a6da3463" will be used instead.
-    #[serde(rename = "imageTag", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "imageTag", skip_serializing_if = "Option::is_none")]
     pub image_tag: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(LoadBalancer, "struct LoadBalancer", unknown, {
+    custom_ha_proxy_config_template_ref: "customHAProxyConfigTemplateRef",
+    image_repository: "imageRepository",
+    image_tag: "imageTag",
+});
 
 impl capi_ext::patches::UnknownFields for LoadBalancer {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -288,19 +315,23 @@ impl capi_ext::patches::UnknownFields for LoadBalancer {
 /// $BackendControlPlanePort (string) indicates the backend control plane port, $BackendServers (map[string]string) indicates the backend server
 /// where the key is the server name and the value is the address. This map is dynamic and is updated every time a new control plane
 /// node is added or removed. The template will also support the JoinHostPort function to join the host and port of the backend server.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct CustomHAProxyConfigTemplateRef {
     /// Name of the referent.
     /// This field is effectively required, but due to backwards compatibility is
     /// allowed to be empty. Instances of this type with an empty value here are
     /// almost certainly wrong.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(CustomHAProxyConfigTemplateRef, "struct CustomHAProxyConfigTemplateRef", unknown, {
+    name: "name",
+});
 
 impl capi_ext::patches::UnknownFields for CustomHAProxyConfigTemplateRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -309,18 +340,23 @@ impl capi_ext::patches::UnknownFields for CustomHAProxyConfigTemplateRef {
 }
 
 /// controlPlaneEndpoint represents the endpoint used to communicate with the control plane.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ControlPlaneEndpoint {
     /// host is the hostname on which the API server is serving.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// port is the port on which the API server is serving.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ControlPlaneEndpoint, "struct ControlPlaneEndpoint", unknown, {
+    host: "host",
+    port: "port",
+});
 
 impl capi_ext::patches::UnknownFields for ControlPlaneEndpoint {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -329,7 +365,7 @@ impl capi_ext::patches::UnknownFields for ControlPlaneEndpoint {
 }
 
 /// DevMachinePoolTemplate is the Schema for the devmachinepooltemplates API.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachinePoolTemplate {
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
@@ -344,15 +380,22 @@ pub struct DevMachinePoolTemplate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
     /// `metadata`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// DevMachinePoolTemplateSpec defines the desired state of DevMachinePoolTemplate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<DevMachinePoolTemplateSpec>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplate, "struct DevMachinePoolTemplate", unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -369,15 +412,18 @@ impl capi_ext::patches::TypedTemplate for DevMachinePoolTemplate {
 }
 
 /// DevMachinePoolTemplateSpec defines the desired state of DevMachinePoolTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachinePoolTemplateSpec {
     /// DevMachinePoolTemplateResource describes the data needed to create a DevMachine from a template.
-    #[serde(default)]
     pub template: DevMachinePoolTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpec, "struct DevMachinePoolTemplateSpec", unknown, {
+    template: "template",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -388,19 +434,23 @@ impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpec {
 }
 
 /// DevMachinePoolTemplateResource describes the data needed to create a DevMachine from a template.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachinePoolTemplateSpecTemplate {
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// DevMachinePoolSpec defines the desired state of DevMachinePool.
-    #[serde(default)]
     pub spec: DevMachinePoolTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplate, "struct DevMachinePoolTemplateSpecTemplate", unknown, {
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -413,29 +463,27 @@ impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplate {
 }
 
 /// DevMachinePoolSpec defines the desired state of DevMachinePool.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachinePoolTemplateSpecTemplateSpec {
     /// backend contains the details used to build a replica machine within the Machine Pool
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub backend: Option<DevMachinePoolTemplateSpecTemplateSpecBackend>,
     /// ProviderID is the identification ID of the Machine Pool
-    #[serde(
-        rename = "providerID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "providerID", skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
     /// ProviderIDList is the list of identification IDs of machine instances managed by this Machine Pool
-    #[serde(
-        rename = "providerIDList",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "providerIDList", skip_serializing_if = "Option::is_none")]
     pub provider_id_list: Option<Vec<String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplateSpec, "struct DevMachinePoolTemplateSpecTemplateSpec", unknown, {
+    backend: "backend",
+    provider_id: "providerID",
+    provider_id_list: "providerIDList",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -447,15 +495,19 @@ impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpec
 }
 
 /// backend contains the details used to build a replica machine within the Machine Pool
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachinePoolTemplateSpecTemplateSpecBackend {
     /// docker defines a backend for a DevMachinePool using docker containers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub docker: Option<DevMachinePoolTemplateSpecTemplateSpecBackendDocker>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplateSpecBackend, "struct DevMachinePoolTemplateSpecTemplateSpecBackend", unknown, {
+    docker: "docker",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpecBackend {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -467,36 +519,30 @@ impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpec
 }
 
 /// docker defines a backend for a DevMachinePool using docker containers.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachinePoolTemplateSpecTemplateSpecBackendDocker {
     /// CustomImage allows customizing the container image that is used for
     /// running the machine
-    #[serde(
-        rename = "customImage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "customImage", skip_serializing_if = "Option::is_none")]
     pub custom_image: Option<String>,
     /// ExtraMounts describes additional mount points for the node container
     /// These may be used to bind a hostPath
-    #[serde(
-        rename = "extraMounts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "extraMounts", skip_serializing_if = "Option::is_none")]
     pub extra_mounts: Option<Vec<ExtraMount>>,
     /// PreLoadImages allows to pre-load images in a newly created machine. This can be used to
     /// speed up tests by avoiding e.g. to download CNI images on all the containers.
-    #[serde(
-        rename = "preLoadImages",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "preLoadImages", skip_serializing_if = "Option::is_none")]
     pub pre_load_images: Option<Vec<String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplateSpecBackendDocker, "struct DevMachinePoolTemplateSpecTemplateSpecBackendDocker", unknown, {
+    custom_image: "customImage",
+    extra_mounts: "extraMounts",
+    pre_load_images: "preLoadImages",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpecBackendDocker {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -514,27 +560,29 @@ impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpec
 
 /// Mount specifies a host volume to mount into a container.
 /// This is a simplified version of kind v1alpha4.Mount types.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ExtraMount {
     /// Path of the mount within the container.
-    #[serde(
-        rename = "containerPath",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "containerPath", skip_serializing_if = "Option::is_none")]
     pub container_path: Option<String>,
     /// Path of the mount on the host. If the hostPath doesn't exist, then runtimes
     /// should report error. If the hostpath is a symbolic link, runtimes should
     /// follow the symlink and mount the real destination to container.
-    #[serde(rename = "hostPath", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "hostPath", skip_serializing_if = "Option::is_none")]
     pub host_path: Option<String>,
     /// If set, the mount is read-only.
-    #[serde(rename = "readOnly", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ExtraMount, "struct ExtraMount", unknown, {
+    container_path: "containerPath",
+    host_path: "hostPath",
+    read_only: "readOnly",
+});
 
 impl capi_ext::patches::UnknownFields for ExtraMount {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -543,7 +591,7 @@ impl capi_ext::patches::UnknownFields for ExtraMount {
 }
 
 /// DevMachineTemplate is the schema for the in-memory machine template API.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachineTemplate {
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
@@ -558,18 +606,26 @@ pub struct DevMachineTemplate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
     /// `metadata`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// DevMachineTemplateSpec defines the desired state of DevMachineTemplate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<DevMachineTemplateSpec>,
     /// DevMachineTemplateStatus defines the observed state of a DevMachineTemplate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<DevMachineTemplateStatus>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachineTemplate, "struct DevMachineTemplate", unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec",
+    status: "status",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -589,15 +645,18 @@ impl capi_ext::patches::TypedTemplate for DevMachineTemplate {
 }
 
 /// DevMachineTemplateSpec defines the desired state of DevMachineTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachineTemplateSpec {
     /// DevMachineTemplateResource describes the data needed to create a DevMachine from a template.
-    #[serde(default)]
     pub template: DevMachineTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpec, "struct DevMachineTemplateSpec", unknown, {
+    template: "template",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -608,19 +667,23 @@ impl capi_ext::patches::UnknownFields for DevMachineTemplateSpec {
 }
 
 /// DevMachineTemplateResource describes the data needed to create a DevMachine from a template.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachineTemplateSpecTemplate {
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Spec is the specification of the desired behavior of the machine.
-    #[serde(default)]
     pub spec: DevMachineTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplate, "struct DevMachineTemplateSpecTemplate", unknown, {
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -633,22 +696,22 @@ impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplate {
 }
 
 /// Spec is the specification of the desired behavior of the machine.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachineTemplateSpecTemplateSpec {
     /// backend defines backends for a DevMachine.
-    #[serde(default)]
     pub backend: DevMachineTemplateSpecTemplateSpecBackend,
     /// providerID used to link this machine with the node hosted on it.
-    #[serde(
-        rename = "providerID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "providerID", skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplateSpec, "struct DevMachineTemplateSpecTemplateSpec", unknown, {
+    backend: "backend",
+    provider_id: "providerID",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -659,18 +722,23 @@ impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpec {
 }
 
 /// backend defines backends for a DevMachine.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachineTemplateSpecTemplateSpecBackend {
     /// docker defines a backend for a DevMachine using docker containers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub docker: Option<DevMachineTemplateSpecTemplateSpecBackendDocker>,
     /// inMemory defines a backend for a DevMachine that runs in memory.
-    #[serde(rename = "inMemory", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "inMemory", skip_serializing_if = "Option::is_none")]
     pub in_memory: Option<InMemory>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplateSpecBackend, "struct DevMachineTemplateSpecTemplateSpecBackend", unknown, {
+    docker: "docker",
+    in_memory: "inMemory",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpecBackend {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -685,44 +753,35 @@ impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpecBack
 }
 
 /// docker defines a backend for a DevMachine using docker containers.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachineTemplateSpecTemplateSpecBackendDocker {
     /// bootstrapTimeout is the total amount of time to wait for the machine to bootstrap before timing out.
     /// The default value is 5m.
-    #[serde(
-        rename = "bootstrapTimeout",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "bootstrapTimeout", skip_serializing_if = "Option::is_none")]
     pub bootstrap_timeout: Option<String>,
     /// customImage allows customizing the container image that is used for
     /// running the machine
-    #[serde(
-        rename = "customImage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "customImage", skip_serializing_if = "Option::is_none")]
     pub custom_image: Option<String>,
     /// extraMounts describes additional mount points for the node container
     /// These may be used to bind a hostPath
-    #[serde(
-        rename = "extraMounts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "extraMounts", skip_serializing_if = "Option::is_none")]
     pub extra_mounts: Option<Vec<ExtraMount>>,
     /// preLoadImages allows to pre-load images in a newly created machine. This can be used to
     /// speed up tests by avoiding e.g. to download CNI images on all the containers.
-    #[serde(
-        rename = "preLoadImages",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "preLoadImages", skip_serializing_if = "Option::is_none")]
     pub pre_load_images: Option<Vec<String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplateSpecBackendDocker, "struct DevMachineTemplateSpecTemplateSpecBackendDocker", unknown, {
+    bootstrap_timeout: "bootstrapTimeout",
+    custom_image: "customImage",
+    extra_mounts: "extraMounts",
+    pre_load_images: "preLoadImages",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpecBackendDocker {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -739,24 +798,31 @@ impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpecBack
 }
 
 /// inMemory defines a backend for a DevMachine that runs in memory.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct InMemory {
     /// apiServer defines the behaviour of the APIServer hosted on the InMemoryMachine.
-    #[serde(rename = "apiServer", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiServer", skip_serializing_if = "Option::is_none")]
     pub api_server: Option<ApiServer>,
     /// etcd defines the behaviour of the etcd member hosted on the InMemoryMachine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etcd: Option<Etcd>,
     /// node defines the behaviour of the Node (the kubelet) hosted on the InMemoryMachine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<Node>,
     /// vm defines the behaviour of the VM implementing the InMemoryMachine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm: Option<Vm>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(InMemory, "struct InMemory", unknown, {
+    api_server: "apiServer",
+    etcd: "etcd",
+    node: "node",
+    vm: "vm",
+});
 
 impl capi_ext::patches::UnknownFields for InMemory {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -777,16 +843,20 @@ impl capi_ext::patches::UnknownFields for InMemory {
 }
 
 /// apiServer defines the behaviour of the APIServer hosted on the InMemoryMachine.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ApiServer {
     /// provisioning defines variables influencing how the APIServer hosted on the InMemoryMachine is going to be provisioned.
     /// NOTE: APIServer provisioning includes all the steps from starting the static Pod to the Pod become ready and being registered in K8s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning: Option<Provisioning>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ApiServer, "struct ApiServer", unknown, {
+    provisioning: "provisioning",
+});
 
 impl capi_ext::patches::UnknownFields for ApiServer {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -799,28 +869,25 @@ impl capi_ext::patches::UnknownFields for ApiServer {
 
 /// provisioning defines variables influencing how the APIServer hosted on the InMemoryMachine is going to be provisioned.
 /// NOTE: APIServer provisioning includes all the steps from starting the static Pod to the Pod become ready and being registered in K8s.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Provisioning {
     /// startupDuration defines the duration of the object provisioning phase.
-    #[serde(
-        rename = "startupDuration",
-        default,
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(rename = "startupDuration", skip_serializing_if = "String::is_empty")]
     pub startup_duration: String,
     /// startupJitter adds some randomness on StartupDuration; the actual duration will be StartupDuration plus an additional
     /// amount chosen uniformly at random from the interval between zero and `StartupJitter*StartupDuration`.
     /// NOTE: this is modeled as string because the usage of float is highly discouraged, as support for them varies across languages.
-    #[serde(
-        rename = "startupJitter",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "startupJitter", skip_serializing_if = "Option::is_none")]
     pub startup_jitter: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Provisioning, "struct Provisioning", unknown, {
+    startup_duration: "startupDuration",
+    startup_jitter: "startupJitter",
+});
 
 impl capi_ext::patches::UnknownFields for Provisioning {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -829,16 +896,20 @@ impl capi_ext::patches::UnknownFields for Provisioning {
 }
 
 /// etcd defines the behaviour of the etcd member hosted on the InMemoryMachine.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Etcd {
     /// provisioning defines variables influencing how the etcd member hosted on the InMemoryMachine is going to be provisioned.
     /// NOTE: Etcd provisioning includes all the steps from starting the static Pod to the Pod become ready and being registered in K8s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning: Option<Provisioning>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Etcd, "struct Etcd", unknown, {
+    provisioning: "provisioning",
+});
 
 impl capi_ext::patches::UnknownFields for Etcd {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -850,16 +921,20 @@ impl capi_ext::patches::UnknownFields for Etcd {
 }
 
 /// node defines the behaviour of the Node (the kubelet) hosted on the InMemoryMachine.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Node {
     /// provisioning defines variables influencing how the Node (the kubelet) hosted on the InMemoryMachine is going to be provisioned.
     /// NOTE: Node provisioning includes all the steps from starting kubelet to the node become ready, get a provider ID, and being registered in K8s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning: Option<Provisioning>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Node, "struct Node", unknown, {
+    provisioning: "provisioning",
+});
 
 impl capi_ext::patches::UnknownFields for Node {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -871,16 +946,20 @@ impl capi_ext::patches::UnknownFields for Node {
 }
 
 /// vm defines the behaviour of the VM implementing the InMemoryMachine.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Vm {
     /// provisioning defines variables influencing how the VM implementing the InMemoryMachine is going to be provisioned.
     /// NOTE: VM provisioning includes all the steps from creation to power-on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning: Option<Provisioning>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Vm, "struct Vm", unknown, {
+    provisioning: "provisioning",
+});
 
 impl capi_ext::patches::UnknownFields for Vm {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -892,17 +971,21 @@ impl capi_ext::patches::UnknownFields for Vm {
 }
 
 /// DevMachineTemplateStatus defines the observed state of a DevMachineTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DevMachineTemplateStatus {
     /// capacity defines the resource capacity for this DevMachineTemplate.
     /// This value is used for autoscaling from zero operations as defined in:
     /// https://github.com/kubernetes-sigs/cluster-api/blob/main/docs/proposals/20210310-opt-in-autoscaling-from-zero.md
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<std::collections::BTreeMap<String, capi_ext::schema::IntOrString>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateStatus, "struct DevMachineTemplateStatus", unknown, {
+    capacity: "capacity",
+});
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplateStatus {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -913,7 +996,7 @@ impl capi_ext::patches::UnknownFields for DevMachineTemplateStatus {
 /// DockerClusterTemplate is the Schema for the dockerclustertemplates API.
 ///
 /// Deprecated: DockerClusterTemplate is deprecated. Use DevClusterTemplate instead.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerClusterTemplate {
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
@@ -928,15 +1011,22 @@ pub struct DockerClusterTemplate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
     /// `metadata`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// DockerClusterTemplateSpec defines the desired state of DockerClusterTemplate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<DockerClusterTemplateSpec>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplate, "struct DockerClusterTemplate", unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for DockerClusterTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -953,15 +1043,18 @@ impl capi_ext::patches::TypedTemplate for DockerClusterTemplate {
 }
 
 /// DockerClusterTemplateSpec defines the desired state of DockerClusterTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerClusterTemplateSpec {
     /// DockerClusterTemplateResource describes the data needed to create a DockerCluster from a template.
-    #[serde(default)]
     pub template: DockerClusterTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplateSpec, "struct DockerClusterTemplateSpec", unknown, {
+    template: "template",
+});
 
 impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -972,19 +1065,23 @@ impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpec {
 }
 
 /// DockerClusterTemplateResource describes the data needed to create a DockerCluster from a template.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerClusterTemplateSpecTemplate {
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// DockerClusterSpec defines the desired state of DockerCluster.
-    #[serde(default)]
     pub spec: DockerClusterTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplateSpecTemplate, "struct DockerClusterTemplateSpecTemplate", unknown, {
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpecTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -997,12 +1094,11 @@ impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpecTemplate {
 }
 
 /// DockerClusterSpec defines the desired state of DockerCluster.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerClusterTemplateSpecTemplateSpec {
     /// ControlPlaneEndpoint represents the endpoint used to communicate with the control plane.
     #[serde(
         rename = "controlPlaneEndpoint",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub control_plane_endpoint: Option<ControlPlaneEndpoint>,
@@ -1010,23 +1106,21 @@ pub struct DockerClusterTemplateSpecTemplateSpec {
     /// The docker provider is special since failure domains don't mean anything in a local docker environment.
     /// Instead, the docker cluster controller will simply copy these into the Status and allow the Cluster API
     /// controllers to do what they will with the defined failure domains.
-    #[serde(
-        rename = "failureDomains",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "failureDomains", skip_serializing_if = "Option::is_none")]
     pub failure_domains: Option<Vec<FailureDomain>>,
     /// LoadBalancer allows defining configurations for the cluster load balancer.
-    #[serde(
-        rename = "loadBalancer",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "loadBalancer", skip_serializing_if = "Option::is_none")]
     pub load_balancer: Option<LoadBalancer>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplateSpecTemplateSpec, "struct DockerClusterTemplateSpecTemplateSpec", unknown, {
+    control_plane_endpoint: "controlPlaneEndpoint",
+    failure_domains: "failureDomains",
+    load_balancer: "loadBalancer",
+});
 
 impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpecTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1051,7 +1145,7 @@ impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpecTemplateSpec 
 /// DockerMachinePoolTemplate is the Schema for the dockermachinepooltemplates API.
 ///
 /// Deprecated: DockerMachinePoolTemplate is deprecated. Use DevMachinePoolTemplate instead.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerMachinePoolTemplate {
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
@@ -1066,15 +1160,22 @@ pub struct DockerMachinePoolTemplate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
     /// `metadata`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// DockerMachinePoolTemplateSpec defines the desired state of DockerMachinePoolTemplate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<DockerMachinePoolTemplateSpec>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplate, "struct DockerMachinePoolTemplate", unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1091,15 +1192,18 @@ impl capi_ext::patches::TypedTemplate for DockerMachinePoolTemplate {
 }
 
 /// DockerMachinePoolTemplateSpec defines the desired state of DockerMachinePoolTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerMachinePoolTemplateSpec {
     /// DockerMachinePoolTemplateResource describes the data needed to create a DockerMachine from a template.
-    #[serde(default)]
     pub template: DockerMachinePoolTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpec, "struct DockerMachinePoolTemplateSpec", unknown, {
+    template: "template",
+});
 
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1110,19 +1214,23 @@ impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpec {
 }
 
 /// DockerMachinePoolTemplateResource describes the data needed to create a DockerMachine from a template.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerMachinePoolTemplateSpecTemplate {
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// DockerMachinePoolSpec defines the desired state of DockerMachinePool.
-    #[serde(default)]
     pub spec: DockerMachinePoolTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpecTemplate, "struct DockerMachinePoolTemplateSpecTemplate", unknown, {
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1135,29 +1243,27 @@ impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplate 
 }
 
 /// DockerMachinePoolSpec defines the desired state of DockerMachinePool.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerMachinePoolTemplateSpecTemplateSpec {
     /// ProviderID is the identification ID of the Machine Pool
-    #[serde(
-        rename = "providerID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "providerID", skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
     /// ProviderIDList is the list of identification IDs of machine instances managed by this Machine Pool
-    #[serde(
-        rename = "providerIDList",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "providerIDList", skip_serializing_if = "Option::is_none")]
     pub provider_id_list: Option<Vec<String>>,
     /// Template contains the details used to build a replica machine within the Machine Pool
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<DockerMachinePoolTemplateSpecTemplateSpecTemplate>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpecTemplateSpec, "struct DockerMachinePoolTemplateSpecTemplateSpec", unknown, {
+    provider_id: "providerID",
+    provider_id_list: "providerIDList",
+    template: "template",
+});
 
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1169,36 +1275,30 @@ impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplateS
 }
 
 /// Template contains the details used to build a replica machine within the Machine Pool
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerMachinePoolTemplateSpecTemplateSpecTemplate {
     /// CustomImage allows customizing the container image that is used for
     /// running the machine
-    #[serde(
-        rename = "customImage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "customImage", skip_serializing_if = "Option::is_none")]
     pub custom_image: Option<String>,
     /// ExtraMounts describes additional mount points for the node container
     /// These may be used to bind a hostPath
-    #[serde(
-        rename = "extraMounts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "extraMounts", skip_serializing_if = "Option::is_none")]
     pub extra_mounts: Option<Vec<ExtraMount>>,
     /// PreLoadImages allows to pre-load images in a newly created machine. This can be used to
     /// speed up tests by avoiding e.g. to download CNI images on all the containers.
-    #[serde(
-        rename = "preLoadImages",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "preLoadImages", skip_serializing_if = "Option::is_none")]
     pub pre_load_images: Option<Vec<String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpecTemplateSpecTemplate, "struct DockerMachinePoolTemplateSpecTemplateSpecTemplate", unknown, {
+    custom_image: "customImage",
+    extra_mounts: "extraMounts",
+    pre_load_images: "preLoadImages",
+});
 
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplateSpecTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1217,7 +1317,7 @@ impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplateS
 /// DockerMachineTemplate is the Schema for the dockermachinetemplates API.
 ///
 /// Deprecated: DockerMachineTemplate is deprecated. Use DevMachineTemplate instead.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerMachineTemplate {
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
@@ -1232,18 +1332,26 @@ pub struct DockerMachineTemplate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
     /// `metadata`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// DockerMachineTemplateSpec defines the desired state of DockerMachineTemplate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<DockerMachineTemplateSpec>,
     /// DockerMachineTemplateStatus defines the observed state of a DockerMachineTemplate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<DockerMachineTemplateStatus>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplate, "struct DockerMachineTemplate", unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec",
+    status: "status",
+});
 
 impl capi_ext::patches::UnknownFields for DockerMachineTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1263,15 +1371,18 @@ impl capi_ext::patches::TypedTemplate for DockerMachineTemplate {
 }
 
 /// DockerMachineTemplateSpec defines the desired state of DockerMachineTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerMachineTemplateSpec {
     /// DockerMachineTemplateResource describes the data needed to create a DockerMachine from a template.
-    #[serde(default)]
     pub template: DockerMachineTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplateSpec, "struct DockerMachineTemplateSpec", unknown, {
+    template: "template",
+});
 
 impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1282,19 +1393,23 @@ impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpec {
 }
 
 /// DockerMachineTemplateResource describes the data needed to create a DockerMachine from a template.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerMachineTemplateSpecTemplate {
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// Spec is the specification of the desired behavior of the machine.
-    #[serde(default)]
     pub spec: DockerMachineTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplateSpecTemplate, "struct DockerMachineTemplateSpecTemplate", unknown, {
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpecTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1307,51 +1422,39 @@ impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpecTemplate {
 }
 
 /// Spec is the specification of the desired behavior of the machine.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerMachineTemplateSpecTemplateSpec {
     /// BootstrapTimeout is the total amount of time to wait for the machine to bootstrap before timing out.
     /// The default value is 5m.
-    #[serde(
-        rename = "bootstrapTimeout",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "bootstrapTimeout", skip_serializing_if = "Option::is_none")]
     pub bootstrap_timeout: Option<String>,
     /// CustomImage allows customizing the container image that is used for
     /// running the machine
-    #[serde(
-        rename = "customImage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "customImage", skip_serializing_if = "Option::is_none")]
     pub custom_image: Option<String>,
     /// ExtraMounts describes additional mount points for the node container
     /// These may be used to bind a hostPath
-    #[serde(
-        rename = "extraMounts",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "extraMounts", skip_serializing_if = "Option::is_none")]
     pub extra_mounts: Option<Vec<ExtraMount>>,
     /// PreLoadImages allows to pre-load images in a newly created machine. This can be used to
     /// speed up tests by avoiding e.g. to download CNI images on all the containers.
-    #[serde(
-        rename = "preLoadImages",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "preLoadImages", skip_serializing_if = "Option::is_none")]
     pub pre_load_images: Option<Vec<String>>,
     /// ProviderID will be the container name in ProviderID format (docker:////<containername>)
-    #[serde(
-        rename = "providerID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "providerID", skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplateSpecTemplateSpec, "struct DockerMachineTemplateSpecTemplateSpec", unknown, {
+    bootstrap_timeout: "bootstrapTimeout",
+    custom_image: "customImage",
+    extra_mounts: "extraMounts",
+    pre_load_images: "preLoadImages",
+    provider_id: "providerID",
+});
 
 impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpecTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1368,17 +1471,21 @@ impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpecTemplateSpec 
 }
 
 /// DockerMachineTemplateStatus defines the observed state of a DockerMachineTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DockerMachineTemplateStatus {
     /// capacity defines the resource capacity for this DockerMachineTemplate.
     /// This value is used for autoscaling from zero operations as defined in:
     /// https://github.com/kubernetes-sigs/cluster-api/blob/main/docs/proposals/20210310-opt-in-autoscaling-from-zero.md
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<std::collections::BTreeMap<String, capi_ext::schema::IntOrString>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplateStatus, "struct DockerMachineTemplateStatus", unknown, {
+    capacity: "capacity",
+});
 
 impl capi_ext::patches::UnknownFields for DockerMachineTemplateStatus {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {

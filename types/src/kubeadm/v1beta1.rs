@@ -5,7 +5,7 @@
 #![allow(clippy::all, dead_code, missing_docs, rustdoc::all)]
 
 /// KubeadmConfigTemplate is the Schema for the kubeadmconfigtemplates API.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct KubeadmConfigTemplate {
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
@@ -20,15 +20,22 @@ pub struct KubeadmConfigTemplate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
     /// `metadata`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// spec is the desired state of KubeadmConfigTemplate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<KubeadmConfigTemplateSpec>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(KubeadmConfigTemplate, "struct KubeadmConfigTemplate", unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for KubeadmConfigTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -45,15 +52,18 @@ impl capi_ext::patches::TypedTemplate for KubeadmConfigTemplate {
 }
 
 /// spec is the desired state of KubeadmConfigTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct KubeadmConfigTemplateSpec {
     /// template defines the desired state of KubeadmConfigTemplate.
-    #[serde(default)]
     pub template: Template,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(KubeadmConfigTemplateSpec, "struct KubeadmConfigTemplateSpec", unknown, {
+    template: "template",
+});
 
 impl capi_ext::patches::UnknownFields for KubeadmConfigTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -64,19 +74,24 @@ impl capi_ext::patches::UnknownFields for KubeadmConfigTemplateSpec {
 }
 
 /// template defines the desired state of KubeadmConfigTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Template {
     /// metadata is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// spec is the desired state of KubeadmConfig.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<Spec>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Template, "struct Template", unknown, {
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for Template {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -92,24 +107,29 @@ impl capi_ext::patches::UnknownFields for Template {
 
 /// metadata is the standard object's metadata.
 /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Metadata {
     /// annotations is an unstructured key value map stored with a resource that may be
     /// set by external tools to store and retrieve arbitrary metadata. They are not
     /// queryable and should be preserved when modifying objects.
     /// More info: http://kubernetes.io/docs/user-guide/annotations
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<std::collections::BTreeMap<String, String>>,
     /// labels is a map of string keys and values that can be used to organize and categorize
     /// (scope and select) objects. May match selectors of replication controllers
     /// and services.
     /// More info: http://kubernetes.io/docs/user-guide/labels
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<std::collections::BTreeMap<String, String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Metadata, "struct Metadata", unknown, {
+    annotations: "annotations",
+    labels: "labels",
+});
 
 impl capi_ext::patches::UnknownFields for Metadata {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -118,73 +138,55 @@ impl capi_ext::patches::UnknownFields for Metadata {
 }
 
 /// spec is the desired state of KubeadmConfig.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Spec {
     /// bootCommands specifies extra commands to run very early in the boot process via the cloud-init bootcmd
     /// module. bootcmd will run on every boot, 'cloud-init-per' command can be used to make bootcmd run exactly
     /// once. This is typically run in the cloud-init.service systemd unit. This has no effect in Ignition.
-    #[serde(
-        rename = "bootCommands",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "bootCommands", skip_serializing_if = "Option::is_none")]
     pub boot_commands: Option<Vec<String>>,
     /// clusterConfiguration along with InitConfiguration are the configurations necessary for the init command
     #[serde(
         rename = "clusterConfiguration",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub cluster_configuration: Option<ClusterConfiguration>,
     /// diskSetup specifies options for the creation of partition tables and file systems on devices.
-    #[serde(rename = "diskSetup", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "diskSetup", skip_serializing_if = "Option::is_none")]
     pub disk_setup: Option<DiskSetup>,
     /// files specifies extra files to be passed to user_data upon creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub files: Option<Vec<File>>,
     /// format specifies the output format of the bootstrap data
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
     /// ignition contains Ignition specific configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ignition: Option<Ignition>,
     /// initConfiguration along with ClusterConfiguration are the configurations necessary for the init command
-    #[serde(
-        rename = "initConfiguration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "initConfiguration", skip_serializing_if = "Option::is_none")]
     pub init_configuration: Option<InitConfiguration>,
     /// joinConfiguration is the kubeadm configuration for the join command
-    #[serde(
-        rename = "joinConfiguration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "joinConfiguration", skip_serializing_if = "Option::is_none")]
     pub join_configuration: Option<JoinConfiguration>,
     /// mounts specifies a list of mount points to be setup.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mounts: Option<Vec<Vec<String>>>,
     /// ntp specifies NTP configuration
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ntp: Option<Ntp>,
     /// postKubeadmCommands specifies extra commands to run after kubeadm runs.
     /// With cloud-init, this is appended to the runcmd module configuration, and is typically executed in
     /// the cloud-final.service systemd unit. In Ignition, this is appended to /etc/kubeadm.sh.
     #[serde(
         rename = "postKubeadmCommands",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub post_kubeadm_commands: Option<Vec<String>>,
     /// preKubeadmCommands specifies extra commands to run before kubeadm runs.
     /// With cloud-init, this is prepended to the runcmd module configuration, and is typically executed in
     /// the cloud-final.service systemd unit. In Ignition, this is prepended to /etc/kubeadm.sh.
-    #[serde(
-        rename = "preKubeadmCommands",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "preKubeadmCommands", skip_serializing_if = "Option::is_none")]
     pub pre_kubeadm_commands: Option<Vec<String>>,
     /// useExperimentalRetryJoin replaces a basic kubeadm command with a shell
     /// script with retries for joins.
@@ -201,21 +203,38 @@ pub struct Spec {
     /// When removing also remove from staticcheck exclude-rules for SA1019 in golangci.yml
     #[serde(
         rename = "useExperimentalRetryJoin",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub use_experimental_retry_join: Option<bool>,
     /// users specifies extra users to add
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub users: Option<Vec<SpecUser>>,
     /// verbosity is the number for the kubeadm log level verbosity.
     /// It overrides the `--v` flag in kubeadm commands.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub verbosity: Option<i32>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Spec, "struct Spec", unknown, {
+    boot_commands: "bootCommands",
+    cluster_configuration: "clusterConfiguration",
+    disk_setup: "diskSetup",
+    files: "files",
+    format: "format",
+    ignition: "ignition",
+    init_configuration: "initConfiguration",
+    join_configuration: "joinConfiguration",
+    mounts: "mounts",
+    ntp: "ntp",
+    post_kubeadm_commands: "postKubeadmCommands",
+    pre_kubeadm_commands: "preKubeadmCommands",
+    use_experimental_retry_join: "useExperimentalRetryJoin",
+    users: "users",
+    verbosity: "verbosity",
+});
 
 impl capi_ext::patches::UnknownFields for Spec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -252,27 +271,22 @@ impl capi_ext::patches::UnknownFields for Spec {
 }
 
 /// clusterConfiguration along with InitConfiguration are the configurations necessary for the init command
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ClusterConfiguration {
     /// apiServer contains extra settings for the API server control plane component
-    #[serde(rename = "apiServer", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiServer", skip_serializing_if = "Option::is_none")]
     pub api_server: Option<ApiServer>,
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
     /// may reject unrecognized values.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// caCertificateValidityPeriodDays specifies the validity period for CA certificates generated by Cluster API.
     /// If not specified, Cluster API will use a default of 3650 days (10 years).
     /// This field cannot be modified.
     #[serde(
         rename = "caCertificateValidityPeriodDays",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub ca_certificate_validity_period_days: Option<i32>,
@@ -281,24 +295,15 @@ pub struct ClusterConfiguration {
     /// This field is only supported with Kubernetes v1.31 or above.
     #[serde(
         rename = "certificateValidityPeriodDays",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub certificate_validity_period_days: Option<i32>,
     /// certificatesDir specifies where to store or look for all required certificates.
     /// NB: if not provided, this will default to `/etc/kubernetes/pki`
-    #[serde(
-        rename = "certificatesDir",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "certificatesDir", skip_serializing_if = "Option::is_none")]
     pub certificates_dir: Option<String>,
     /// clusterName is the cluster name
-    #[serde(
-        rename = "clusterName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "clusterName", skip_serializing_if = "Option::is_none")]
     pub cluster_name: Option<String>,
     /// controlPlaneEndpoint sets a stable IP address or DNS name for the control plane; it
     /// can be a valid IP address or a RFC-1123 DNS subdomain, both with optional TCP port.
@@ -314,19 +319,14 @@ pub struct ClusterConfiguration {
     /// NB: This value defaults to the first value in the Cluster object status.apiEndpoints array.
     #[serde(
         rename = "controlPlaneEndpoint",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub control_plane_endpoint: Option<String>,
     /// controllerManager contains extra settings for the controller manager control plane component
-    #[serde(
-        rename = "controllerManager",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "controllerManager", skip_serializing_if = "Option::is_none")]
     pub controller_manager: Option<ControllerManager>,
     /// dns defines the options for the DNS add-on installed in the cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns: Option<Dns>,
     /// encryptionAlgorithm holds the type of asymmetric encryption algorithm used for keys and certificates.
     /// Can be one of "RSA-2048", "RSA-3072", "RSA-4096", "ECDSA-P256" or "ECDSA-P384".
@@ -337,20 +337,15 @@ pub struct ClusterConfiguration {
     /// This field is only supported with Kubernetes v1.31 or above.
     #[serde(
         rename = "encryptionAlgorithm",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub encryption_algorithm: Option<EncryptionAlgorithm>,
     /// etcd holds configuration for etcd.
     /// NB: This value defaults to a Local (stacked) etcd
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub etcd: Option<Etcd>,
     /// featureGates enabled by the user.
-    #[serde(
-        rename = "featureGates",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "featureGates", skip_serializing_if = "Option::is_none")]
     pub feature_gates: Option<std::collections::BTreeMap<String, bool>>,
     /// imageRepository sets the container registry to pull images from.
     /// * If not set, the default registry of kubeadm will be used, i.e.
@@ -363,38 +358,50 @@ pub struct ClusterConfiguration {
     /// * If the version is a CI build (kubernetes version starts with `ci/` or `ci-cross/`)
     /// `gcr.io/k8s-staging-ci-images` will be used as a default for control plane components
     /// and for kube-proxy, while `registry.k8s.io` will be used for all the other images.
-    #[serde(
-        rename = "imageRepository",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "imageRepository", skip_serializing_if = "Option::is_none")]
     pub image_repository: Option<String>,
     /// Kind is a string value representing the REST resource this object represents.
     /// Servers may infer this from the endpoint the client submits requests to.
     /// Cannot be updated.
     /// In CamelCase.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// kubernetesVersion is the target version of the control plane.
     /// NB: This value defaults to the Machine object spec.version
-    #[serde(
-        rename = "kubernetesVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubernetesVersion", skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// networking holds configuration for the networking topology of the cluster.
     /// NB: This value defaults to the Cluster object spec.clusterNetwork.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub networking: Option<Networking>,
     /// scheduler contains extra settings for the scheduler control plane component
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<Scheduler>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ClusterConfiguration, "struct ClusterConfiguration", unknown, {
+    api_server: "apiServer",
+    api_version: "apiVersion",
+    ca_certificate_validity_period_days: "caCertificateValidityPeriodDays",
+    certificate_validity_period_days: "certificateValidityPeriodDays",
+    certificates_dir: "certificatesDir",
+    cluster_name: "clusterName",
+    control_plane_endpoint: "controlPlaneEndpoint",
+    controller_manager: "controllerManager",
+    dns: "dns",
+    encryption_algorithm: "encryptionAlgorithm",
+    etcd: "etcd",
+    feature_gates: "featureGates",
+    image_repository: "imageRepository",
+    kind: "kind",
+    kubernetes_version: "kubernetesVersion",
+    networking: "networking",
+    scheduler: "scheduler",
+});
 
 impl capi_ext::patches::UnknownFields for ClusterConfiguration {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -421,30 +428,25 @@ impl capi_ext::patches::UnknownFields for ClusterConfiguration {
 }
 
 /// apiServer contains extra settings for the API server control plane component
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ApiServer {
     /// certSANs sets extra Subject Alternative Names for the API Server signing cert.
-    #[serde(rename = "certSANs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "certSANs", skip_serializing_if = "Option::is_none")]
     pub cert_sans: Option<Vec<String>>,
     /// extraArgs is an extra set of flags to pass to the control plane component.
-    #[serde(rename = "extraArgs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extraArgs", skip_serializing_if = "Option::is_none")]
     pub extra_args: Option<std::collections::BTreeMap<String, String>>,
     /// extraEnvs is an extra set of environment variables to pass to the control plane component.
     /// Environment variables passed using ExtraEnvs will override any existing environment variables, or *_proxy environment variables that kubeadm adds by default.
     /// This option takes effect only on Kubernetes >=1.31.0.
-    #[serde(rename = "extraEnvs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extraEnvs", skip_serializing_if = "Option::is_none")]
     pub extra_envs: Option<Vec<ExtraEnv>>,
     /// extraVolumes is an extra set of host volumes, mounted to the control plane component.
-    #[serde(
-        rename = "extraVolumes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "extraVolumes", skip_serializing_if = "Option::is_none")]
     pub extra_volumes: Option<Vec<ExtraVolume>>,
     /// timeoutForControlPlane controls the timeout that we use for API server to appear
     #[serde(
         rename = "timeoutForControlPlane",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub timeout_for_control_plane: Option<String>,
@@ -452,6 +454,14 @@ pub struct ApiServer {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ApiServer, "struct ApiServer", unknown, {
+    cert_sans: "certSANs",
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    extra_volumes: "extraVolumes",
+    timeout_for_control_plane: "timeoutForControlPlane",
+});
 
 impl capi_ext::patches::UnknownFields for ApiServer {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -474,11 +484,11 @@ impl capi_ext::patches::UnknownFields for ApiServer {
 }
 
 /// EnvVar represents an environment variable present in a Container.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ExtraEnv {
     /// Name of the environment variable.
     /// May consist of any printable ASCII characters except '='.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Variable references $(VAR_NAME) are expanded
     /// using the previously defined environment variables in the container and
@@ -489,15 +499,21 @@ pub struct ExtraEnv {
     /// Escaped references will never be expanded, regardless of whether the variable
     /// exists or not.
     /// Defaults to "".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Source for the environment variable's value. Cannot be used if value is not empty.
-    #[serde(rename = "valueFrom", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "valueFrom", skip_serializing_if = "Option::is_none")]
     pub value_from: Option<ValueFrom>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ExtraEnv, "struct ExtraEnv", unknown, {
+    name: "name",
+    value: "value",
+    value_from: "valueFrom",
+});
 
 impl capi_ext::patches::UnknownFields for ExtraEnv {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -509,46 +525,38 @@ impl capi_ext::patches::UnknownFields for ExtraEnv {
 }
 
 /// Source for the environment variable's value. Cannot be used if value is not empty.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ValueFrom {
     /// Selects a key of a ConfigMap.
-    #[serde(
-        rename = "configMapKeyRef",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "configMapKeyRef", skip_serializing_if = "Option::is_none")]
     pub config_map_key_ref: Option<ConfigMapKeyRef>,
     /// Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`,
     /// spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
-    #[serde(rename = "fieldRef", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fieldRef", skip_serializing_if = "Option::is_none")]
     pub field_ref: Option<FieldRef>,
     /// FileKeyRef selects a key of the env file.
     /// Requires the EnvFiles feature gate to be enabled.
-    #[serde(
-        rename = "fileKeyRef",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "fileKeyRef", skip_serializing_if = "Option::is_none")]
     pub file_key_ref: Option<FileKeyRef>,
     /// Selects a resource of the container: only resources limits and requests
     /// (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.
-    #[serde(
-        rename = "resourceFieldRef",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "resourceFieldRef", skip_serializing_if = "Option::is_none")]
     pub resource_field_ref: Option<ResourceFieldRef>,
     /// Selects a key of a secret in the pod's namespace
-    #[serde(
-        rename = "secretKeyRef",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "secretKeyRef", skip_serializing_if = "Option::is_none")]
     pub secret_key_ref: Option<SecretKeyRef>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ValueFrom, "struct ValueFrom", unknown, {
+    config_map_key_ref: "configMapKeyRef",
+    field_ref: "fieldRef",
+    file_key_ref: "fileKeyRef",
+    resource_field_ref: "resourceFieldRef",
+    secret_key_ref: "secretKeyRef",
+});
 
 impl capi_ext::patches::UnknownFields for ValueFrom {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -572,25 +580,31 @@ impl capi_ext::patches::UnknownFields for ValueFrom {
 }
 
 /// Selects a key of a ConfigMap.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ConfigMapKeyRef {
     /// The key to select.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// Name of the referent.
     /// This field is effectively required, but due to backwards compatibility is
     /// allowed to be empty. Instances of this type with an empty value here are
     /// almost certainly wrong.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Specify whether the ConfigMap or its key must be defined
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ConfigMapKeyRef, "struct ConfigMapKeyRef", unknown, {
+    key: "key",
+    name: "name",
+    optional: "optional",
+});
 
 impl capi_ext::patches::UnknownFields for ConfigMapKeyRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -600,26 +614,23 @@ impl capi_ext::patches::UnknownFields for ConfigMapKeyRef {
 
 /// Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`,
 /// spec.nodeName, spec.serviceAccountName, status.hostIP, status.podIP, status.podIPs.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FieldRef {
     /// Version of the schema the FieldPath is written in terms of, defaults to "v1".
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// Path of the field to select in the specified API version.
-    #[serde(
-        rename = "fieldPath",
-        default,
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(rename = "fieldPath", skip_serializing_if = "String::is_empty")]
     pub field_path: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(FieldRef, "struct FieldRef", unknown, {
+    api_version: "apiVersion",
+    field_path: "fieldPath",
+});
 
 impl capi_ext::patches::UnknownFields for FieldRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -629,12 +640,12 @@ impl capi_ext::patches::UnknownFields for FieldRef {
 
 /// FileKeyRef selects a key of the env file.
 /// Requires the EnvFiles feature gate to be enabled.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FileKeyRef {
     /// The key within the env file. An invalid key will prevent the pod from starting.
     /// The keys defined within a source may consist of any printable ASCII characters except '='.
     /// During Alpha stage of the EnvFiles feature gate, the key size is limited to 128 characters.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// Specify whether the file or its key must be defined. If the file or key
     /// does not exist, then the env var is not published.
@@ -643,23 +654,26 @@ pub struct FileKeyRef {
     ///
     /// If optional is set to false and the specified key does not exist,
     /// an error will be returned during Pod creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
     /// The path within the volume from which to select the file.
     /// Must be relative and may not contain the '..' path or start with '..'.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// The name of the volume mount containing the env file.
-    #[serde(
-        rename = "volumeName",
-        default,
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(rename = "volumeName", skip_serializing_if = "String::is_empty")]
     pub volume_name: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(FileKeyRef, "struct FileKeyRef", unknown, {
+    key: "key",
+    optional: "optional",
+    path: "path",
+    volume_name: "volumeName",
+});
 
 impl capi_ext::patches::UnknownFields for FileKeyRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -669,25 +683,27 @@ impl capi_ext::patches::UnknownFields for FileKeyRef {
 
 /// Selects a resource of the container: only resources limits and requests
 /// (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are currently supported.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ResourceFieldRef {
     /// Container name: required for volumes, optional for env vars
-    #[serde(
-        rename = "containerName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "containerName", skip_serializing_if = "Option::is_none")]
     pub container_name: Option<String>,
     /// Specifies the output format of the exposed resources, defaults to "1"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub divisor: Option<capi_ext::schema::IntOrString>,
     /// Required: resource to select
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub resource: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ResourceFieldRef, "struct ResourceFieldRef", unknown, {
+    container_name: "containerName",
+    divisor: "divisor",
+    resource: "resource",
+});
 
 impl capi_ext::patches::UnknownFields for ResourceFieldRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -696,25 +712,31 @@ impl capi_ext::patches::UnknownFields for ResourceFieldRef {
 }
 
 /// Selects a key of a secret in the pod's namespace
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct SecretKeyRef {
     /// The key of the secret to select from.  Must be a valid secret key.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// Name of the referent.
     /// This field is effectively required, but due to backwards compatibility is
     /// allowed to be empty. Instances of this type with an empty value here are
     /// almost certainly wrong.
     /// More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Specify whether the Secret or its key must be defined
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(SecretKeyRef, "struct SecretKeyRef", unknown, {
+    key: "key",
+    name: "name",
+    optional: "optional",
+});
 
 impl capi_ext::patches::UnknownFields for SecretKeyRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -724,32 +746,36 @@ impl capi_ext::patches::UnknownFields for SecretKeyRef {
 
 /// HostPathMount contains elements describing volumes that are mounted from the
 /// host.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ExtraVolume {
     /// hostPath is the path in the host that will be mounted inside
     /// the pod.
-    #[serde(rename = "hostPath", default, skip_serializing_if = "String::is_empty")]
+    #[serde(rename = "hostPath", skip_serializing_if = "String::is_empty")]
     pub host_path: String,
     /// mountPath is the path inside the pod where hostPath will be mounted.
-    #[serde(
-        rename = "mountPath",
-        default,
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(rename = "mountPath", skip_serializing_if = "String::is_empty")]
     pub mount_path: String,
     /// name of the volume inside the pod template.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// pathType is the type of the HostPath.
-    #[serde(rename = "pathType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "pathType", skip_serializing_if = "Option::is_none")]
     pub path_type: Option<String>,
     /// readOnly controls write access to the volume
-    #[serde(rename = "readOnly", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ExtraVolume, "struct ExtraVolume", unknown, {
+    host_path: "hostPath",
+    mount_path: "mountPath",
+    name: "name",
+    path_type: "pathType",
+    read_only: "readOnly",
+});
 
 impl capi_ext::patches::UnknownFields for ExtraVolume {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -758,27 +784,29 @@ impl capi_ext::patches::UnknownFields for ExtraVolume {
 }
 
 /// controllerManager contains extra settings for the controller manager control plane component
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ControllerManager {
     /// extraArgs is an extra set of flags to pass to the control plane component.
-    #[serde(rename = "extraArgs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extraArgs", skip_serializing_if = "Option::is_none")]
     pub extra_args: Option<std::collections::BTreeMap<String, String>>,
     /// extraEnvs is an extra set of environment variables to pass to the control plane component.
     /// Environment variables passed using ExtraEnvs will override any existing environment variables, or *_proxy environment variables that kubeadm adds by default.
     /// This option takes effect only on Kubernetes >=1.31.0.
-    #[serde(rename = "extraEnvs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extraEnvs", skip_serializing_if = "Option::is_none")]
     pub extra_envs: Option<Vec<ExtraEnv>>,
     /// extraVolumes is an extra set of host volumes, mounted to the control plane component.
-    #[serde(
-        rename = "extraVolumes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "extraVolumes", skip_serializing_if = "Option::is_none")]
     pub extra_volumes: Option<Vec<ExtraVolume>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ControllerManager, "struct ControllerManager", unknown, {
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    extra_volumes: "extraVolumes",
+});
 
 impl capi_ext::patches::UnknownFields for ControllerManager {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -801,24 +829,25 @@ impl capi_ext::patches::UnknownFields for ControllerManager {
 }
 
 /// dns defines the options for the DNS add-on installed in the cluster.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Dns {
     /// imageRepository sets the container registry to pull images from.
     /// if not set, the ImageRepository defined in ClusterConfiguration will be used instead.
-    #[serde(
-        rename = "imageRepository",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "imageRepository", skip_serializing_if = "Option::is_none")]
     pub image_repository: Option<String>,
     /// imageTag allows to specify a tag for the image.
     /// In case this value is set, kubeadm does not change automatically the version of the above components during upgrades.
-    #[serde(rename = "imageTag", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "imageTag", skip_serializing_if = "Option::is_none")]
     pub image_tag: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Dns, "struct Dns", unknown, {
+    image_repository: "imageRepository",
+    image_tag: "imageTag",
+});
 
 impl capi_ext::patches::UnknownFields for Dns {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -871,20 +900,25 @@ impl EncryptionAlgorithm {
 
 /// etcd holds configuration for etcd.
 /// NB: This value defaults to a Local (stacked) etcd
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Etcd {
     /// external describes how to connect to an external etcd cluster
     /// Local and External are mutually exclusive
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub external: Option<External>,
     /// local provides configuration knobs for configuring the local etcd instance
     /// Local and External are mutually exclusive
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<Local>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Etcd, "struct Etcd", unknown, {
+    external: "external",
+    local: "local",
+});
 
 impl capi_ext::patches::UnknownFields for Etcd {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -900,27 +934,34 @@ impl capi_ext::patches::UnknownFields for Etcd {
 
 /// external describes how to connect to an external etcd cluster
 /// Local and External are mutually exclusive
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct External {
     /// caFile is an SSL Certificate Authority file used to secure etcd communication.
     /// Required if using a TLS connection.
-    #[serde(rename = "caFile", default, skip_serializing_if = "String::is_empty")]
+    #[serde(rename = "caFile", skip_serializing_if = "String::is_empty")]
     pub ca_file: String,
     /// certFile is an SSL certification file used to secure etcd communication.
     /// Required if using a TLS connection.
-    #[serde(rename = "certFile", default, skip_serializing_if = "String::is_empty")]
+    #[serde(rename = "certFile", skip_serializing_if = "String::is_empty")]
     pub cert_file: String,
     /// endpoints of etcd members. Required for ExternalEtcd.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub endpoints: Vec<String>,
     /// keyFile is an SSL key file used to secure etcd communication.
     /// Required if using a TLS connection.
-    #[serde(rename = "keyFile", default, skip_serializing_if = "String::is_empty")]
+    #[serde(rename = "keyFile", skip_serializing_if = "String::is_empty")]
     pub key_file: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(External, "struct External", unknown, {
+    ca_file: "caFile",
+    cert_file: "certFile",
+    endpoints: "endpoints",
+    key_file: "keyFile",
+});
 
 impl capi_ext::patches::UnknownFields for External {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -930,51 +971,49 @@ impl capi_ext::patches::UnknownFields for External {
 
 /// local provides configuration knobs for configuring the local etcd instance
 /// Local and External are mutually exclusive
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Local {
     /// dataDir is the directory etcd will place its data.
     /// Defaults to "/var/lib/etcd".
-    #[serde(rename = "dataDir", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "dataDir", skip_serializing_if = "Option::is_none")]
     pub data_dir: Option<String>,
     /// extraArgs are extra arguments provided to the etcd binary
     /// when run inside a static pod.
-    #[serde(rename = "extraArgs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extraArgs", skip_serializing_if = "Option::is_none")]
     pub extra_args: Option<std::collections::BTreeMap<String, String>>,
     /// extraEnvs is an extra set of environment variables to pass to the control plane component.
     /// Environment variables passed using ExtraEnvs will override any existing environment variables, or *_proxy environment variables that kubeadm adds by default.
     /// This option takes effect only on Kubernetes >=1.31.0.
-    #[serde(rename = "extraEnvs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extraEnvs", skip_serializing_if = "Option::is_none")]
     pub extra_envs: Option<Vec<ExtraEnv>>,
     /// imageRepository sets the container registry to pull images from.
     /// if not set, the ImageRepository defined in ClusterConfiguration will be used instead.
-    #[serde(
-        rename = "imageRepository",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "imageRepository", skip_serializing_if = "Option::is_none")]
     pub image_repository: Option<String>,
     /// imageTag allows to specify a tag for the image.
     /// In case this value is set, kubeadm does not change automatically the version of the above components during upgrades.
-    #[serde(rename = "imageTag", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "imageTag", skip_serializing_if = "Option::is_none")]
     pub image_tag: Option<String>,
     /// peerCertSANs sets extra Subject Alternative Names for the etcd peer signing cert.
-    #[serde(
-        rename = "peerCertSANs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "peerCertSANs", skip_serializing_if = "Option::is_none")]
     pub peer_cert_sans: Option<Vec<String>>,
     /// serverCertSANs sets extra Subject Alternative Names for the etcd server signing cert.
-    #[serde(
-        rename = "serverCertSANs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "serverCertSANs", skip_serializing_if = "Option::is_none")]
     pub server_cert_sans: Option<Vec<String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Local, "struct Local", unknown, {
+    data_dir: "dataDir",
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    image_repository: "imageRepository",
+    image_tag: "imageTag",
+    peer_cert_sans: "peerCertSANs",
+    server_cert_sans: "serverCertSANs",
+});
 
 impl capi_ext::patches::UnknownFields for Local {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -990,29 +1029,31 @@ impl capi_ext::patches::UnknownFields for Local {
 
 /// networking holds configuration for the networking topology of the cluster.
 /// NB: This value defaults to the Cluster object spec.clusterNetwork.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Networking {
     /// dnsDomain is the dns domain used by k8s services. Defaults to "cluster.local".
-    #[serde(rename = "dnsDomain", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "dnsDomain", skip_serializing_if = "Option::is_none")]
     pub dns_domain: Option<String>,
     /// podSubnet is the subnet used by pods.
     /// If unset, the API server will not allocate CIDR ranges for every node.
     /// Defaults to a comma-delimited string of the Cluster object's spec.clusterNetwork.services.cidrBlocks if that is set
-    #[serde(rename = "podSubnet", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "podSubnet", skip_serializing_if = "Option::is_none")]
     pub pod_subnet: Option<String>,
     /// serviceSubnet is the subnet used by k8s services.
     /// Defaults to a comma-delimited string of the Cluster object's spec.clusterNetwork.pods.cidrBlocks, or
     /// to "10.96.0.0/12" if that's unset.
-    #[serde(
-        rename = "serviceSubnet",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "serviceSubnet", skip_serializing_if = "Option::is_none")]
     pub service_subnet: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Networking, "struct Networking", unknown, {
+    dns_domain: "dnsDomain",
+    pod_subnet: "podSubnet",
+    service_subnet: "serviceSubnet",
+});
 
 impl capi_ext::patches::UnknownFields for Networking {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1021,27 +1062,29 @@ impl capi_ext::patches::UnknownFields for Networking {
 }
 
 /// scheduler contains extra settings for the scheduler control plane component
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Scheduler {
     /// extraArgs is an extra set of flags to pass to the control plane component.
-    #[serde(rename = "extraArgs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extraArgs", skip_serializing_if = "Option::is_none")]
     pub extra_args: Option<std::collections::BTreeMap<String, String>>,
     /// extraEnvs is an extra set of environment variables to pass to the control plane component.
     /// Environment variables passed using ExtraEnvs will override any existing environment variables, or *_proxy environment variables that kubeadm adds by default.
     /// This option takes effect only on Kubernetes >=1.31.0.
-    #[serde(rename = "extraEnvs", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extraEnvs", skip_serializing_if = "Option::is_none")]
     pub extra_envs: Option<Vec<ExtraEnv>>,
     /// extraVolumes is an extra set of host volumes, mounted to the control plane component.
-    #[serde(
-        rename = "extraVolumes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "extraVolumes", skip_serializing_if = "Option::is_none")]
     pub extra_volumes: Option<Vec<ExtraVolume>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Scheduler, "struct Scheduler", unknown, {
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    extra_volumes: "extraVolumes",
+});
 
 impl capi_ext::patches::UnknownFields for Scheduler {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1064,18 +1107,23 @@ impl capi_ext::patches::UnknownFields for Scheduler {
 }
 
 /// diskSetup specifies options for the creation of partition tables and file systems on devices.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DiskSetup {
     /// filesystems specifies the list of file systems to setup.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub filesystems: Option<Vec<Filesystem>>,
     /// partitions specifies the list of the partitions to setup.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<Vec<Partition>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DiskSetup, "struct DiskSetup", unknown, {
+    filesystems: "filesystems",
+    partitions: "partitions",
+});
 
 impl capi_ext::patches::UnknownFields for DiskSetup {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1100,35 +1148,45 @@ impl capi_ext::patches::UnknownFields for DiskSetup {
 }
 
 /// Filesystem defines the file systems to be created.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Filesystem {
     /// device specifies the device name
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub device: String,
     /// extraOpts defined extra options to add to the command for creating the file system.
-    #[serde(rename = "extraOpts", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "extraOpts", skip_serializing_if = "Option::is_none")]
     pub extra_opts: Option<Vec<String>>,
     /// filesystem specifies the file system type.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub filesystem: String,
     /// label specifies the file system label to be used. If set to None, no label is used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// overwrite defines whether or not to overwrite any existing filesystem.
     /// If true, any pre-existing file system will be destroyed. Use with Caution.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub overwrite: Option<bool>,
     /// partition specifies the partition to use. The valid options are: "auto|any", "auto", "any", "none", and <NUM>, where NUM is the actual partition number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<String>,
     /// replaceFS is a special directive, used for Microsoft Azure that instructs cloud-init to replace a file system of <FS_TYPE>.
     /// NOTE: unless you define a label, this requires the use of the 'any' partition directive.
-    #[serde(rename = "replaceFS", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "replaceFS", skip_serializing_if = "Option::is_none")]
     pub replace_fs: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Filesystem, "struct Filesystem", unknown, {
+    device: "device",
+    extra_opts: "extraOpts",
+    filesystem: "filesystem",
+    label: "label",
+    overwrite: "overwrite",
+    partition: "partition",
+    replace_fs: "replaceFS",
+});
 
 impl capi_ext::patches::UnknownFields for Filesystem {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1137,38 +1195,41 @@ impl capi_ext::patches::UnknownFields for Filesystem {
 }
 
 /// Partition defines how to create and layout a partition.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Partition {
     /// device is the name of the device.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub device: String,
     /// diskLayout specifies an ordered list of partitions, where each item defines the
     /// percentage of disk space and optional partition type for that partition.
     /// The sum of all partition percentages must not be greater than 100.
-    #[serde(
-        rename = "diskLayout",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "diskLayout", skip_serializing_if = "Option::is_none")]
     pub disk_layout: Option<Vec<DiskLayout>>,
     /// layout specifies the device layout.
     /// If it is true, a single partition will be created for the entire device.
     /// When layout is false, it means don't partition or ignore existing partitioning.
-    #[serde(default)]
     pub layout: bool,
     /// overwrite describes whether to skip checks and create the partition if a partition or filesystem is found on the device.
     /// Use with caution. Default is 'false'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub overwrite: Option<bool>,
     /// tableType specifies the tupe of partition table. The following are supported:
     /// 'mbr': default and setups a MS-DOS partition table
     /// 'gpt': setups a GPT partition table
-    #[serde(rename = "tableType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "tableType", skip_serializing_if = "Option::is_none")]
     pub table_type: Option<TableType>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Partition, "struct Partition", unknown, {
+    device: "device",
+    disk_layout: "diskLayout",
+    layout: "layout",
+    overwrite: "overwrite",
+    table_type: "tableType",
+});
 
 impl capi_ext::patches::UnknownFields for Partition {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1185,25 +1246,25 @@ impl capi_ext::patches::UnknownFields for Partition {
 }
 
 /// PartitionSpec defines the size and optional type for a partition.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DiskLayout {
     /// partitionType is the partition type (optional).
     /// Supported values are Linux, LinuxSwap, LinuxRAID, LVM, Fat32, NTFS,
     /// and LinuxExtended. These are translated to cloud-init partition type codes.
     /// A full GPT partition GUID is also supported as a passthrough value.
-    #[serde(
-        rename = "partitionType",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "partitionType", skip_serializing_if = "Option::is_none")]
     pub partition_type: Option<String>,
     /// percentage of disk that partition will take (1-100)
-    #[serde(default)]
     pub percentage: i32,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DiskLayout, "struct DiskLayout", unknown, {
+    partition_type: "partitionType",
+    percentage: "percentage",
+});
 
 impl capi_ext::patches::UnknownFields for DiskLayout {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1242,13 +1303,13 @@ impl TableType {
 }
 
 /// File defines the input for generating write_files in cloud-init.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct File {
     /// append specifies whether to append Content to existing file if Path exists.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub append: Option<bool>,
     /// content is the actual content of the file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     /// contentFormat specifies how to interpret content after it is resolved (inline or from contentFrom).
     /// When set to "Template", content is rendered as a Go text/template.
@@ -1256,35 +1317,38 @@ pub struct File {
     /// - .controlPlane.version: the Kubernetes version of the control plane (e.g. "v1.35.0").
     /// Only set when the cluster has a control plane reference that exposes spec.version.
     /// When set to "Raw" or omitted, content is used verbatim.
-    #[serde(
-        rename = "contentFormat",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "contentFormat", skip_serializing_if = "Option::is_none")]
     pub content_format: Option<ContentFormat>,
     /// contentFrom is a referenced source of content to populate the file.
-    #[serde(
-        rename = "contentFrom",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "contentFrom", skip_serializing_if = "Option::is_none")]
     pub content_from: Option<ContentFrom>,
     /// encoding specifies the encoding of the file contents.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<Encoding>,
     /// owner specifies the ownership of the file, e.g. "root:root".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
     /// path specifies the full path on disk where to store the file.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub path: String,
     /// permissions specifies the permissions to assign to the file, e.g. "0640".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub permissions: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(File, "struct File", unknown, {
+    append: "append",
+    content: "content",
+    content_format: "contentFormat",
+    content_from: "contentFrom",
+    encoding: "encoding",
+    owner: "owner",
+    path: "path",
+    permissions: "permissions",
+});
 
 impl capi_ext::patches::UnknownFields for File {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1329,15 +1393,18 @@ impl ContentFormat {
 }
 
 /// contentFrom is a referenced source of content to populate the file.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ContentFrom {
     /// secret represents a secret that should populate this file.
-    #[serde(default)]
     pub secret: Secret,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ContentFrom, "struct ContentFrom", unknown, {
+    secret: "secret",
+});
 
 impl capi_ext::patches::UnknownFields for ContentFrom {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1348,18 +1415,23 @@ impl capi_ext::patches::UnknownFields for ContentFrom {
 }
 
 /// secret represents a secret that should populate this file.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Secret {
     /// key is the key in the secret's data map for this value.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// name of the secret in the KubeadmBootstrapConfig's namespace to use.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Secret, "struct Secret", unknown, {
+    key: "key",
+    name: "name",
+});
 
 impl capi_ext::patches::UnknownFields for Secret {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1427,12 +1499,11 @@ impl Format {
 }
 
 /// ignition contains Ignition specific configuration.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Ignition {
     /// containerLinuxConfig contains CLC specific configuration.
     #[serde(
         rename = "containerLinuxConfig",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub container_linux_config: Option<ContainerLinuxConfig>,
@@ -1440,6 +1511,10 @@ pub struct Ignition {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Ignition, "struct Ignition", unknown, {
+    container_linux_config: "containerLinuxConfig",
+});
 
 impl capi_ext::patches::UnknownFields for Ignition {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1451,25 +1526,26 @@ impl capi_ext::patches::UnknownFields for Ignition {
 }
 
 /// containerLinuxConfig contains CLC specific configuration.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ContainerLinuxConfig {
     /// additionalConfig contains additional configuration to be merged with the Ignition
     /// configuration generated by the bootstrapper controller. More info: https://coreos.github.io/ignition/operator-notes/#config-merging
     ///
     /// The data format is documented here: https://kinvolk.io/docs/flatcar-container-linux/latest/provisioning/cl-config/
-    #[serde(
-        rename = "additionalConfig",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "additionalConfig", skip_serializing_if = "Option::is_none")]
     pub additional_config: Option<String>,
     /// strict controls if AdditionalConfig should be strictly parsed. If so, warnings are treated as errors.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub strict: Option<bool>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ContainerLinuxConfig, "struct ContainerLinuxConfig", unknown, {
+    additional_config: "additionalConfig",
+    strict: "strict",
+});
 
 impl capi_ext::patches::UnknownFields for ContainerLinuxConfig {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1478,32 +1554,24 @@ impl capi_ext::patches::UnknownFields for ContainerLinuxConfig {
 }
 
 /// initConfiguration along with ClusterConfiguration are the configurations necessary for the init command
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct InitConfiguration {
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
     /// may reject unrecognized values.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// bootstrapTokens is respected at `kubeadm init` time and describes a set of Bootstrap Tokens to create.
     /// This information IS NOT uploaded to the kubeadm cluster configmap, partly because of its sensitive nature
-    #[serde(
-        rename = "bootstrapTokens",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "bootstrapTokens", skip_serializing_if = "Option::is_none")]
     pub bootstrap_tokens: Option<Vec<BootstrapToken>>,
     /// Kind is a string value representing the REST resource this object represents.
     /// Servers may infer this from the endpoint the client submits requests to.
     /// Cannot be updated.
     /// In CamelCase.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// localAPIEndpoint represents the endpoint of the API server instance that's deployed on this control plane node
     /// In HA setups, this differs from ClusterConfiguration.ControlPlaneEndpoint in the sense that ControlPlaneEndpoint
@@ -1511,38 +1579,36 @@ pub struct InitConfiguration {
     /// configuration object lets you customize what IP/DNS name and port the local API server advertises it's accessible
     /// on. By default, kubeadm tries to auto-detect the IP of the default interface and use that, but in case that process
     /// fails you may set the desired value here.
-    #[serde(
-        rename = "localAPIEndpoint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "localAPIEndpoint", skip_serializing_if = "Option::is_none")]
     pub local_api_endpoint: Option<LocalAPIEndpoint>,
     /// nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
     /// When used in the context of control plane nodes, NodeRegistration should remain consistent
     /// across both InitConfiguration and JoinConfiguration
-    #[serde(
-        rename = "nodeRegistration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeRegistration", skip_serializing_if = "Option::is_none")]
     pub node_registration: Option<NodeRegistration>,
     /// patches contains options related to applying patches to components deployed by kubeadm during
     /// "kubeadm init". The minimum kubernetes version needed to support Patches is v1.22
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub patches: Option<Patches>,
     /// skipPhases is a list of phases to skip during command execution.
     /// The list of phases can be obtained with the "kubeadm init --help" command.
     /// This option takes effect only on Kubernetes >=1.22.0.
-    #[serde(
-        rename = "skipPhases",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skipPhases", skip_serializing_if = "Option::is_none")]
     pub skip_phases: Option<Vec<String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(InitConfiguration, "struct InitConfiguration", unknown, {
+    api_version: "apiVersion",
+    bootstrap_tokens: "bootstrapTokens",
+    kind: "kind",
+    local_api_endpoint: "localAPIEndpoint",
+    node_registration: "nodeRegistration",
+    patches: "patches",
+    skip_phases: "skipPhases",
+});
 
 impl capi_ext::patches::UnknownFields for InitConfiguration {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1568,36 +1634,45 @@ impl capi_ext::patches::UnknownFields for InitConfiguration {
 }
 
 /// BootstrapToken describes one bootstrap token, stored as a Secret in the cluster.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct BootstrapToken {
     /// description sets a human-friendly message why this token exists and what it's used
     /// for, so other administrators can know its purpose.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// expires specifies the timestamp when this token expires. Defaults to being set
     /// dynamically at runtime based on the TTL. Expires and TTL are mutually exclusive.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires: Option<String>,
     /// groups specifies the extra groups that this token will authenticate as when/if
     /// used for authentication
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<String>>,
     /// token is used for establishing bidirectional trust between nodes and control-planes.
     /// Used for joining nodes in the cluster.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub token: String,
     /// ttl defines the time to live for this token. Defaults to 24h.
     /// Expires and TTL are mutually exclusive.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ttl: Option<String>,
     /// usages describes the ways in which this token can be used. Can by default be used
     /// for establishing bidirectional trust, but that can be changed here.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub usages: Option<Vec<String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(BootstrapToken, "struct BootstrapToken", unknown, {
+    description: "description",
+    expires: "expires",
+    groups: "groups",
+    token: "token",
+    ttl: "ttl",
+    usages: "usages",
+});
 
 impl capi_ext::patches::UnknownFields for BootstrapToken {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1611,23 +1686,24 @@ impl capi_ext::patches::UnknownFields for BootstrapToken {
 /// configuration object lets you customize what IP/DNS name and port the local API server advertises it's accessible
 /// on. By default, kubeadm tries to auto-detect the IP of the default interface and use that, but in case that process
 /// fails you may set the desired value here.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct LocalAPIEndpoint {
     /// advertiseAddress sets the IP address for the API server to advertise.
-    #[serde(
-        rename = "advertiseAddress",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "advertiseAddress", skip_serializing_if = "Option::is_none")]
     pub advertise_address: Option<String>,
     /// bindPort sets the secure port for the API Server to bind to.
     /// Defaults to 6443.
-    #[serde(rename = "bindPort", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "bindPort", skip_serializing_if = "Option::is_none")]
     pub bind_port: Option<i32>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(LocalAPIEndpoint, "struct LocalAPIEndpoint", unknown, {
+    advertise_address: "advertiseAddress",
+    bind_port: "bindPort",
+});
 
 impl capi_ext::patches::UnknownFields for LocalAPIEndpoint {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1638,15 +1714,14 @@ impl capi_ext::patches::UnknownFields for LocalAPIEndpoint {
 /// nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
 /// When used in the context of control plane nodes, NodeRegistration should remain consistent
 /// across both InitConfiguration and JoinConfiguration
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct NodeRegistration {
     /// criSocket is used to retrieve container runtime info. This information will be annotated to the Node API object, for later re-use
-    #[serde(rename = "criSocket", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "criSocket", skip_serializing_if = "Option::is_none")]
     pub cri_socket: Option<String>,
     /// ignorePreflightErrors provides a slice of pre-flight errors to be ignored when the current node is registered.
     #[serde(
         rename = "ignorePreflightErrors",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub ignore_preflight_errors: Option<Vec<String>>,
@@ -1655,44 +1730,42 @@ pub struct NodeRegistration {
     /// this field must be one of "Always", "IfNotPresent" or
     /// "Never". Defaults to "IfNotPresent". This can be used only
     /// with Kubernetes version equal to 1.22 and later.
-    #[serde(
-        rename = "imagePullPolicy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "imagePullPolicy", skip_serializing_if = "Option::is_none")]
     pub image_pull_policy: Option<ImagePullPolicy>,
     /// imagePullSerial specifies if image pulling performed by kubeadm must be done serially or in parallel.
     /// This option takes effect only on Kubernetes >=1.31.0.
     /// Default: true (defaulted in kubeadm)
-    #[serde(
-        rename = "imagePullSerial",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "imagePullSerial", skip_serializing_if = "Option::is_none")]
     pub image_pull_serial: Option<bool>,
     /// kubeletExtraArgs passes through extra arguments to the kubelet. The arguments here are passed to the kubelet command line via the environment file
     /// kubeadm writes at runtime for the kubelet to source. This overrides the generic base-level configuration in the kubelet-config-1.X ConfigMap
     /// Flags have higher priority when parsing. These values are local and specific to the node kubeadm is executing on.
-    #[serde(
-        rename = "kubeletExtraArgs",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubeletExtraArgs", skip_serializing_if = "Option::is_none")]
     pub kubelet_extra_args: Option<std::collections::BTreeMap<String, String>>,
     /// name is the `.Metadata.Name` field of the Node API object that will be created in this `kubeadm init` or `kubeadm join` operation.
     /// This field is also used in the CommonName field of the kubelet's client certificate to the API server.
     /// Defaults to the hostname of the node if not provided.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// taints specifies the taints the Node API object should be registered with. If this field is unset, i.e. nil, in the `kubeadm init` process
     /// it will be defaulted to []v1.Taint{'node-role.kubernetes.io/master=""'}. If you don't want to taint your control-plane node, set this field to an
     /// empty slice, i.e. `taints: []` in the YAML file. This field is solely used for Node registration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub taints: Option<Vec<Taint>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(NodeRegistration, "struct NodeRegistration", unknown, {
+    cri_socket: "criSocket",
+    ignore_preflight_errors: "ignorePreflightErrors",
+    image_pull_policy: "imagePullPolicy",
+    image_pull_serial: "imagePullSerial",
+    kubelet_extra_args: "kubeletExtraArgs",
+    name: "name",
+    taints: "taints",
+});
 
 impl capi_ext::patches::UnknownFields for NodeRegistration {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1742,26 +1815,33 @@ impl ImagePullPolicy {
 
 /// The node this Taint is attached to has the "effect" on
 /// any pod that does not tolerate the Taint.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Taint {
     /// Required. The effect of the taint on pods
     /// that do not tolerate the taint.
     /// Valid effects are NoSchedule, PreferNoSchedule and NoExecute.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub effect: String,
     /// Required. The taint key to be applied to a node.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// TimeAdded represents the time at which the taint was added.
-    #[serde(rename = "timeAdded", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
     pub time_added: Option<String>,
     /// The taint value corresponding to the taint key.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Taint, "struct Taint", unknown, {
+    effect: "effect",
+    key: "key",
+    time_added: "timeAdded",
+    value: "value",
+});
 
 impl capi_ext::patches::UnknownFields for Taint {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1771,7 +1851,7 @@ impl capi_ext::patches::UnknownFields for Taint {
 
 /// patches contains options related to applying patches to components deployed by kubeadm during
 /// "kubeadm init". The minimum kubernetes version needed to support Patches is v1.22
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Patches {
     /// directory is a path to a directory that contains files named "target[suffix][+patchtype].extension".
     /// For example, "kube-apiserver0+merge.yaml" or just "etcd.json". "target" can be one of
@@ -1783,12 +1863,16 @@ pub struct Patches {
     /// These files can be written into the target directory via KubeadmConfig.Files which
     /// specifies additional files to be created on the machine, either with content inline or
     /// by referencing a secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub directory: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Patches, "struct Patches", unknown, {
+    directory: "directory",
+});
 
 impl capi_ext::patches::UnknownFields for Patches {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1797,71 +1881,62 @@ impl capi_ext::patches::UnknownFields for Patches {
 }
 
 /// joinConfiguration is the kubeadm configuration for the join command
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct JoinConfiguration {
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
     /// may reject unrecognized values.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// caCertPath is the path to the SSL certificate authority used to
     /// secure comunications between node and control-plane.
     /// Defaults to "/etc/kubernetes/pki/ca.crt".
-    #[serde(
-        rename = "caCertPath",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "caCertPath", skip_serializing_if = "Option::is_none")]
     pub ca_cert_path: Option<String>,
     /// controlPlane defines the additional control plane instance to be deployed on the joining node.
     /// If nil, no additional control plane instance will be deployed.
-    #[serde(
-        rename = "controlPlane",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "controlPlane", skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<ControlPlane>,
     /// discovery specifies the options for the kubelet to use during the TLS Bootstrap process
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub discovery: Option<Discovery>,
     /// Kind is a string value representing the REST resource this object represents.
     /// Servers may infer this from the endpoint the client submits requests to.
     /// Cannot be updated.
     /// In CamelCase.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// nodeRegistration holds fields that relate to registering the new control-plane node to the cluster.
     /// When used in the context of control plane nodes, NodeRegistration should remain consistent
     /// across both InitConfiguration and JoinConfiguration
-    #[serde(
-        rename = "nodeRegistration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeRegistration", skip_serializing_if = "Option::is_none")]
     pub node_registration: Option<NodeRegistration>,
     /// patches contains options related to applying patches to components deployed by kubeadm during
     /// "kubeadm join". The minimum kubernetes version needed to support Patches is v1.22
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub patches: Option<Patches>,
     /// skipPhases is a list of phases to skip during command execution.
     /// The list of phases can be obtained with the "kubeadm init --help" command.
     /// This option takes effect only on Kubernetes >=1.22.0.
-    #[serde(
-        rename = "skipPhases",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "skipPhases", skip_serializing_if = "Option::is_none")]
     pub skip_phases: Option<Vec<String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(JoinConfiguration, "struct JoinConfiguration", unknown, {
+    api_version: "apiVersion",
+    ca_cert_path: "caCertPath",
+    control_plane: "controlPlane",
+    discovery: "discovery",
+    kind: "kind",
+    node_registration: "nodeRegistration",
+    patches: "patches",
+    skip_phases: "skipPhases",
+});
 
 impl capi_ext::patches::UnknownFields for JoinConfiguration {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1883,19 +1958,19 @@ impl capi_ext::patches::UnknownFields for JoinConfiguration {
 
 /// controlPlane defines the additional control plane instance to be deployed on the joining node.
 /// If nil, no additional control plane instance will be deployed.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ControlPlane {
     /// localAPIEndpoint represents the endpoint of the API server instance to be deployed on this node.
-    #[serde(
-        rename = "localAPIEndpoint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "localAPIEndpoint", skip_serializing_if = "Option::is_none")]
     pub local_api_endpoint: Option<LocalAPIEndpoint>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(ControlPlane, "struct ControlPlane", unknown, {
+    local_api_endpoint: "localAPIEndpoint",
+});
 
 impl capi_ext::patches::UnknownFields for ControlPlane {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1907,36 +1982,35 @@ impl capi_ext::patches::UnknownFields for ControlPlane {
 }
 
 /// discovery specifies the options for the kubelet to use during the TLS Bootstrap process
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Discovery {
     /// bootstrapToken is used to set the options for bootstrap token based discovery
     /// BootstrapToken and File are mutually exclusive
-    #[serde(
-        rename = "bootstrapToken",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "bootstrapToken", skip_serializing_if = "Option::is_none")]
     pub bootstrap_token: Option<DiscoveryBootstrapToken>,
     /// file is used to specify a file or URL to a kubeconfig file from which to load cluster information
     /// BootstrapToken and File are mutually exclusive
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<DiscoveryFile>,
     /// timeout modifies the discovery timeout
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<String>,
     /// tlsBootstrapToken is a token used for TLS bootstrapping.
     /// If .BootstrapToken is set, this field is defaulted to .BootstrapToken.Token, but can be overridden.
     /// If .File is set, this field **must be set** in case the KubeConfigFile does not contain any other authentication information
-    #[serde(
-        rename = "tlsBootstrapToken",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "tlsBootstrapToken", skip_serializing_if = "Option::is_none")]
     pub tls_bootstrap_token: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Discovery, "struct Discovery", unknown, {
+    bootstrap_token: "bootstrapToken",
+    file: "file",
+    timeout: "timeout",
+    tls_bootstrap_token: "tlsBootstrapToken",
+});
 
 impl capi_ext::patches::UnknownFields for Discovery {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -1952,14 +2026,10 @@ impl capi_ext::patches::UnknownFields for Discovery {
 
 /// bootstrapToken is used to set the options for bootstrap token based discovery
 /// BootstrapToken and File are mutually exclusive
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DiscoveryBootstrapToken {
     /// apiServerEndpoint is an IP or domain name to the API server from which info will be fetched.
-    #[serde(
-        rename = "apiServerEndpoint",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "apiServerEndpoint", skip_serializing_if = "Option::is_none")]
     pub api_server_endpoint: Option<String>,
     /// caCertHashes specifies a set of public key pins to verify
     /// when token-based discovery is used. The root CA found during discovery
@@ -1969,22 +2039,17 @@ pub struct DiscoveryBootstrapToken {
     /// SHA-256 hash of the Subject Public Key Info (SPKI) object in DER-encoded
     /// ASN.1. These hashes can be calculated using, for example, OpenSSL:
     /// openssl x509 -pubkey -in ca.crt openssl rsa -pubin -outform der 2>&/dev/null | openssl dgst -sha256 -hex
-    #[serde(
-        rename = "caCertHashes",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "caCertHashes", skip_serializing_if = "Option::is_none")]
     pub ca_cert_hashes: Option<Vec<String>>,
     /// token is a token used to validate cluster information
     /// fetched from the control-plane.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
     /// unsafeSkipCAVerification allows token-based discovery
     /// without CA verification via CACertHashes. This can weaken
     /// the security of kubeadm since other nodes can impersonate the control-plane.
     #[serde(
         rename = "unsafeSkipCAVerification",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub unsafe_skip_ca_verification: Option<bool>,
@@ -1992,6 +2057,13 @@ pub struct DiscoveryBootstrapToken {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DiscoveryBootstrapToken, "struct DiscoveryBootstrapToken", unknown, {
+    api_server_endpoint: "apiServerEndpoint",
+    ca_cert_hashes: "caCertHashes",
+    token: "token",
+    unsafe_skip_ca_verification: "unsafeSkipCAVerification",
+});
 
 impl capi_ext::patches::UnknownFields for DiscoveryBootstrapToken {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2001,30 +2073,27 @@ impl capi_ext::patches::UnknownFields for DiscoveryBootstrapToken {
 
 /// file is used to specify a file or URL to a kubeconfig file from which to load cluster information
 /// BootstrapToken and File are mutually exclusive
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct DiscoveryFile {
     /// kubeConfig is used (optionally) to generate a KubeConfig based on the KubeadmConfig's information.
     /// The file is generated at the path specified in KubeConfigPath.
     ///
     /// Host address (server field) information is automatically populated based on the Cluster's ControlPlaneEndpoint.
     /// Certificate Authority (certificate-authority-data field) is gathered from the cluster's CA secret.
-    #[serde(
-        rename = "kubeConfig",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "kubeConfig", skip_serializing_if = "Option::is_none")]
     pub kube_config: Option<KubeConfig>,
     /// kubeConfigPath is used to specify the actual file path or URL to the kubeconfig file from which to load cluster information
-    #[serde(
-        rename = "kubeConfigPath",
-        default,
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(rename = "kubeConfigPath", skip_serializing_if = "String::is_empty")]
     pub kube_config_path: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(DiscoveryFile, "struct DiscoveryFile", unknown, {
+    kube_config: "kubeConfig",
+    kube_config_path: "kubeConfigPath",
+});
 
 impl capi_ext::patches::UnknownFields for DiscoveryFile {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2040,23 +2109,27 @@ impl capi_ext::patches::UnknownFields for DiscoveryFile {
 ///
 /// Host address (server field) information is automatically populated based on the Cluster's ControlPlaneEndpoint.
 /// Certificate Authority (certificate-authority-data field) is gathered from the cluster's CA secret.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct KubeConfig {
     /// cluster contains information about how to communicate with the kubernetes cluster.
     ///
     /// By default the following fields are automatically populated:
     /// - Server with the Cluster's ControlPlaneEndpoint.
     /// - CertificateAuthorityData with the Cluster's CA certificate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster: Option<Cluster>,
     /// user contains information that describes identity information.
     /// This is used to tell the kubernetes cluster who you are.
-    #[serde(default)]
     pub user: User,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(KubeConfig, "struct KubeConfig", unknown, {
+    cluster: "cluster",
+    user: "user",
+});
 
 impl capi_ext::patches::UnknownFields for KubeConfig {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2073,21 +2146,19 @@ impl capi_ext::patches::UnknownFields for KubeConfig {
 /// By default the following fields are automatically populated:
 /// - Server with the Cluster's ControlPlaneEndpoint.
 /// - CertificateAuthorityData with the Cluster's CA certificate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Cluster {
     /// certificateAuthorityData contains PEM-encoded certificate authority certificates.
     ///
     /// Defaults to the Cluster's CA certificate if empty.
     #[serde(
         rename = "certificateAuthorityData",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub certificate_authority_data: Option<String>,
     /// insecureSkipTLSVerify skips the validity check for the server's certificate. This will make your HTTPS connections insecure.
     #[serde(
         rename = "insecureSkipTLSVerify",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub insecure_skip_tls_verify: Option<bool>,
@@ -2100,24 +2171,28 @@ pub struct Cluster {
     ///
     /// socks5 proxying does not currently support spdy streaming endpoints (exec,
     /// attach, port forward).
-    #[serde(rename = "proxyURL", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "proxyURL", skip_serializing_if = "Option::is_none")]
     pub proxy_url: Option<String>,
     /// server is the address of the kubernetes cluster (https://hostname:port).
     ///
     /// Defaults to https:// + Cluster.Spec.ControlPlaneEndpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
     /// tlsServerName is used to check server certificate. If TLSServerName is empty, the hostname used to contact the server is used.
-    #[serde(
-        rename = "tlsServerName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "tlsServerName", skip_serializing_if = "Option::is_none")]
     pub tls_server_name: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Cluster, "struct Cluster", unknown, {
+    certificate_authority_data: "certificateAuthorityData",
+    insecure_skip_tls_verify: "insecureSkipTLSVerify",
+    proxy_url: "proxyURL",
+    server: "server",
+    tls_server_name: "tlsServerName",
+});
 
 impl capi_ext::patches::UnknownFields for Cluster {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2127,22 +2202,23 @@ impl capi_ext::patches::UnknownFields for Cluster {
 
 /// user contains information that describes identity information.
 /// This is used to tell the kubernetes cluster who you are.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct User {
     /// authProvider specifies a custom authentication plugin for the kubernetes cluster.
-    #[serde(
-        rename = "authProvider",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "authProvider", skip_serializing_if = "Option::is_none")]
     pub auth_provider: Option<AuthProvider>,
     /// exec specifies a custom exec-based authentication plugin for the kubernetes cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exec: Option<Exec>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(User, "struct User", unknown, {
+    auth_provider: "authProvider",
+    exec: "exec",
+});
 
 impl capi_ext::patches::UnknownFields for User {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2157,18 +2233,23 @@ impl capi_ext::patches::UnknownFields for User {
 }
 
 /// authProvider specifies a custom authentication plugin for the kubernetes cluster.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct AuthProvider {
     /// config holds the parameters for the authentication plugin.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<std::collections::BTreeMap<String, String>>,
     /// name is the name of the authentication plugin.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(AuthProvider, "struct AuthProvider", unknown, {
+    config: "config",
+    name: "name",
+});
 
 impl capi_ext::patches::UnknownFields for AuthProvider {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2177,43 +2258,43 @@ impl capi_ext::patches::UnknownFields for AuthProvider {
 }
 
 /// exec specifies a custom exec-based authentication plugin for the kubernetes cluster.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Exec {
     /// apiVersion is preferred input version of the ExecInfo. The returned ExecCredentials MUST use
     /// the same encoding version as the input.
     /// Defaults to client.authentication.k8s.io/v1 if not set.
-    #[serde(
-        rename = "apiVersion",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// args is the arguments to pass to the command when executing it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<String>>,
     /// command to execute.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub command: String,
     /// env defines additional environment variables to expose to the process. These
     /// are unioned with the host's environment, as well as variables client-go uses
     /// to pass argument to the plugin.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<Vec<Env>>,
     /// provideClusterInfo determines whether or not to provide cluster information,
     /// which could potentially contain very large CA data, to this exec plugin as a
     /// part of the KUBERNETES_EXEC_INFO environment variable. By default, it is set
     /// to false. Package k8s.io/client-go/tools/auth/exec provides helper methods for
     /// reading this environment variable.
-    #[serde(
-        rename = "provideClusterInfo",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "provideClusterInfo", skip_serializing_if = "Option::is_none")]
     pub provide_cluster_info: Option<bool>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Exec, "struct Exec", unknown, {
+    api_version: "apiVersion",
+    args: "args",
+    command: "command",
+    env: "env",
+    provide_cluster_info: "provideClusterInfo",
+});
 
 impl capi_ext::patches::UnknownFields for Exec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2228,18 +2309,23 @@ impl capi_ext::patches::UnknownFields for Exec {
 
 /// KubeConfigAuthExecEnv is used for setting environment variables when executing an exec-based
 /// credential plugin.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Env {
     /// name of the environment variable
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// value of the environment variable
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub value: String,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Env, "struct Env", unknown, {
+    name: "name",
+    value: "value",
+});
 
 impl capi_ext::patches::UnknownFields for Env {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2248,18 +2334,23 @@ impl capi_ext::patches::UnknownFields for Env {
 }
 
 /// ntp specifies NTP configuration
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Ntp {
     /// enabled specifies whether NTP should be enabled
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// servers specifies which NTP servers to use
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub servers: Option<Vec<String>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(Ntp, "struct Ntp", unknown, {
+    enabled: "enabled",
+    servers: "servers",
+});
 
 impl capi_ext::patches::UnknownFields for Ntp {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2268,64 +2359,63 @@ impl capi_ext::patches::UnknownFields for Ntp {
 }
 
 /// User defines the input for a generated user in cloud-init.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct SpecUser {
     /// gecos specifies the gecos to use for the user
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gecos: Option<String>,
     /// groups specifies the additional groups for the user
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<String>,
     /// homeDir specifies the home directory to use for the user
-    #[serde(rename = "homeDir", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "homeDir", skip_serializing_if = "Option::is_none")]
     pub home_dir: Option<String>,
     /// inactive specifies whether to mark the user as inactive
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub inactive: Option<bool>,
     /// lockPassword specifies if password login should be disabled
-    #[serde(
-        rename = "lockPassword",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "lockPassword", skip_serializing_if = "Option::is_none")]
     pub lock_password: Option<bool>,
     /// name specifies the user name
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// passwd specifies a hashed password for the user
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub passwd: Option<String>,
     /// passwdFrom is a referenced source of passwd to populate the passwd.
-    #[serde(
-        rename = "passwdFrom",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "passwdFrom", skip_serializing_if = "Option::is_none")]
     pub passwd_from: Option<PasswdFrom>,
     /// primaryGroup specifies the primary group for the user
-    #[serde(
-        rename = "primaryGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "primaryGroup", skip_serializing_if = "Option::is_none")]
     pub primary_group: Option<String>,
     /// shell specifies the user's shell
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub shell: Option<String>,
     /// sshAuthorizedKeys specifies a list of ssh authorized keys for the user
-    #[serde(
-        rename = "sshAuthorizedKeys",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "sshAuthorizedKeys", skip_serializing_if = "Option::is_none")]
     pub ssh_authorized_keys: Option<Vec<String>>,
     /// sudo specifies a sudo role for the user
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sudo: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(SpecUser, "struct SpecUser", unknown, {
+    gecos: "gecos",
+    groups: "groups",
+    home_dir: "homeDir",
+    inactive: "inactive",
+    lock_password: "lockPassword",
+    name: "name",
+    passwd: "passwd",
+    passwd_from: "passwdFrom",
+    primary_group: "primaryGroup",
+    shell: "shell",
+    ssh_authorized_keys: "sshAuthorizedKeys",
+    sudo: "sudo",
+});
 
 impl capi_ext::patches::UnknownFields for SpecUser {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2337,15 +2427,18 @@ impl capi_ext::patches::UnknownFields for SpecUser {
 }
 
 /// passwdFrom is a referenced source of passwd to populate the passwd.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct PasswdFrom {
     /// secret represents a secret that should populate this password.
-    #[serde(default)]
     pub secret: Secret,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(PasswdFrom, "struct PasswdFrom", unknown, {
+    secret: "secret",
+});
 
 impl capi_ext::patches::UnknownFields for PasswdFrom {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2356,7 +2449,7 @@ impl capi_ext::patches::UnknownFields for PasswdFrom {
 }
 
 /// KubeadmControlPlaneTemplate is the Schema for the kubeadmcontrolplanetemplates API.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct KubeadmControlPlaneTemplate {
     /// APIVersion defines the versioned schema of this representation of an object.
     /// Servers should convert recognized schemas to the latest internal value, and
@@ -2371,15 +2464,22 @@ pub struct KubeadmControlPlaneTemplate {
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
     pub kind: String,
     /// `metadata`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// spec is the desired state of KubeadmControlPlaneTemplate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spec: Option<KubeadmControlPlaneTemplateSpec>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplate, "struct KubeadmControlPlaneTemplate", unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2396,15 +2496,18 @@ impl capi_ext::patches::TypedTemplate for KubeadmControlPlaneTemplate {
 }
 
 /// spec is the desired state of KubeadmControlPlaneTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct KubeadmControlPlaneTemplateSpec {
     /// template defines the desired state of KubeadmControlPlaneTemplate.
-    #[serde(default)]
     pub template: KubeadmControlPlaneTemplateSpecTemplate,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpec, "struct KubeadmControlPlaneTemplateSpec", unknown, {
+    template: "template",
+});
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2415,19 +2518,23 @@ impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpec {
 }
 
 /// template defines the desired state of KubeadmControlPlaneTemplate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct KubeadmControlPlaneTemplateSpecTemplate {
     /// metadata is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// spec is the desired state of KubeadmControlPlaneTemplateResource.
-    #[serde(default)]
     pub spec: KubeadmControlPlaneTemplateSpecTemplateSpec,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpecTemplate, "struct KubeadmControlPlaneTemplateSpecTemplate", unknown, {
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpecTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2440,64 +2547,56 @@ impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpecTemplat
 }
 
 /// spec is the desired state of KubeadmControlPlaneTemplateResource.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct KubeadmControlPlaneTemplateSpecTemplateSpec {
     /// kubeadmConfigSpec is a KubeadmConfigSpec
     /// to use for initializing and joining machines to the control plane.
-    #[serde(rename = "kubeadmConfigSpec", default)]
+    #[serde(rename = "kubeadmConfigSpec")]
     pub kubeadm_config_spec: KubeadmConfigSpec,
     /// machineNamingStrategy allows changing the naming pattern used when creating Machines.
     /// InfraMachines & KubeadmConfigs will use the same name as the corresponding Machines.
     #[serde(
         rename = "machineNamingStrategy",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub machine_naming_strategy: Option<MachineNamingStrategy>,
     /// machineTemplate contains information about how machines
     /// should be shaped when creating or updating a control plane.
-    #[serde(
-        rename = "machineTemplate",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "machineTemplate", skip_serializing_if = "Option::is_none")]
     pub machine_template: Option<MachineTemplate>,
     /// remediationStrategy is the RemediationStrategy that controls how control plane machine remediation happens.
     #[serde(
         rename = "remediationStrategy",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub remediation_strategy: Option<RemediationStrategy>,
     /// rolloutAfter is a field to indicate a rollout should be performed
     /// after the specified time even if no changes have been made to the
     /// KubeadmControlPlane.
-    #[serde(
-        rename = "rolloutAfter",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "rolloutAfter", skip_serializing_if = "Option::is_none")]
     pub rollout_after: Option<String>,
     /// rolloutBefore is a field to indicate a rollout should be performed
     /// if the specified criteria is met.
-    #[serde(
-        rename = "rolloutBefore",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "rolloutBefore", skip_serializing_if = "Option::is_none")]
     pub rollout_before: Option<RolloutBefore>,
     /// rolloutStrategy is the RolloutStrategy to use to replace control plane machines with
     /// new ones.
-    #[serde(
-        rename = "rolloutStrategy",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "rolloutStrategy", skip_serializing_if = "Option::is_none")]
     pub rollout_strategy: Option<RolloutStrategy>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpecTemplateSpec, "struct KubeadmControlPlaneTemplateSpecTemplateSpec", unknown, {
+    kubeadm_config_spec: "kubeadmConfigSpec",
+    machine_naming_strategy: "machineNamingStrategy",
+    machine_template: "machineTemplate",
+    remediation_strategy: "remediationStrategy",
+    rollout_after: "rolloutAfter",
+    rollout_before: "rolloutBefore",
+    rollout_strategy: "rolloutStrategy",
+});
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpecTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2524,73 +2623,55 @@ impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpecTemplat
 
 /// kubeadmConfigSpec is a KubeadmConfigSpec
 /// to use for initializing and joining machines to the control plane.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct KubeadmConfigSpec {
     /// bootCommands specifies extra commands to run very early in the boot process via the cloud-init bootcmd
     /// module. bootcmd will run on every boot, 'cloud-init-per' command can be used to make bootcmd run exactly
     /// once. This is typically run in the cloud-init.service systemd unit. This has no effect in Ignition.
-    #[serde(
-        rename = "bootCommands",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "bootCommands", skip_serializing_if = "Option::is_none")]
     pub boot_commands: Option<Vec<String>>,
     /// clusterConfiguration along with InitConfiguration are the configurations necessary for the init command
     #[serde(
         rename = "clusterConfiguration",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub cluster_configuration: Option<ClusterConfiguration>,
     /// diskSetup specifies options for the creation of partition tables and file systems on devices.
-    #[serde(rename = "diskSetup", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "diskSetup", skip_serializing_if = "Option::is_none")]
     pub disk_setup: Option<DiskSetup>,
     /// files specifies extra files to be passed to user_data upon creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub files: Option<Vec<File>>,
     /// format specifies the output format of the bootstrap data
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
     /// ignition contains Ignition specific configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ignition: Option<Ignition>,
     /// initConfiguration along with ClusterConfiguration are the configurations necessary for the init command
-    #[serde(
-        rename = "initConfiguration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "initConfiguration", skip_serializing_if = "Option::is_none")]
     pub init_configuration: Option<InitConfiguration>,
     /// joinConfiguration is the kubeadm configuration for the join command
-    #[serde(
-        rename = "joinConfiguration",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "joinConfiguration", skip_serializing_if = "Option::is_none")]
     pub join_configuration: Option<JoinConfiguration>,
     /// mounts specifies a list of mount points to be setup.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mounts: Option<Vec<Vec<String>>>,
     /// ntp specifies NTP configuration
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ntp: Option<Ntp>,
     /// postKubeadmCommands specifies extra commands to run after kubeadm runs.
     /// With cloud-init, this is appended to the runcmd module configuration, and is typically executed in
     /// the cloud-final.service systemd unit. In Ignition, this is appended to /etc/kubeadm.sh.
     #[serde(
         rename = "postKubeadmCommands",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub post_kubeadm_commands: Option<Vec<String>>,
     /// preKubeadmCommands specifies extra commands to run before kubeadm runs.
     /// With cloud-init, this is prepended to the runcmd module configuration, and is typically executed in
     /// the cloud-final.service systemd unit. In Ignition, this is prepended to /etc/kubeadm.sh.
-    #[serde(
-        rename = "preKubeadmCommands",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "preKubeadmCommands", skip_serializing_if = "Option::is_none")]
     pub pre_kubeadm_commands: Option<Vec<String>>,
     /// useExperimentalRetryJoin replaces a basic kubeadm command with a shell
     /// script with retries for joins.
@@ -2607,21 +2688,38 @@ pub struct KubeadmConfigSpec {
     /// When removing also remove from staticcheck exclude-rules for SA1019 in golangci.yml
     #[serde(
         rename = "useExperimentalRetryJoin",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub use_experimental_retry_join: Option<bool>,
     /// users specifies extra users to add
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub users: Option<Vec<KubeadmConfigSpecUser>>,
     /// verbosity is the number for the kubeadm log level verbosity.
     /// It overrides the `--v` flag in kubeadm commands.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub verbosity: Option<i32>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(KubeadmConfigSpec, "struct KubeadmConfigSpec", unknown, {
+    boot_commands: "bootCommands",
+    cluster_configuration: "clusterConfiguration",
+    disk_setup: "diskSetup",
+    files: "files",
+    format: "format",
+    ignition: "ignition",
+    init_configuration: "initConfiguration",
+    join_configuration: "joinConfiguration",
+    mounts: "mounts",
+    ntp: "ntp",
+    post_kubeadm_commands: "postKubeadmCommands",
+    pre_kubeadm_commands: "preKubeadmCommands",
+    use_experimental_retry_join: "useExperimentalRetryJoin",
+    users: "users",
+    verbosity: "verbosity",
+});
 
 impl capi_ext::patches::UnknownFields for KubeadmConfigSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2658,64 +2756,63 @@ impl capi_ext::patches::UnknownFields for KubeadmConfigSpec {
 }
 
 /// User defines the input for a generated user in cloud-init.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct KubeadmConfigSpecUser {
     /// gecos specifies the gecos to use for the user
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gecos: Option<String>,
     /// groups specifies the additional groups for the user
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<String>,
     /// homeDir specifies the home directory to use for the user
-    #[serde(rename = "homeDir", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "homeDir", skip_serializing_if = "Option::is_none")]
     pub home_dir: Option<String>,
     /// inactive specifies whether to mark the user as inactive
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub inactive: Option<bool>,
     /// lockPassword specifies if password login should be disabled
-    #[serde(
-        rename = "lockPassword",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "lockPassword", skip_serializing_if = "Option::is_none")]
     pub lock_password: Option<bool>,
     /// name specifies the user name
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub name: String,
     /// passwd specifies a hashed password for the user
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub passwd: Option<String>,
     /// passwdFrom is a referenced source of passwd to populate the passwd.
-    #[serde(
-        rename = "passwdFrom",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "passwdFrom", skip_serializing_if = "Option::is_none")]
     pub passwd_from: Option<PasswdFrom>,
     /// primaryGroup specifies the primary group for the user
-    #[serde(
-        rename = "primaryGroup",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "primaryGroup", skip_serializing_if = "Option::is_none")]
     pub primary_group: Option<String>,
     /// shell specifies the user's shell
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub shell: Option<String>,
     /// sshAuthorizedKeys specifies a list of ssh authorized keys for the user
-    #[serde(
-        rename = "sshAuthorizedKeys",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "sshAuthorizedKeys", skip_serializing_if = "Option::is_none")]
     pub ssh_authorized_keys: Option<Vec<String>>,
     /// sudo specifies a sudo role for the user
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sudo: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(KubeadmConfigSpecUser, "struct KubeadmConfigSpecUser", unknown, {
+    gecos: "gecos",
+    groups: "groups",
+    home_dir: "homeDir",
+    inactive: "inactive",
+    lock_password: "lockPassword",
+    name: "name",
+    passwd: "passwd",
+    passwd_from: "passwdFrom",
+    primary_group: "primaryGroup",
+    shell: "shell",
+    ssh_authorized_keys: "sshAuthorizedKeys",
+    sudo: "sudo",
+});
 
 impl capi_ext::patches::UnknownFields for KubeadmConfigSpecUser {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2728,7 +2825,7 @@ impl capi_ext::patches::UnknownFields for KubeadmConfigSpecUser {
 
 /// machineNamingStrategy allows changing the naming pattern used when creating Machines.
 /// InfraMachines & KubeadmConfigs will use the same name as the corresponding Machines.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct MachineNamingStrategy {
     /// template defines the template to use for generating the names of the Machine objects.
     /// If not defined, it will fallback to `{{ .kubeadmControlPlane.name }}-{{ .random }}`.
@@ -2740,12 +2837,16 @@ pub struct MachineNamingStrategy {
     /// The variable `.kubeadmControlPlane.name` retrieves the name of the KubeadmControlPlane object that owns the Machines being created.
     /// The variable `.random` is substituted with random alphanumeric string, without vowels, of length 5. This variable is required
     /// part of the template. If not provided, validation will fail.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(MachineNamingStrategy, "struct MachineNamingStrategy", unknown, {
+    template: "template",
+});
 
 impl capi_ext::patches::UnknownFields for MachineNamingStrategy {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2755,35 +2856,29 @@ impl capi_ext::patches::UnknownFields for MachineNamingStrategy {
 
 /// machineTemplate contains information about how machines
 /// should be shaped when creating or updating a control plane.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct MachineTemplate {
     /// metadata is the standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
     /// nodeDeletionTimeout defines how long the machine controller will attempt to delete the Node that the Machine
     /// hosts after the Machine is marked for deletion. A duration of 0 will retry deletion indefinitely.
     /// If no value is provided, the default value for this property of the Machine resource will be used.
     #[serde(
         rename = "nodeDeletionTimeout",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub node_deletion_timeout: Option<String>,
     /// nodeDrainTimeout is the total amount of time that the controller will spend on draining a controlplane node
     /// The default value is 0, meaning that the node can be drained without any time limitations.
     /// NOTE: NodeDrainTimeout is different from `kubectl drain --timeout`
-    #[serde(
-        rename = "nodeDrainTimeout",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nodeDrainTimeout", skip_serializing_if = "Option::is_none")]
     pub node_drain_timeout: Option<String>,
     /// nodeVolumeDetachTimeout is the total amount of time that the controller will spend on waiting for all volumes
     /// to be detached. The default value is 0, meaning that the volumes can be detached without any time limitations.
     #[serde(
         rename = "nodeVolumeDetachTimeout",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub node_volume_detach_timeout: Option<String>,
@@ -2796,12 +2891,20 @@ pub struct MachineTemplate {
     /// A pod would have to tolerate all existing taints to run on the corresponding node.
     ///
     /// NOTE: This list is implemented as a "map" type, meaning that individual elements can be managed by different owners.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub taints: Option<Vec<MachineTemplateTaint>>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(MachineTemplate, "struct MachineTemplate", unknown, {
+    metadata: "metadata",
+    node_deletion_timeout: "nodeDeletionTimeout",
+    node_drain_timeout: "nodeDrainTimeout",
+    node_volume_detach_timeout: "nodeVolumeDetachTimeout",
+    taints: "taints",
+});
 
 impl capi_ext::patches::UnknownFields for MachineTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2818,31 +2921,38 @@ impl capi_ext::patches::UnknownFields for MachineTemplate {
 }
 
 /// MachineTaint defines a taint equivalent to corev1.Taint, but additionally having a propagation field.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct MachineTemplateTaint {
     /// effect is the effect for the taint. Valid values are NoSchedule, PreferNoSchedule and NoExecute.
-    #[serde(default, skip_serializing_if = "Effect::is_empty")]
+    #[serde(skip_serializing_if = "Effect::is_empty")]
     pub effect: Effect,
     /// key is the taint key to be applied to a node.
     /// Must be a valid qualified name of maximum size 63 characters
     /// with an optional subdomain prefix of maximum size 253 characters,
     /// separated by a `/`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub key: String,
     /// propagation defines how this taint should be propagated to nodes.
     /// Valid values are 'Always' and 'OnInitialization'.
     /// Always: The taint will be continuously reconciled. If it is not set for a node, it will be added during reconciliation.
     /// OnInitialization: The taint will be added during node initialization. If it gets removed from the node later on it will not get added again.
-    #[serde(default, skip_serializing_if = "Propagation::is_empty")]
+    #[serde(skip_serializing_if = "Propagation::is_empty")]
     pub propagation: Propagation,
     /// value is the taint value corresponding to the taint key.
     /// It must be a valid label value of maximum size 63 characters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(MachineTemplateTaint, "struct MachineTemplateTaint", unknown, {
+    effect: "effect",
+    key: "key",
+    propagation: "propagation",
+    value: "value",
+});
 
 impl capi_ext::patches::UnknownFields for MachineTemplateTaint {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2913,7 +3023,7 @@ impl Propagation {
 }
 
 /// remediationStrategy is the RemediationStrategy that controls how control plane machine remediation happens.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct RemediationStrategy {
     /// maxRetry is the Max number of retries while attempting to remediate an unhealthy machine.
     /// A retry happens when a machine that was created as a replacement for an unhealthy machine also fails.
@@ -2929,7 +3039,7 @@ pub struct RemediationStrategy {
     /// this is not considered a retry anymore because the new issue is assumed unrelated from the previous one.
     ///
     /// If not set, the remedation will be retried infinitely.
-    #[serde(rename = "maxRetry", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxRetry", skip_serializing_if = "Option::is_none")]
     pub max_retry: Option<i32>,
     /// minHealthyPeriod defines the duration after which KCP will consider any failure to a machine unrelated
     /// from the previous one. In this case the remediation is not considered a retry anymore, and thus the retry
@@ -2945,26 +3055,24 @@ pub struct RemediationStrategy {
     /// the original issue happened to M1.
     ///
     /// If not set, this value is defaulted to 1h.
-    #[serde(
-        rename = "minHealthyPeriod",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "minHealthyPeriod", skip_serializing_if = "Option::is_none")]
     pub min_healthy_period: Option<String>,
     /// retryPeriod is the duration that KCP should wait before remediating a machine being created as a replacement
     /// for an unhealthy machine (a retry).
     ///
     /// If not set, a retry will happen immediately.
-    #[serde(
-        rename = "retryPeriod",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "retryPeriod", skip_serializing_if = "Option::is_none")]
     pub retry_period: Option<String>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(RemediationStrategy, "struct RemediationStrategy", unknown, {
+    max_retry: "maxRetry",
+    min_healthy_period: "minHealthyPeriod",
+    retry_period: "retryPeriod",
+});
 
 impl capi_ext::patches::UnknownFields for RemediationStrategy {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2974,13 +3082,12 @@ impl capi_ext::patches::UnknownFields for RemediationStrategy {
 
 /// rolloutBefore is a field to indicate a rollout should be performed
 /// if the specified criteria is met.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct RolloutBefore {
     /// certificatesExpiryDays indicates a rollout needs to be performed if the
     /// certificates of the machine will expire within the specified days.
     #[serde(
         rename = "certificatesExpiryDays",
-        default,
         skip_serializing_if = "Option::is_none"
     )]
     pub certificates_expiry_days: Option<i32>,
@@ -2988,6 +3095,10 @@ pub struct RolloutBefore {
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(RolloutBefore, "struct RolloutBefore", unknown, {
+    certificates_expiry_days: "certificatesExpiryDays",
+});
 
 impl capi_ext::patches::UnknownFields for RolloutBefore {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -2997,25 +3108,26 @@ impl capi_ext::patches::UnknownFields for RolloutBefore {
 
 /// rolloutStrategy is the RolloutStrategy to use to replace control plane machines with
 /// new ones.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct RolloutStrategy {
     /// rollingUpdate is the rolling update config params. Present only if
     /// RolloutStrategyType = RollingUpdate.
-    #[serde(
-        rename = "rollingUpdate",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<RollingUpdate>,
     /// type of rollout. Currently the only supported strategy is
     /// "RollingUpdate".
     /// Default is RollingUpdate.
-    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<Type>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(RolloutStrategy, "struct RolloutStrategy", unknown, {
+    rolling_update: "rollingUpdate",
+    type_: "type",
+});
 
 impl capi_ext::patches::UnknownFields for RolloutStrategy {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
@@ -3028,7 +3140,7 @@ impl capi_ext::patches::UnknownFields for RolloutStrategy {
 
 /// rollingUpdate is the rolling update config params. Present only if
 /// RolloutStrategyType = RollingUpdate.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct RollingUpdate {
     /// maxSurge is the maximum number of control planes that can be scheduled above or under the
     /// desired number of control planes.
@@ -3036,12 +3148,16 @@ pub struct RollingUpdate {
     /// Defaults to 1.
     /// Example: when this is set to 1, the control plane can be scaled
     /// up immediately when the rolling update starts.
-    #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "maxSurge", skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<capi_ext::schema::IntOrString>,
     /// Fields this type does not know (a newer CRD's), kept and written back as they are.
     #[serde(flatten)]
     pub unknown: serde_json::Map<String, serde_json::Value>,
 }
+
+capi_ext::__deserialize_keeping_unknown!(RollingUpdate, "struct RollingUpdate", unknown, {
+    max_surge: "maxSurge",
+});
 
 impl capi_ext::patches::UnknownFields for RollingUpdate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
