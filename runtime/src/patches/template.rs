@@ -426,10 +426,21 @@ fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<Jso
     match (before, after) {
         (Value::Object(b), Value::Object(a)) => {
             for (key, old) in b {
+                let new = a.get(key);
+                // A member's pointer is written only for an op or an object to walk into:
+                // most members are equal leaves (label keys, say, which need escaping).
+                let walk = matches!((old, new), (Value::Object(_), Some(Value::Object(_))));
+                if !walk && new == Some(old) {
+                    continue;
+                }
                 let len = path.len();
                 push_token(path, key);
-                match a.get(key) {
-                    Some(new) => diff_into(old, new, path, ops),
+                match new {
+                    Some(new) if walk => diff_into(old, new, path, ops),
+                    Some(new) => ops.push(JsonPatchOp::Replace {
+                        path: path.clone(),
+                        value: new.clone(),
+                    }),
                     None => ops.push(JsonPatchOp::Remove { path: path.clone() }),
                 }
                 path.truncate(len);
@@ -458,11 +469,17 @@ fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<Jso
 /// to find out).
 fn push_token(path: &mut String, key: &str) {
     path.push('/');
-    if key.bytes().any(|b| b == b'~' || b == b'/') {
-        path.push_str(&escape_token(key));
-    } else {
-        path.push_str(key);
+    let mut rest = key;
+    while let Some(at) = rest.find(['~', '/']) {
+        path.push_str(&rest[..at]);
+        path.push_str(if rest.as_bytes()[at] == b'~' {
+            "~0"
+        } else {
+            "~1"
+        });
+        rest = &rest[at + 1..];
     }
+    path.push_str(rest);
 }
 
 #[cfg(test)]
