@@ -2,7 +2,7 @@
 //! what is missing, so a patch says what it wants (`set("/spec/template/spec/version", ..)`)
 //! and the [`PatchSet`](super::PatchSet) computes the JSON Patch CAPI applies.
 
-use crate::hooks::v1alpha1::{JsonPatchOp, TemplateObject, escape_token, unescape_token};
+use crate::hooks::v1alpha1::{JsonPatchOp, TemplateObject, push_escaped_token, unescape_token};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -200,7 +200,7 @@ impl Template {
         let mut walked = String::new();
         for token in tokens {
             walked.push('/');
-            walked.push_str(&escape_token(&token));
+            push_escaped_token(&mut walked, &token);
             if current.is_null() {
                 *current = Value::Object(Map::new());
             }
@@ -469,17 +469,7 @@ fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<Jso
 /// to find out).
 fn push_token(path: &mut String, key: &str) {
     path.push('/');
-    let mut rest = key;
-    while let Some(at) = rest.find(['~', '/']) {
-        path.push_str(&rest[..at]);
-        path.push_str(if rest.as_bytes()[at] == b'~' {
-            "~0"
-        } else {
-            "~1"
-        });
-        rest = &rest[at + 1..];
-    }
-    path.push_str(rest);
+    push_escaped_token(path, key);
 }
 
 #[cfg(test)]

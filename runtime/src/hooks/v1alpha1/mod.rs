@@ -23,6 +23,7 @@ mod inplace;
 mod lifecycle;
 mod markers;
 mod patch;
+pub(crate) use patch::push_escaped_token;
 mod template_object;
 mod topology;
 mod upgrade_plan;

@@ -185,7 +185,7 @@ pub fn pointer<'a>(segments: impl IntoIterator<Item = &'a str>) -> String {
     let mut out = String::new();
     for seg in segments {
         out.push('/');
-        out.push_str(&escape_token(seg));
+        push_escaped_token(&mut out, seg);
     }
     out
 }
@@ -201,10 +201,28 @@ pub fn pointer<'a>(segments: impl IntoIterator<Item = &'a str>) -> String {
 /// ```
 pub fn escape_token(token: &str) -> std::borrow::Cow<'_, str> {
     if token.contains(['~', '/']) {
-        token.replace('~', "~0").replace('/', "~1").into()
+        let mut out = String::with_capacity(token.len() + 2);
+        push_escaped_token(&mut out, token);
+        out.into()
     } else {
         token.into()
     }
+}
+
+/// Appends `token` escaped as [`escape_token`] escapes it, in one pass and with no copy of its
+/// own (pointers are built on hot paths: the difference of every typed patch).
+pub(crate) fn push_escaped_token(out: &mut String, token: &str) {
+    let mut rest = token;
+    while let Some(at) = rest.find(['~', '/']) {
+        out.push_str(&rest[..at]);
+        out.push_str(if rest.as_bytes()[at] == b'~' {
+            "~0"
+        } else {
+            "~1"
+        });
+        rest = &rest[at + 1..];
+    }
+    out.push_str(rest);
 }
 
 /// One reference token of a JSON pointer unescaped (`~1` as `/`, then `~0` as `~`).
