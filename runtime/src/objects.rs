@@ -51,7 +51,13 @@ pub struct ObjectMeta {
     pub extra: Extra,
 }
 
-crate::__deserialize_keeping_unknown!(ObjectMeta, "struct ObjectMeta", extra, { name: "name", namespace: "namespace", uid: "uid", labels: "labels" or_null, annotations: "annotations" or_null });
+crate::__deserialize_keeping_unknown!(ObjectMeta, "struct ObjectMeta", extra, {
+    name: "name",
+    namespace: "namespace",
+    uid: "uid",
+    labels: "labels" or_null,
+    annotations: "annotations" or_null,
+});
 
 /// A `cluster.x-k8s.io/v1beta2` Cluster (status is never sent to hooks).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -72,7 +78,12 @@ pub struct Cluster {
     pub extra: Extra,
 }
 
-crate::__deserialize_keeping_unknown!(Cluster, "struct Cluster", extra, { api_version: "apiVersion", kind: "kind", metadata: "metadata", spec: "spec" });
+crate::__deserialize_keeping_unknown!(Cluster, "struct Cluster", extra, {
+    api_version: "apiVersion",
+    kind: "kind",
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl Cluster {
     /// `spec.topology.version`, when the Cluster has a topology.
@@ -105,7 +116,10 @@ pub struct ClusterSpec {
     pub extra: Extra,
 }
 
-crate::__deserialize_keeping_unknown!(ClusterSpec, "struct ClusterSpec", extra, { paused: "paused", topology: "topology" });
+crate::__deserialize_keeping_unknown!(ClusterSpec, "struct ClusterSpec", extra, {
+    paused: "paused",
+    topology: "topology",
+});
 
 /// `spec.topology` of a Cluster.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -125,7 +139,11 @@ pub struct Topology {
     pub extra: Extra,
 }
 
-crate::__deserialize_keeping_unknown!(Topology, "struct Topology", extra, { class_ref: "classRef", version: "version", variables: "variables" or_null });
+crate::__deserialize_keeping_unknown!(Topology, "struct Topology", extra, {
+    class_ref: "classRef",
+    version: "version",
+    variables: "variables" or_null,
+});
 
 /// Reference to a ClusterClass.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -168,7 +186,12 @@ pub struct Machine {
     pub extra: Extra,
 }
 
-crate::__deserialize_keeping_unknown!(Machine, "struct Machine", extra, { api_version: "apiVersion", kind: "kind", metadata: "metadata", spec: "spec" });
+crate::__deserialize_keeping_unknown!(Machine, "struct Machine", extra, {
+    api_version: "apiVersion",
+    kind: "kind",
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl Machine {
     /// `namespace/name`, as used in logs.
@@ -195,7 +218,11 @@ pub struct MachineSpec {
     pub extra: Extra,
 }
 
-crate::__deserialize_keeping_unknown!(MachineSpec, "struct MachineSpec", extra, { cluster_name: "clusterName", version: "version", failure_domain: "failureDomain" });
+crate::__deserialize_keeping_unknown!(MachineSpec, "struct MachineSpec", extra, {
+    cluster_name: "clusterName",
+    version: "version",
+    failure_domain: "failureDomain",
+});
 
 /// A `cluster.x-k8s.io/v1beta2` MachineSet.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -216,7 +243,12 @@ pub struct MachineSet {
     pub extra: Extra,
 }
 
-crate::__deserialize_keeping_unknown!(MachineSet, "struct MachineSet", extra, { api_version: "apiVersion", kind: "kind", metadata: "metadata", spec: "spec" });
+crate::__deserialize_keeping_unknown!(MachineSet, "struct MachineSet", extra, {
+    api_version: "apiVersion",
+    kind: "kind",
+    metadata: "metadata",
+    spec: "spec",
+});
 
 impl MachineSet {
     /// `namespace/name`, as used in logs.
@@ -240,7 +272,10 @@ pub struct MachineSetSpec {
     pub extra: Extra,
 }
 
-crate::__deserialize_keeping_unknown!(MachineSetSpec, "struct MachineSetSpec", extra, { cluster_name: "clusterName", replicas: "replicas" });
+crate::__deserialize_keeping_unknown!(MachineSetSpec, "struct MachineSetSpec", extra, {
+    cluster_name: "clusterName",
+    replicas: "replicas",
+});
 
 #[cfg(test)]
 mod tests {
