@@ -43,6 +43,7 @@ pub mod duration;
 pub mod fs;
 pub mod gates;
 pub mod hooks;
+mod json_text;
 pub mod objects;
 pub mod patches;
 pub mod schema;

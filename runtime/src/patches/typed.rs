@@ -6,8 +6,8 @@
 //!
 //! What that costs is kept low for the usual case, a template no patch has edited yet: it is
 //! decoded into the type straight from the text CAPI sent (no `Value` tree first), and when the
-//! type's encoding is that text (compared byte for byte, whitespace between tokens aside, else
-//! as values), the typed value after the edit becomes the template, with nothing replayed.
+//! type's encoding is that text (compared byte for byte, whitespace between tokens and the
+//! spelling of escapes aside, else as values), the typed value after the edit becomes the template, with nothing replayed.
 
 use super::set::{NamedPatch, PatchContext, PatchError};
 use super::{Selector, Template, diff};

@@ -1,0 +1,251 @@
+//! Reading JSON text without decoding it: a top-level string member (a template's `kind` and
+//! `apiVersion`), and whether a text is another's encoding with other whitespace or escapes.
+//! The text is valid JSON (a `RawValue`, or `serde_json`'s output); on anything else the
+//! readers stop with `None` or `false` rather than panic.
+
+use std::borrow::Cow;
+
+/// The string value of the top-level member `key` of the object `text` (valid JSON, as a
+/// `RawValue` holds), `None` when `text` is not an object, has no such member or its
+/// value is not a string. Stops at the member: Kubernetes' encoders write `apiVersion`
+/// and `kind` first.
+pub(crate) fn top_level_string<'a>(text: &'a str, key: &str) -> Option<Cow<'a, str>> {
+    let bytes = text.as_bytes();
+    let mut at = skip_ws(bytes, 0);
+    if bytes.get(at) != Some(&b'{') {
+        return None;
+    }
+    at += 1;
+    loop {
+        at = skip_ws(bytes, at);
+        if bytes.get(at) != Some(&b'"') {
+            return None; // `}`: no such member
+        }
+        let key_end = string_end(bytes, at)?;
+        let name = &text[at..key_end];
+        at = skip_ws(bytes, key_end);
+        debug_assert_eq!(bytes.get(at), Some(&b':'));
+        at = skip_ws(bytes, at + 1);
+        let value_end = value_end(bytes, at)?;
+        if decode_string(name).as_deref() == Some(key) {
+            return (bytes[at] == b'"')
+                .then(|| decode_string(&text[at..value_end]))
+                .flatten();
+        }
+        at = skip_ws(bytes, value_end);
+        match bytes.get(at) {
+            Some(b',') => at += 1,
+            _ => return None,
+        }
+    }
+}
+
+/// A JSON string literal's value, borrowed when it has no escapes.
+pub(crate) fn decode_string(literal: &str) -> Option<Cow<'_, str>> {
+    let inner = &literal[1..literal.len() - 1];
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(literal).ok().map(Cow::Owned)
+    } else {
+        Some(Cow::Borrowed(inner))
+    }
+}
+
+pub(crate) fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
+    while matches!(bytes.get(at), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+        at += 1;
+    }
+    at
+}
+
+/// Just past the string literal starting at `at` (a `"`).
+pub(crate) fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
+    at += 1;
+    loop {
+        match bytes.get(at)? {
+            b'"' => return Some(at + 1),
+            b'\\' => at += 2,
+            _ => at += 1,
+        }
+    }
+}
+
+/// Just past the value starting at `at`.
+pub(crate) fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at)? {
+        b'"' => string_end(bytes, at),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut i = at;
+            loop {
+                match bytes.get(i)? {
+                    b'"' => {
+                        i = string_end(bytes, i)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        _ => {
+            let mut i = at;
+            while !matches!(
+                bytes.get(i),
+                None | Some(b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+            ) {
+                i += 1;
+            }
+            Some(i)
+        }
+    }
+}
+
+/// Whether the JSON text `text` is `compact` (`serde_json`'s compact encoding) written with
+/// whitespace between its tokens (as a request written indented has it) or with strings
+/// escaped otherwise (Go's encoder, and so CAPI's manager, writes `<`, `>` and `&` as
+/// `\u003c`, `\u003e` and `\u0026`): the same value then. `false` says nothing (a number
+/// spelled another way, or members in another order, may still be the same value).
+pub(crate) fn same_text(compact: &[u8], text: &str) -> bool {
+    let text = text.as_bytes();
+    if compact == text {
+        return true;
+    }
+    let (mut i, mut j) = (0, 0);
+    loop {
+        j = skip_ws(text, j);
+        match (compact.get(i), text.get(j)) {
+            (None, None) => return true,
+            (Some(b'"'), Some(b'"')) => {
+                let (Some(end_i), Some(end_j)) = (string_end(compact, i), string_end(text, j))
+                else {
+                    return false;
+                };
+                let (ours, theirs) = (&compact[i..end_i], &text[j..end_j]);
+                if ours != theirs && !same_string(ours, theirs) {
+                    return false;
+                }
+                (i, j) = (end_i, end_j);
+            }
+            (Some(a), Some(b)) if a == b => (i, j) = (i + 1, j + 1),
+            _ => return false,
+        }
+    }
+}
+
+/// Whether two JSON string literals hold the same string.
+fn same_string(a: &[u8], b: &[u8]) -> bool {
+    match (std::str::from_utf8(a), std::str::from_utf8(b)) {
+        (Ok(a), Ok(b)) => {
+            matches!((decode_string(a), decode_string(b)), (Some(a), Some(b)) if a == b)
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{same_text, top_level_string};
+
+    #[test]
+    fn finds_a_top_level_string_member_wherever_it_is_and_only_there() {
+        let text = r#" { "metadata": {"kind": "no", "x": [1, {"kind": "no"}, "]}"]},
+            "n": -1.5e3, "t": true, "z": null, "s": "a\"kind\"",
+            "kind" : "Dock\u0065rMachineTemplate", "apiVersion": "v1" } "#;
+        assert_eq!(
+            top_level_string(text, "kind").as_deref(),
+            Some("DockerMachineTemplate")
+        );
+        assert_eq!(top_level_string(text, "apiVersion").as_deref(), Some("v1"));
+        assert_eq!(top_level_string(text, "x"), None);
+        assert_eq!(top_level_string(text, "n"), None, "not a string");
+        assert_eq!(top_level_string("[1]", "kind"), None);
+        assert_eq!(top_level_string("{}", "kind"), None);
+        assert_eq!(top_level_string("null", "kind"), None);
+    }
+
+    /// Random objects (nested `kind`s, escapes, every value type, pretty and compact)
+    /// read by the scanner and by `serde_json` agree.
+    #[test]
+    fn agrees_with_serde_json_on_random_objects() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        fn value(next: &mut dyn FnMut(u64) -> u64, depth: u32) -> serde_json::Value {
+            let strings = [
+                "kind",
+                "K",
+                "a\"b",
+                "\\",
+                "é\u{1F600}",
+                "}]",
+                "",
+                "apiVersion",
+            ];
+            match next(if depth > 3 { 4 } else { 6 }) {
+                0 => serde_json::Value::Null,
+                1 => (next(2) == 0).into(),
+                2 => (next(2000) as f64 / 7.0 - 100.0).into(),
+                3 => strings[next(strings.len() as u64) as usize].into(),
+                4 => (0..next(4)).map(|_| value(next, depth + 1)).collect(),
+                _ => (0..next(5))
+                    .map(|_| {
+                        let key = strings[next(strings.len() as u64) as usize].to_string();
+                        (key, value(next, depth + 1))
+                    })
+                    .collect::<serde_json::Map<_, _>>()
+                    .into(),
+            }
+        }
+        for case in 0..5000 {
+            let object = value(&mut next, 0);
+            let text = if case % 2 == 0 {
+                serde_json::to_string(&object).unwrap()
+            } else {
+                serde_json::to_string_pretty(&object).unwrap()
+            };
+            for key in ["kind", "apiVersion", "a\"b"] {
+                let expected = object.get(key).and_then(serde_json::Value::as_str);
+                assert_eq!(
+                    top_level_string(&text, key).as_deref(),
+                    expected,
+                    "{key} in {text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn same_text_skips_whitespace_between_tokens_and_reads_escapes() {
+        assert!(same_text(
+            br#"{"a":[1,"x y"]}"#,
+            "{ \"a\" :\n [1, \"x y\"] }"
+        ));
+        assert!(same_text(br#"{"a":"q\"b"}"#, r#"{"a": "q\"b"}"#));
+        assert!(same_text(
+            br#"{"a":"echo <x> && true"}"#,
+            r#"{"a":"echo \u003cx\u003e \u0026\u0026 true"}"#
+        ));
+        assert!(same_text(br#"{"\u0001":"\n"}"#, r#"{"\u0001":"\u000a"}"#));
+        assert!(!same_text(br#"{"a":"xy"}"#, r#"{"a":"x y"}"#));
+        assert!(!same_text(br#"{"a":"<"}"#, r#"{"a":"\u003e"}"#));
+        assert!(!same_text(br#"{"a":1}"#, r#"{"a":2}"#));
+        assert!(!same_text(br#"{"a":1}"#, r#"{"a":1,"b":2}"#));
+        assert!(!same_text(br#"{"a":1,"b":2}"#, r#"{"a":1}"#));
+        assert!(!same_text(br#"{"a":1.0}"#, r#"{"a":1}"#));
+        assert!(
+            !same_text(br#"{"b":1,"a":2}"#, r#"{"a":2,"b":1}"#),
+            "the order counts"
+        );
+    }
+}
