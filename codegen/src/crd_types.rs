@@ -7,8 +7,9 @@
 //! decode and encode is lossless even against a newer CRD than the one the types came from.
 //! Each struct's `Deserialize` is `capi_ext::__deserialize_keeping_unknown!`, which decodes
 //! each member once into its field or into `unknown` (serde's derive with `flatten` would
-//! first copy the whole object into a tree of its own); a missing field is its default, but a
-//! kind's `apiVersion` and `kind` are required.
+//! first copy the whole object into a tree of its own), and a struct field where it will stay
+//! (a kind's types nest kilobytes of structs, which each level returned by value would copy
+//! again); a missing field is its default, but a kind's `apiVersion` and `kind` are required.
 //!
 //! Structs are named after their field (`KubeadmConfigSpec`, `ClusterConfiguration`); two
 //! different objects under the same name get their parent's name in front. Identical objects
@@ -27,7 +28,9 @@
 //! let source = generate(&[crd], &Options::default()).unwrap();
 //! assert!(source.contains("pub struct WidgetTemplate {"));
 //! assert!(source.contains("    /// How big.\n    pub size: i32,"));
-//! assert!(source.contains("(WidgetTemplate, \"struct WidgetTemplate\", unknown, {\n    spec: \"spec\",\n});"));
+//! assert!(source.contains(
+//!     "(WidgetTemplate, \"struct WidgetTemplate\", unknown, {\n    spec: \"spec\" option_in_place,\n});"
+//! ));
 //! assert!(source.contains("pub mode: Option<Mode>,"));
 //! assert!(source.contains("const KIND: &'static str = \"WidgetTemplate\";"));
 //! ```
@@ -422,12 +425,20 @@ impl Gen {
                 let _ = writeln!(fields, "    /// `{property}`.");
             }
             // Decoded by `__deserialize_keeping_unknown!` (below the struct): a missing field
-            // is its default, but a kind's apiVersion and kind must be there.
-            decoded.push(format!(
-                "{field}: {}{}",
-                Value::from(property.as_str()),
-                if is_root_meta { " required" } else { "" }
-            ));
+            // is its default, but a kind's apiVersion and kind must be there; a struct is
+            // decoded where it stays (a kind's types nest kilobytes of them).
+            let flag = if is_root_meta {
+                " required"
+            } else if self.structs.contains(&ty) {
+                if optional {
+                    " option_in_place"
+                } else {
+                    " in_place"
+                }
+            } else {
+                ""
+            };
+            decoded.push(format!("{field}: {}{flag}", Value::from(property.as_str())));
             let mut attrs = Vec::new();
             if field != *property {
                 attrs.push(format!("rename = {}", Value::from(property.as_str())));

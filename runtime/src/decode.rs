@@ -40,6 +40,63 @@ impl<'de> Deserialize<'de> for Key<'de> {
     }
 }
 
+/// Decoding into a value that is already there (the struct's default), rather than making one
+/// and moving it: a kind's types nest structs of kilobytes (a KubeadmControlPlaneTemplate is
+/// 3.4 KiB), and each level returned by value copied everything below it again (half of
+/// decoding such a template was `memmove`). Implemented by [`__deserialize_keeping_unknown!`];
+/// not a public API.
+#[doc(hidden)]
+pub trait DecodeInPlace {
+    /// Decodes into `place`, which holds the type's default value.
+    fn decode_in_place<'de, D: serde::Deserializer<'de>>(
+        deserializer: D,
+        place: &mut Self,
+    ) -> Result<(), D::Error>;
+}
+
+/// A struct field decoded in place ([`DecodeInPlace`]).
+#[doc(hidden)]
+pub struct InPlace<'a, T>(pub &'a mut T);
+
+impl<'de, T: DecodeInPlace> serde::de::DeserializeSeed<'de> for InPlace<'_, T> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        T::decode_in_place(deserializer, self.0)
+    }
+}
+
+/// An optional struct field decoded in place: `null` is `None`, as `Option`'s own
+/// `Deserialize` reads it; anything else is decoded into the struct's default.
+#[doc(hidden)]
+pub struct OptionInPlace<'a, T>(pub &'a mut Option<T>);
+
+impl<'de, T: DecodeInPlace + Default> serde::de::DeserializeSeed<'de> for OptionInPlace<'_, T> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        struct OptionVisitor<'a, T>(&'a mut Option<T>);
+        impl<'de, T: DecodeInPlace + Default> serde::de::Visitor<'de> for OptionVisitor<'_, T> {
+            type Value = ();
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("option")
+            }
+            fn visit_none<E>(self) -> Result<(), E> {
+                *self.0 = None;
+                Ok(())
+            }
+            fn visit_unit<E>(self) -> Result<(), E> {
+                *self.0 = None;
+                Ok(())
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(self, inner: D) -> Result<(), D::Error> {
+                T::decode_in_place(inner, self.0.insert(T::default()))
+            }
+        }
+        deserializer.deserialize_option(OptionVisitor(self.0))
+    }
+}
+
 /// `Deserialize` for a struct that names some fields and keeps every other one in a map
 /// member: what `#[serde(default)]` on each named field plus `#[serde(flatten)]` on the map
 /// would derive, without serde's buffering of the whole object before it decodes a field
@@ -51,7 +108,9 @@ impl<'de> Deserialize<'de> for Key<'de> {
 /// each named field is decoded with its type's own `Deserialize`, and a missing one is the
 /// default (the struct implements `Default`); `field: "jsonName" or_null` also takes `null` as
 /// the default (Go writes a nil slice or map as `null`), `field: "jsonName" required` makes a
-/// missing one an error. A named field given twice is an error, as serde's derive makes it;
+/// missing one an error, and `in_place` (a struct field) and `option_in_place` (an optional
+/// one) decode a struct that implements [`DecodeInPlace`] (as this macro's do) where it will
+/// stay, without moving it. A named field given twice is an error, as serde's derive makes it;
 /// of an unknown one given twice the last is kept, as in any map. Every field of the struct
 /// must be named (one left out does not compile).
 #[doc(hidden)]
@@ -63,18 +122,28 @@ macro_rules! __deserialize_keeping_unknown {
             where
                 D: $crate::__private::serde::Deserializer<'de>,
             {
+                let mut out = <$ty as ::std::default::Default>::default();
+                <$ty as $crate::__private::DecodeInPlace>::decode_in_place(deserializer, &mut out)?;
+                ::std::result::Result::Ok(out)
+            }
+        }
+        impl $crate::__private::DecodeInPlace for $ty {
+            fn decode_in_place<'de, D>(deserializer: D, place: &mut Self) -> ::std::result::Result<(), D::Error>
+            where
+                D: $crate::__private::serde::Deserializer<'de>,
+            {
                 use $crate::__private::serde::de::Error as _;
-                struct ObjectVisitor;
-                impl<'de> $crate::__private::serde::de::Visitor<'de> for ObjectVisitor {
-                    type Value = $ty;
+                struct ObjectVisitor<'a>(&'a mut $ty);
+                impl<'de> $crate::__private::serde::de::Visitor<'de> for ObjectVisitor<'_> {
+                    type Value = ();
                     fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                         f.write_str($expecting)
                     }
-                    fn visit_map<A>(self, mut map: A) -> ::std::result::Result<$ty, A::Error>
+                    fn visit_map<A>(self, mut map: A) -> ::std::result::Result<(), A::Error>
                     where
                         A: $crate::__private::serde::de::MapAccess<'de>,
                     {
-                        let mut out = <$ty as ::std::default::Default>::default();
+                        let out = self.0;
                         $(let mut $field = false;)*
                         while let ::std::option::Option::Some(key) = map.next_key::<$crate::__private::Key<'de>>()? {
                             match &*key.0 {
@@ -83,7 +152,7 @@ macro_rules! __deserialize_keeping_unknown {
                                         return ::std::result::Result::Err(A::Error::duplicate_field($key));
                                     }
                                     $field = true;
-                                    out.$field = $crate::__deserialize_keeping_unknown!(@value map $($flag)?);
+                                    $crate::__deserialize_keeping_unknown!(@value map out.$field $(, $flag)?);
                                 })*
                                 _ => {
                                     let value = map.next_value::<$crate::__private::serde_json::Value>()?;
@@ -92,10 +161,10 @@ macro_rules! __deserialize_keeping_unknown {
                             }
                         }
                         $($crate::__deserialize_keeping_unknown!(@check $field $key $($flag)?);)*
-                        ::std::result::Result::Ok(out)
+                        ::std::result::Result::Ok(())
                     }
                 }
-                deserializer.deserialize_map(ObjectVisitor)
+                deserializer.deserialize_map(ObjectVisitor(place))
             }
         }
         // Every field of the struct is named above: one left out would not compile here
@@ -104,14 +173,23 @@ macro_rules! __deserialize_keeping_unknown {
             let $ty { $($field: _,)* $unknown: _ } = object;
         };
     };
-    (@value $map:ident) => { $map.next_value()? };
-    (@value $map:ident required) => { $map.next_value()? };
-    (@value $map:ident or_null) => { $map.next_value::<::std::option::Option<_>>()?.unwrap_or_default() };
+    (@value $map:ident $place:expr) => { $place = $map.next_value()? };
+    (@value $map:ident $place:expr, required) => { $place = $map.next_value()? };
+    (@value $map:ident $place:expr, or_null) => {
+        $place = $map.next_value::<::std::option::Option<_>>()?.unwrap_or_default()
+    };
+    (@value $map:ident $place:expr, in_place) => {
+        $map.next_value_seed($crate::__private::InPlace(&mut $place))?
+    };
+    (@value $map:ident $place:expr, option_in_place) => {
+        $map.next_value_seed($crate::__private::OptionInPlace(&mut $place))?
+    };
     (@check $field:ident $key:literal) => {};
-    (@check $field:ident $key:literal or_null) => {};
     (@check $field:ident $key:literal required) => {
         if !$field {
             return ::std::result::Result::Err(A::Error::missing_field($key));
         }
     };
+    (@check $field:ident $key:literal $flag:ident) => {};
+
 }

@@ -76,7 +76,7 @@ pub use tokio;
 /// What the macros' expansions refer to; not a public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::decode::Key;
+    pub use crate::decode::{DecodeInPlace, InPlace, Key, OptionInPlace};
     pub use capi_ext_codegen::schema;
     pub use serde;
     pub use serde_json;

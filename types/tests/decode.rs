@@ -54,6 +54,25 @@ fn a_template_decodes_typed_and_encodes_back_as_it_came() {
     }
 }
 
+/// Structs are decoded where they stay (`in_place`, `option_in_place`): `null` is `None`, as
+/// `Option`'s own decoding reads it, and a value of the wrong type names the struct.
+#[test]
+fn a_nested_struct_is_none_for_null_and_named_when_it_is_not_an_object() {
+    let mut object = template();
+    object["spec"]["template"]["spec"]["kubeadmConfigSpec"] = Value::Null;
+    let decoded: KubeadmControlPlaneTemplate = serde_json::from_value(object.clone()).unwrap();
+    let spec = decoded.spec.unwrap().template.spec.unwrap();
+    assert!(spec.kubeadm_config_spec.is_none());
+    assert!(spec.rollout.is_some());
+    object["spec"]["template"]["spec"]["kubeadmConfigSpec"] = json!("text");
+    let err = serde_json::from_str::<KubeadmControlPlaneTemplate>(&object.to_string()).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("invalid type: string \"text\", expected struct KubeadmConfigSpec"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_kind_without_apiversion_or_given_a_field_twice_does_not_decode() {
     let mut missing = template();

@@ -34,7 +34,7 @@ capi_ext::__deserialize_keeping_unknown!(DevClusterTemplate, "struct DevClusterT
     api_version: "apiVersion" required,
     kind: "kind" required,
     metadata: "metadata",
-    spec: "spec",
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DevClusterTemplate {
@@ -62,7 +62,7 @@ pub struct DevClusterTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevClusterTemplateSpec, "struct DevClusterTemplateSpec", unknown, {
-    template: "template",
+    template: "template" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DevClusterTemplateSpec {
@@ -88,8 +88,8 @@ pub struct Template {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Template, "struct Template", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Template {
@@ -151,8 +151,8 @@ pub struct Spec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Spec, "struct Spec", unknown, {
-    backend: "backend",
-    control_plane_endpoint: "controlPlaneEndpoint",
+    backend: "backend" in_place,
+    control_plane_endpoint: "controlPlaneEndpoint" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Spec {
@@ -181,7 +181,7 @@ pub struct Backend {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Backend, "struct Backend", unknown, {
-    docker: "docker",
+    docker: "docker" option_in_place,
     in_memory: "inMemory",
 });
 
@@ -213,7 +213,7 @@ pub struct Docker {
 
 capi_ext::__deserialize_keeping_unknown!(Docker, "struct Docker", unknown, {
     failure_domains: "failureDomains",
-    load_balancer: "loadBalancer",
+    load_balancer: "loadBalancer" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Docker {
@@ -293,7 +293,7 @@ pub struct LoadBalancer {
 }
 
 capi_ext::__deserialize_keeping_unknown!(LoadBalancer, "struct LoadBalancer", unknown, {
-    custom_ha_proxy_config_template_ref: "customHAProxyConfigTemplateRef",
+    custom_ha_proxy_config_template_ref: "customHAProxyConfigTemplateRef" option_in_place,
     image_repository: "imageRepository",
     image_tag: "imageTag",
 });
@@ -394,7 +394,7 @@ capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplate, "struct DevMach
     api_version: "apiVersion" required,
     kind: "kind" required,
     metadata: "metadata",
-    spec: "spec",
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplate {
@@ -422,7 +422,7 @@ pub struct DevMachinePoolTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpec, "struct DevMachinePoolTemplateSpec", unknown, {
-    template: "template",
+    template: "template" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpec {
@@ -448,8 +448,8 @@ pub struct DevMachinePoolTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplate, "struct DevMachinePoolTemplateSpecTemplate", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplate {
@@ -480,7 +480,7 @@ pub struct DevMachinePoolTemplateSpecTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplateSpec, "struct DevMachinePoolTemplateSpecTemplateSpec", unknown, {
-    backend: "backend",
+    backend: "backend" option_in_place,
     provider_id: "providerID",
     provider_id_list: "providerIDList",
 });
@@ -506,7 +506,7 @@ pub struct DevMachinePoolTemplateSpecTemplateSpecBackend {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplateSpecBackend, "struct DevMachinePoolTemplateSpecTemplateSpecBackend", unknown, {
-    docker: "docker",
+    docker: "docker" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpecBackend {
@@ -623,8 +623,8 @@ capi_ext::__deserialize_keeping_unknown!(DevMachineTemplate, "struct DevMachineT
     api_version: "apiVersion" required,
     kind: "kind" required,
     metadata: "metadata",
-    spec: "spec",
-    status: "status",
+    spec: "spec" option_in_place,
+    status: "status" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplate {
@@ -655,7 +655,7 @@ pub struct DevMachineTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpec, "struct DevMachineTemplateSpec", unknown, {
-    template: "template",
+    template: "template" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplateSpec {
@@ -681,8 +681,8 @@ pub struct DevMachineTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplate, "struct DevMachineTemplateSpecTemplate", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplate {
@@ -709,7 +709,7 @@ pub struct DevMachineTemplateSpecTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplateSpec, "struct DevMachineTemplateSpecTemplateSpec", unknown, {
-    backend: "backend",
+    backend: "backend" in_place,
     provider_id: "providerID",
 });
 
@@ -736,8 +736,8 @@ pub struct DevMachineTemplateSpecTemplateSpecBackend {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplateSpecBackend, "struct DevMachineTemplateSpecTemplateSpecBackend", unknown, {
-    docker: "docker",
-    in_memory: "inMemory",
+    docker: "docker" option_in_place,
+    in_memory: "inMemory" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpecBackend {
@@ -818,10 +818,10 @@ pub struct InMemory {
 }
 
 capi_ext::__deserialize_keeping_unknown!(InMemory, "struct InMemory", unknown, {
-    api_server: "apiServer",
-    etcd: "etcd",
-    node: "node",
-    vm: "vm",
+    api_server: "apiServer" option_in_place,
+    etcd: "etcd" option_in_place,
+    node: "node" option_in_place,
+    vm: "vm" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for InMemory {
@@ -855,7 +855,7 @@ pub struct ApiServer {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ApiServer, "struct ApiServer", unknown, {
-    provisioning: "provisioning",
+    provisioning: "provisioning" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ApiServer {
@@ -908,7 +908,7 @@ pub struct Etcd {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Etcd, "struct Etcd", unknown, {
-    provisioning: "provisioning",
+    provisioning: "provisioning" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Etcd {
@@ -933,7 +933,7 @@ pub struct Node {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Node, "struct Node", unknown, {
-    provisioning: "provisioning",
+    provisioning: "provisioning" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Node {
@@ -958,7 +958,7 @@ pub struct Vm {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Vm, "struct Vm", unknown, {
-    provisioning: "provisioning",
+    provisioning: "provisioning" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Vm {
@@ -1025,7 +1025,7 @@ capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplate, "struct DockerCl
     api_version: "apiVersion" required,
     kind: "kind" required,
     metadata: "metadata",
-    spec: "spec",
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerClusterTemplate {
@@ -1053,7 +1053,7 @@ pub struct DockerClusterTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplateSpec, "struct DockerClusterTemplateSpec", unknown, {
-    template: "template",
+    template: "template" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpec {
@@ -1079,8 +1079,8 @@ pub struct DockerClusterTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplateSpecTemplate, "struct DockerClusterTemplateSpecTemplate", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpecTemplate {
@@ -1117,9 +1117,9 @@ pub struct DockerClusterTemplateSpecTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplateSpecTemplateSpec, "struct DockerClusterTemplateSpecTemplateSpec", unknown, {
-    control_plane_endpoint: "controlPlaneEndpoint",
+    control_plane_endpoint: "controlPlaneEndpoint" option_in_place,
     failure_domains: "failureDomains",
-    load_balancer: "loadBalancer",
+    load_balancer: "loadBalancer" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerClusterTemplateSpecTemplateSpec {
@@ -1174,7 +1174,7 @@ capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplate, "struct Dock
     api_version: "apiVersion" required,
     kind: "kind" required,
     metadata: "metadata",
-    spec: "spec",
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplate {
@@ -1202,7 +1202,7 @@ pub struct DockerMachinePoolTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpec, "struct DockerMachinePoolTemplateSpec", unknown, {
-    template: "template",
+    template: "template" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpec {
@@ -1228,8 +1228,8 @@ pub struct DockerMachinePoolTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpecTemplate, "struct DockerMachinePoolTemplateSpecTemplate", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplate {
@@ -1262,7 +1262,7 @@ pub struct DockerMachinePoolTemplateSpecTemplateSpec {
 capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpecTemplateSpec, "struct DockerMachinePoolTemplateSpecTemplateSpec", unknown, {
     provider_id: "providerID",
     provider_id_list: "providerIDList",
-    template: "template",
+    template: "template" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplateSpec {
@@ -1349,8 +1349,8 @@ capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplate, "struct DockerMa
     api_version: "apiVersion" required,
     kind: "kind" required,
     metadata: "metadata",
-    spec: "spec",
-    status: "status",
+    spec: "spec" option_in_place,
+    status: "status" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerMachineTemplate {
@@ -1381,7 +1381,7 @@ pub struct DockerMachineTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplateSpec, "struct DockerMachineTemplateSpec", unknown, {
-    template: "template",
+    template: "template" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpec {
@@ -1407,8 +1407,8 @@ pub struct DockerMachineTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplateSpecTemplate, "struct DockerMachineTemplateSpecTemplate", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpecTemplate {

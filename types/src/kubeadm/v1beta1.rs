@@ -34,7 +34,7 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmConfigTemplate, "struct KubeadmC
     api_version: "apiVersion" required,
     kind: "kind" required,
     metadata: "metadata",
-    spec: "spec",
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmConfigTemplate {
@@ -62,7 +62,7 @@ pub struct KubeadmConfigTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmConfigTemplateSpec, "struct KubeadmConfigTemplateSpec", unknown, {
-    template: "template",
+    template: "template" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmConfigTemplateSpec {
@@ -89,8 +89,8 @@ pub struct Template {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Template, "struct Template", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Template {
@@ -220,15 +220,15 @@ pub struct Spec {
 
 capi_ext::__deserialize_keeping_unknown!(Spec, "struct Spec", unknown, {
     boot_commands: "bootCommands",
-    cluster_configuration: "clusterConfiguration",
-    disk_setup: "diskSetup",
+    cluster_configuration: "clusterConfiguration" option_in_place,
+    disk_setup: "diskSetup" option_in_place,
     files: "files",
     format: "format",
-    ignition: "ignition",
-    init_configuration: "initConfiguration",
-    join_configuration: "joinConfiguration",
+    ignition: "ignition" option_in_place,
+    init_configuration: "initConfiguration" option_in_place,
+    join_configuration: "joinConfiguration" option_in_place,
     mounts: "mounts",
-    ntp: "ntp",
+    ntp: "ntp" option_in_place,
     post_kubeadm_commands: "postKubeadmCommands",
     pre_kubeadm_commands: "preKubeadmCommands",
     use_experimental_retry_join: "useExperimentalRetryJoin",
@@ -384,23 +384,23 @@ pub struct ClusterConfiguration {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ClusterConfiguration, "struct ClusterConfiguration", unknown, {
-    api_server: "apiServer",
+    api_server: "apiServer" option_in_place,
     api_version: "apiVersion",
     ca_certificate_validity_period_days: "caCertificateValidityPeriodDays",
     certificate_validity_period_days: "certificateValidityPeriodDays",
     certificates_dir: "certificatesDir",
     cluster_name: "clusterName",
     control_plane_endpoint: "controlPlaneEndpoint",
-    controller_manager: "controllerManager",
-    dns: "dns",
+    controller_manager: "controllerManager" option_in_place,
+    dns: "dns" option_in_place,
     encryption_algorithm: "encryptionAlgorithm",
-    etcd: "etcd",
+    etcd: "etcd" option_in_place,
     feature_gates: "featureGates",
     image_repository: "imageRepository",
     kind: "kind",
     kubernetes_version: "kubernetesVersion",
-    networking: "networking",
-    scheduler: "scheduler",
+    networking: "networking" option_in_place,
+    scheduler: "scheduler" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ClusterConfiguration {
@@ -512,7 +512,7 @@ pub struct ExtraEnv {
 capi_ext::__deserialize_keeping_unknown!(ExtraEnv, "struct ExtraEnv", unknown, {
     name: "name",
     value: "value",
-    value_from: "valueFrom",
+    value_from: "valueFrom" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ExtraEnv {
@@ -551,11 +551,11 @@ pub struct ValueFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ValueFrom, "struct ValueFrom", unknown, {
-    config_map_key_ref: "configMapKeyRef",
-    field_ref: "fieldRef",
-    file_key_ref: "fileKeyRef",
-    resource_field_ref: "resourceFieldRef",
-    secret_key_ref: "secretKeyRef",
+    config_map_key_ref: "configMapKeyRef" option_in_place,
+    field_ref: "fieldRef" option_in_place,
+    file_key_ref: "fileKeyRef" option_in_place,
+    resource_field_ref: "resourceFieldRef" option_in_place,
+    secret_key_ref: "secretKeyRef" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ValueFrom {
@@ -916,8 +916,8 @@ pub struct Etcd {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Etcd, "struct Etcd", unknown, {
-    external: "external",
-    local: "local",
+    external: "external" option_in_place,
+    local: "local" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Etcd {
@@ -1343,7 +1343,7 @@ capi_ext::__deserialize_keeping_unknown!(File, "struct File", unknown, {
     append: "append",
     content: "content",
     content_format: "contentFormat",
-    content_from: "contentFrom",
+    content_from: "contentFrom" option_in_place,
     encoding: "encoding",
     owner: "owner",
     path: "path",
@@ -1403,7 +1403,7 @@ pub struct ContentFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ContentFrom, "struct ContentFrom", unknown, {
-    secret: "secret",
+    secret: "secret" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ContentFrom {
@@ -1513,7 +1513,7 @@ pub struct Ignition {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Ignition, "struct Ignition", unknown, {
-    container_linux_config: "containerLinuxConfig",
+    container_linux_config: "containerLinuxConfig" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Ignition {
@@ -1604,9 +1604,9 @@ capi_ext::__deserialize_keeping_unknown!(InitConfiguration, "struct InitConfigur
     api_version: "apiVersion",
     bootstrap_tokens: "bootstrapTokens",
     kind: "kind",
-    local_api_endpoint: "localAPIEndpoint",
-    node_registration: "nodeRegistration",
-    patches: "patches",
+    local_api_endpoint: "localAPIEndpoint" option_in_place,
+    node_registration: "nodeRegistration" option_in_place,
+    patches: "patches" option_in_place,
     skip_phases: "skipPhases",
 });
 
@@ -1930,11 +1930,11 @@ pub struct JoinConfiguration {
 capi_ext::__deserialize_keeping_unknown!(JoinConfiguration, "struct JoinConfiguration", unknown, {
     api_version: "apiVersion",
     ca_cert_path: "caCertPath",
-    control_plane: "controlPlane",
-    discovery: "discovery",
+    control_plane: "controlPlane" option_in_place,
+    discovery: "discovery" option_in_place,
     kind: "kind",
-    node_registration: "nodeRegistration",
-    patches: "patches",
+    node_registration: "nodeRegistration" option_in_place,
+    patches: "patches" option_in_place,
     skip_phases: "skipPhases",
 });
 
@@ -1969,7 +1969,7 @@ pub struct ControlPlane {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ControlPlane, "struct ControlPlane", unknown, {
-    local_api_endpoint: "localAPIEndpoint",
+    local_api_endpoint: "localAPIEndpoint" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ControlPlane {
@@ -2006,8 +2006,8 @@ pub struct Discovery {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Discovery, "struct Discovery", unknown, {
-    bootstrap_token: "bootstrapToken",
-    file: "file",
+    bootstrap_token: "bootstrapToken" option_in_place,
+    file: "file" option_in_place,
     timeout: "timeout",
     tls_bootstrap_token: "tlsBootstrapToken",
 });
@@ -2091,7 +2091,7 @@ pub struct DiscoveryFile {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DiscoveryFile, "struct DiscoveryFile", unknown, {
-    kube_config: "kubeConfig",
+    kube_config: "kubeConfig" option_in_place,
     kube_config_path: "kubeConfigPath",
 });
 
@@ -2127,8 +2127,8 @@ pub struct KubeConfig {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeConfig, "struct KubeConfig", unknown, {
-    cluster: "cluster",
-    user: "user",
+    cluster: "cluster" option_in_place,
+    user: "user" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeConfig {
@@ -2216,8 +2216,8 @@ pub struct User {
 }
 
 capi_ext::__deserialize_keeping_unknown!(User, "struct User", unknown, {
-    auth_provider: "authProvider",
-    exec: "exec",
+    auth_provider: "authProvider" option_in_place,
+    exec: "exec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for User {
@@ -2410,7 +2410,7 @@ capi_ext::__deserialize_keeping_unknown!(SpecUser, "struct SpecUser", unknown, {
     lock_password: "lockPassword",
     name: "name",
     passwd: "passwd",
-    passwd_from: "passwdFrom",
+    passwd_from: "passwdFrom" option_in_place,
     primary_group: "primaryGroup",
     shell: "shell",
     ssh_authorized_keys: "sshAuthorizedKeys",
@@ -2437,7 +2437,7 @@ pub struct PasswdFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(PasswdFrom, "struct PasswdFrom", unknown, {
-    secret: "secret",
+    secret: "secret" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for PasswdFrom {
@@ -2478,7 +2478,7 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplate, "struct Ku
     api_version: "apiVersion" required,
     kind: "kind" required,
     metadata: "metadata",
-    spec: "spec",
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplate {
@@ -2506,7 +2506,7 @@ pub struct KubeadmControlPlaneTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpec, "struct KubeadmControlPlaneTemplateSpec", unknown, {
-    template: "template",
+    template: "template" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpec {
@@ -2532,8 +2532,8 @@ pub struct KubeadmControlPlaneTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpecTemplate, "struct KubeadmControlPlaneTemplateSpecTemplate", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpecTemplate {
@@ -2589,13 +2589,13 @@ pub struct KubeadmControlPlaneTemplateSpecTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpecTemplateSpec, "struct KubeadmControlPlaneTemplateSpecTemplateSpec", unknown, {
-    kubeadm_config_spec: "kubeadmConfigSpec",
-    machine_naming_strategy: "machineNamingStrategy",
-    machine_template: "machineTemplate",
-    remediation_strategy: "remediationStrategy",
+    kubeadm_config_spec: "kubeadmConfigSpec" in_place,
+    machine_naming_strategy: "machineNamingStrategy" option_in_place,
+    machine_template: "machineTemplate" option_in_place,
+    remediation_strategy: "remediationStrategy" option_in_place,
     rollout_after: "rolloutAfter",
-    rollout_before: "rolloutBefore",
-    rollout_strategy: "rolloutStrategy",
+    rollout_before: "rolloutBefore" option_in_place,
+    rollout_strategy: "rolloutStrategy" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpecTemplateSpec {
@@ -2705,15 +2705,15 @@ pub struct KubeadmConfigSpec {
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmConfigSpec, "struct KubeadmConfigSpec", unknown, {
     boot_commands: "bootCommands",
-    cluster_configuration: "clusterConfiguration",
-    disk_setup: "diskSetup",
+    cluster_configuration: "clusterConfiguration" option_in_place,
+    disk_setup: "diskSetup" option_in_place,
     files: "files",
     format: "format",
-    ignition: "ignition",
-    init_configuration: "initConfiguration",
-    join_configuration: "joinConfiguration",
+    ignition: "ignition" option_in_place,
+    init_configuration: "initConfiguration" option_in_place,
+    join_configuration: "joinConfiguration" option_in_place,
     mounts: "mounts",
-    ntp: "ntp",
+    ntp: "ntp" option_in_place,
     post_kubeadm_commands: "postKubeadmCommands",
     pre_kubeadm_commands: "preKubeadmCommands",
     use_experimental_retry_join: "useExperimentalRetryJoin",
@@ -2807,7 +2807,7 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmConfigSpecUser, "struct KubeadmC
     lock_password: "lockPassword",
     name: "name",
     passwd: "passwd",
-    passwd_from: "passwdFrom",
+    passwd_from: "passwdFrom" option_in_place,
     primary_group: "primaryGroup",
     shell: "shell",
     ssh_authorized_keys: "sshAuthorizedKeys",
@@ -2899,7 +2899,7 @@ pub struct MachineTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(MachineTemplate, "struct MachineTemplate", unknown, {
-    metadata: "metadata",
+    metadata: "metadata" option_in_place,
     node_deletion_timeout: "nodeDeletionTimeout",
     node_drain_timeout: "nodeDrainTimeout",
     node_volume_detach_timeout: "nodeVolumeDetachTimeout",
@@ -3125,7 +3125,7 @@ pub struct RolloutStrategy {
 }
 
 capi_ext::__deserialize_keeping_unknown!(RolloutStrategy, "struct RolloutStrategy", unknown, {
-    rolling_update: "rollingUpdate",
+    rolling_update: "rollingUpdate" option_in_place,
     type_: "type",
 });
 

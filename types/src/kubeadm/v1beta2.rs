@@ -34,7 +34,7 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmConfigTemplate, "struct KubeadmC
     api_version: "apiVersion" required,
     kind: "kind" required,
     metadata: "metadata",
-    spec: "spec",
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmConfigTemplate {
@@ -62,7 +62,7 @@ pub struct KubeadmConfigTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmConfigTemplateSpec, "struct KubeadmConfigTemplateSpec", unknown, {
-    template: "template",
+    template: "template" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmConfigTemplateSpec {
@@ -89,8 +89,8 @@ pub struct Template {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Template, "struct Template", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Template {
@@ -203,15 +203,15 @@ pub struct Spec {
 
 capi_ext::__deserialize_keeping_unknown!(Spec, "struct Spec", unknown, {
     boot_commands: "bootCommands",
-    cluster_configuration: "clusterConfiguration",
-    disk_setup: "diskSetup",
+    cluster_configuration: "clusterConfiguration" option_in_place,
+    disk_setup: "diskSetup" option_in_place,
     files: "files",
     format: "format",
-    ignition: "ignition",
-    init_configuration: "initConfiguration",
-    join_configuration: "joinConfiguration",
+    ignition: "ignition" option_in_place,
+    init_configuration: "initConfiguration" option_in_place,
+    join_configuration: "joinConfiguration" option_in_place,
     mounts: "mounts",
-    ntp: "ntp",
+    ntp: "ntp" option_in_place,
     post_kubeadm_commands: "postKubeadmCommands",
     pre_kubeadm_commands: "preKubeadmCommands",
     users: "users",
@@ -333,18 +333,18 @@ pub struct ClusterConfiguration {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ClusterConfiguration, "struct ClusterConfiguration", unknown, {
-    api_server: "apiServer",
+    api_server: "apiServer" option_in_place,
     ca_certificate_validity_period_days: "caCertificateValidityPeriodDays",
     certificate_validity_period_days: "certificateValidityPeriodDays",
     certificates_dir: "certificatesDir",
     control_plane_endpoint: "controlPlaneEndpoint",
-    controller_manager: "controllerManager",
-    dns: "dns",
+    controller_manager: "controllerManager" option_in_place,
+    dns: "dns" option_in_place,
     encryption_algorithm: "encryptionAlgorithm",
-    etcd: "etcd",
+    etcd: "etcd" option_in_place,
     feature_gates: "featureGates",
     image_repository: "imageRepository",
-    scheduler: "scheduler",
+    scheduler: "scheduler" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ClusterConfiguration {
@@ -479,7 +479,7 @@ pub struct ExtraEnv {
 capi_ext::__deserialize_keeping_unknown!(ExtraEnv, "struct ExtraEnv", unknown, {
     name: "name",
     value: "value",
-    value_from: "valueFrom",
+    value_from: "valueFrom" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ExtraEnv {
@@ -518,11 +518,11 @@ pub struct ValueFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ValueFrom, "struct ValueFrom", unknown, {
-    config_map_key_ref: "configMapKeyRef",
-    field_ref: "fieldRef",
-    file_key_ref: "fileKeyRef",
-    resource_field_ref: "resourceFieldRef",
-    secret_key_ref: "secretKeyRef",
+    config_map_key_ref: "configMapKeyRef" option_in_place,
+    field_ref: "fieldRef" option_in_place,
+    file_key_ref: "fileKeyRef" option_in_place,
+    resource_field_ref: "resourceFieldRef" option_in_place,
+    secret_key_ref: "secretKeyRef" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ValueFrom {
@@ -891,8 +891,8 @@ pub struct Etcd {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Etcd, "struct Etcd", unknown, {
-    external: "external",
-    local: "local",
+    external: "external" option_in_place,
+    local: "local" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Etcd {
@@ -1302,7 +1302,7 @@ capi_ext::__deserialize_keeping_unknown!(File, "struct File", unknown, {
     append: "append",
     content: "content",
     content_format: "contentFormat",
-    content_from: "contentFrom",
+    content_from: "contentFrom" option_in_place,
     encoding: "encoding",
     owner: "owner",
     path: "path",
@@ -1362,7 +1362,7 @@ pub struct ContentFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ContentFrom, "struct ContentFrom", unknown, {
-    secret: "secret",
+    secret: "secret" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ContentFrom {
@@ -1473,7 +1473,7 @@ pub struct Ignition {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Ignition, "struct Ignition", unknown, {
-    container_linux_config: "containerLinuxConfig",
+    container_linux_config: "containerLinuxConfig" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Ignition {
@@ -1552,11 +1552,11 @@ pub struct InitConfiguration {
 
 capi_ext::__deserialize_keeping_unknown!(InitConfiguration, "struct InitConfiguration", unknown, {
     bootstrap_tokens: "bootstrapTokens",
-    local_api_endpoint: "localAPIEndpoint",
-    node_registration: "nodeRegistration",
-    patches: "patches",
+    local_api_endpoint: "localAPIEndpoint" option_in_place,
+    node_registration: "nodeRegistration" option_in_place,
+    patches: "patches" option_in_place,
     skip_phases: "skipPhases",
-    timeouts: "timeouts",
+    timeouts: "timeouts" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for InitConfiguration {
@@ -1968,12 +1968,12 @@ pub struct JoinConfiguration {
 
 capi_ext::__deserialize_keeping_unknown!(JoinConfiguration, "struct JoinConfiguration", unknown, {
     ca_cert_path: "caCertPath",
-    control_plane: "controlPlane",
-    discovery: "discovery",
-    node_registration: "nodeRegistration",
-    patches: "patches",
+    control_plane: "controlPlane" option_in_place,
+    discovery: "discovery" option_in_place,
+    node_registration: "nodeRegistration" option_in_place,
+    patches: "patches" option_in_place,
     skip_phases: "skipPhases",
-    timeouts: "timeouts",
+    timeouts: "timeouts" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for JoinConfiguration {
@@ -2010,7 +2010,7 @@ pub struct ControlPlane {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ControlPlane, "struct ControlPlane", unknown, {
-    local_api_endpoint: "localAPIEndpoint",
+    local_api_endpoint: "localAPIEndpoint" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for ControlPlane {
@@ -2044,8 +2044,8 @@ pub struct Discovery {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Discovery, "struct Discovery", unknown, {
-    bootstrap_token: "bootstrapToken",
-    file: "file",
+    bootstrap_token: "bootstrapToken" option_in_place,
+    file: "file" option_in_place,
     tls_bootstrap_token: "tlsBootstrapToken",
 });
 
@@ -2128,7 +2128,7 @@ pub struct DiscoveryFile {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DiscoveryFile, "struct DiscoveryFile", unknown, {
-    kube_config: "kubeConfig",
+    kube_config: "kubeConfig" option_in_place,
     kube_config_path: "kubeConfigPath",
 });
 
@@ -2164,8 +2164,8 @@ pub struct KubeConfig {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeConfig, "struct KubeConfig", unknown, {
-    cluster: "cluster",
-    user: "user",
+    cluster: "cluster" option_in_place,
+    user: "user" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeConfig {
@@ -2253,8 +2253,8 @@ pub struct User {
 }
 
 capi_ext::__deserialize_keeping_unknown!(User, "struct User", unknown, {
-    auth_provider: "authProvider",
-    exec: "exec",
+    auth_provider: "authProvider" option_in_place,
+    exec: "exec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for User {
@@ -2447,7 +2447,7 @@ capi_ext::__deserialize_keeping_unknown!(SpecUser, "struct SpecUser", unknown, {
     lock_password: "lockPassword",
     name: "name",
     passwd: "passwd",
-    passwd_from: "passwdFrom",
+    passwd_from: "passwdFrom" option_in_place,
     primary_group: "primaryGroup",
     shell: "shell",
     ssh_authorized_keys: "sshAuthorizedKeys",
@@ -2474,7 +2474,7 @@ pub struct PasswdFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(PasswdFrom, "struct PasswdFrom", unknown, {
-    secret: "secret",
+    secret: "secret" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for PasswdFrom {
@@ -2516,7 +2516,7 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplate, "struct Ku
     api_version: "apiVersion" required,
     kind: "kind" required,
     metadata: "metadata",
-    spec: "spec",
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplate {
@@ -2544,7 +2544,7 @@ pub struct KubeadmControlPlaneTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpec, "struct KubeadmControlPlaneTemplateSpec", unknown, {
-    template: "template",
+    template: "template" in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpec {
@@ -2571,8 +2571,8 @@ pub struct KubeadmControlPlaneTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpecTemplate, "struct KubeadmControlPlaneTemplateSpecTemplate", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpecTemplate {
@@ -2616,11 +2616,11 @@ pub struct KubeadmControlPlaneTemplateSpecTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpecTemplateSpec, "struct KubeadmControlPlaneTemplateSpecTemplateSpec", unknown, {
-    kubeadm_config_spec: "kubeadmConfigSpec",
-    machine_naming: "machineNaming",
-    machine_template: "machineTemplate",
-    remediation: "remediation",
-    rollout: "rollout",
+    kubeadm_config_spec: "kubeadmConfigSpec" option_in_place,
+    machine_naming: "machineNaming" option_in_place,
+    machine_template: "machineTemplate" option_in_place,
+    remediation: "remediation" option_in_place,
+    rollout: "rollout" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplateSpecTemplateSpec {
@@ -2711,15 +2711,15 @@ pub struct KubeadmConfigSpec {
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmConfigSpec, "struct KubeadmConfigSpec", unknown, {
     boot_commands: "bootCommands",
-    cluster_configuration: "clusterConfiguration",
-    disk_setup: "diskSetup",
+    cluster_configuration: "clusterConfiguration" option_in_place,
+    disk_setup: "diskSetup" option_in_place,
     files: "files",
     format: "format",
-    ignition: "ignition",
-    init_configuration: "initConfiguration",
-    join_configuration: "joinConfiguration",
+    ignition: "ignition" option_in_place,
+    init_configuration: "initConfiguration" option_in_place,
+    join_configuration: "joinConfiguration" option_in_place,
     mounts: "mounts",
-    ntp: "ntp",
+    ntp: "ntp" option_in_place,
     post_kubeadm_commands: "postKubeadmCommands",
     pre_kubeadm_commands: "preKubeadmCommands",
     users: "users",
@@ -2812,7 +2812,7 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmConfigSpecUser, "struct KubeadmC
     lock_password: "lockPassword",
     name: "name",
     passwd: "passwd",
-    passwd_from: "passwdFrom",
+    passwd_from: "passwdFrom" option_in_place,
     primary_group: "primaryGroup",
     shell: "shell",
     ssh_authorized_keys: "sshAuthorizedKeys",
@@ -2877,8 +2877,8 @@ pub struct MachineTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(MachineTemplate, "struct MachineTemplate", unknown, {
-    metadata: "metadata",
-    spec: "spec",
+    metadata: "metadata" option_in_place,
+    spec: "spec" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for MachineTemplate {
@@ -2917,7 +2917,7 @@ pub struct MachineTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(MachineTemplateSpec, "struct MachineTemplateSpec", unknown, {
-    deletion: "deletion",
+    deletion: "deletion" option_in_place,
     taints: "taints",
 });
 
@@ -3168,8 +3168,8 @@ pub struct Rollout {
 
 capi_ext::__deserialize_keeping_unknown!(Rollout, "struct Rollout", unknown, {
     after: "after",
-    before: "before",
-    strategy: "strategy",
+    before: "before" option_in_place,
+    strategy: "strategy" option_in_place,
 });
 
 impl capi_ext::patches::UnknownFields for Rollout {
@@ -3229,7 +3229,7 @@ pub struct Strategy {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Strategy, "struct Strategy", unknown, {
-    rolling_update: "rollingUpdate",
+    rolling_update: "rollingUpdate" option_in_place,
     type_: "type",
 });
 
