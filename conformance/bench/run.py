@@ -8,7 +8,8 @@ Both servers run on this machine, one after the other, alternating which goes fi
 BENCH_DURATION (5s) and BENCH_ROUNDS (2) set the load; BENCH_PHASES=serving,testext,codec,profile,tooling,builds
 selects phases, BENCH_PIN=0 lets the server and the load generator share every CPU (by default
 the server runs on the last CPU and the load generator on the others, `taskset`) (testext: CAPI's test extension, the port in examples/capi-test-extension against
-the Go original, on the GeneratePatches request of CAPI's runtimesdk quick-start) (profile needs `perf`, Debian's linux-perf: the server's CPU above its codec, from
+the Go original, on the GeneratePatches request of CAPI's runtimesdk quick-start; BENCH_PHASES=payload, never by default,
+only writes that request, for the port's in-process bench) (profile needs `perf`, Debian's linux-perf: the server's CPU above its codec, from
 the samples of the server itself, in each round), and BENCH_REUSE=<stamp> takes the others from an earlier run's raw.json.
 """
 import json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
@@ -230,10 +231,22 @@ def testext_payload(bins, certs):
     return request, items
 
 
-def testext(bins, certs):
-    log("testext: CAPI's test extension, the port against the Go original (release builds)")
+def build_port(bins):
     sh(["cargo", "build", "--release", "-p", "capi-ext-example-capi-test-extension"], cwd=ROOT)
     bins["port"] = target_dir() / "release/capi-test-extension"
+
+
+def payload(bins, certs):
+    """Only the quick-start's GeneratePatches request (`BENCH_PHASES=payload`), what the port's
+    in-process bench reads (`CAPI_TEST_EXTENSION_REQUEST`)."""
+    build_port(bins)
+    request, items = testext_payload(bins, certs)
+    return {"request": str(request.relative_to(ROOT)), "items": items}
+
+
+def testext(bins, certs):
+    log("testext: CAPI's test extension, the port against the Go original (release builds)")
+    build_port(bins)
     bins["go-testext"] = Path(sh([str(ROOT / "conformance/scripts/build-test-extension.sh")]).stdout.strip())
     request, items = testext_payload(bins, certs)
     results = serving(bins, certs, kinds=("port", "go-testext"), bodies=(("generatepatches/generate-patches", request),))
@@ -539,7 +552,7 @@ def main():
         previous = json.loads((ROOT / "results" / reuse / "raw.json").read_text())
         raw.update({k: v for k, v in previous.items() if k in ("serving", "testext", "codec", "profile", "tooling", "builds") and k not in phases})
         raw["reused_from"] = reuse
-    for phase, run in [("serving", lambda: serving(bins, str(certs))), ("testext", lambda: testext(bins, str(certs))), ("codec", codec),
+    for phase, run in [("payload", lambda: payload(bins, str(certs))), ("serving", lambda: serving(bins, str(certs))), ("testext", lambda: testext(bins, str(certs))), ("codec", codec),
                        ("profile", lambda: profile(bins, certs)), ("tooling", lambda: tooling(bins)), ("builds", lambda: builds(bins))]:
         if phase not in phases:
             continue

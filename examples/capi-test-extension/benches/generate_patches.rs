@@ -3,10 +3,12 @@
 //! same dispatch path the server uses (no socket).
 //!
 //! The request is the one `make bench-compare` builds with `capi-ext render --write-requests`
-//! (results/<timestamp>/testext-payload/requests/); name it in `CAPI_TEST_EXTENSION_REQUEST`:
+//! and writes compact, as CAPI's client sends it (results/<timestamp>/testext-payload/); its
+//! `payload` phase writes only that. Name it in `CAPI_TEST_EXTENSION_REQUEST`:
 //!
 //! ```text
-//! CAPI_TEST_EXTENSION_REQUEST=results/latest/testext-payload/requests/<file>.request.json \
+//! BENCH_PHASES=payload make bench-compare
+//! CAPI_TEST_EXTENSION_REQUEST=results/latest/testext-payload/generatepatches-request.json \
 //!   cargo bench -p capi-ext-example-capi-test-extension --bench generate_patches
 //! ```
 
@@ -18,8 +20,8 @@ use std::hint::black_box;
 fn bench(c: &mut Criterion) {
     let Some(path) = std::env::var_os("CAPI_TEST_EXTENSION_REQUEST") else {
         eprintln!(
-            "CAPI_TEST_EXTENSION_REQUEST names no request: run `BENCH_PHASES=testext make bench-compare` once and name its \
-             results/latest/testext-payload/requests/*-GeneratePatches-*.request.json"
+            "CAPI_TEST_EXTENSION_REQUEST names no request: run `BENCH_PHASES=payload make bench-compare` once and name its \
+             results/latest/testext-payload/generatepatches-request.json"
         );
         std::process::exit(2);
     };
