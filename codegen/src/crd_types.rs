@@ -366,6 +366,8 @@ impl Gen {
         );
         let _ = writeln!(out, "    }}");
         let _ = writeln!(out, "}}");
+        let _ = writeln!(out);
+        let _ = writeln!(out, "capi_ext::__difference!(@leaf {name});");
         self.enums.insert(name.clone());
         self.items.push(out);
         name
@@ -530,6 +532,14 @@ impl Gen {
         }
         let _ = writeln!(out, "}});");
         let _ = writeln!(out);
+        // A typed patch's answer is found on the values, field by field, as the fields are
+        // written (`required` and `in_place` ones always; others as their types omit them).
+        let _ = writeln!(out, "capi_ext::__difference!({name}, unknown, {{");
+        for field in &decoded {
+            let _ = writeln!(out, "    {field},");
+        }
+        let _ = writeln!(out, "}});");
+        let _ = writeln!(out);
         let _ = writeln!(out, "impl capi_ext::patches::UnknownFields for {name} {{");
         let _ = writeln!(
             out,
@@ -553,6 +563,16 @@ impl Gen {
                 Value::from(api_version)
             );
             let _ = writeln!(out, "    const KIND: &'static str = {};", Value::from(kind));
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {{"
+            );
+            let _ = writeln!(
+                out,
+                "        Some(capi_ext::patches::TypedDifference::of())"
+            );
+            let _ = writeln!(out, "    }}");
             let _ = writeln!(out, "}}");
         }
         out

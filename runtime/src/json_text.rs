@@ -107,6 +107,64 @@ pub(crate) fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
     }
 }
 
+/// The JSON pointers of the empty lists (`[]`) that are members of objects in `text` (valid
+/// JSON), in the order they appear; `None` when the text is not what it should be.
+pub(crate) fn empty_lists(text: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let at = skip_ws(bytes, 0);
+    empty_lists_in(text, at, false, &mut String::new(), &mut out)?;
+    Some(out)
+}
+
+/// [`empty_lists`] of the value at `at`, below `path` (a member of an object when `member`:
+/// only those are counted, as lists of lists keep their empty items); just past the value.
+fn empty_lists_in(
+    text: &str,
+    at: usize,
+    member: bool,
+    path: &mut String,
+    out: &mut Vec<String>,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let (close, object) = match bytes.get(at)? {
+        b'{' => (b'}', true),
+        b'[' => (b']', false),
+        _ => return value_end(bytes, at),
+    };
+    let mut at = skip_ws(bytes, at + 1);
+    if bytes.get(at) == Some(&close) {
+        if !object && member {
+            out.push(path.clone());
+        }
+        return Some(at + 1);
+    }
+    let mut index = 0usize;
+    loop {
+        let len = path.len();
+        path.push('/');
+        if object {
+            let key_end = string_end(bytes, at)?;
+            crate::hooks::v1alpha1::push_escaped_token(path, &decode_string(&text[at..key_end])?);
+            at = skip_ws(bytes, key_end);
+            if bytes.get(at) != Some(&b':') {
+                return None;
+            }
+            at = skip_ws(bytes, at + 1);
+        } else {
+            path.push_str(&index.to_string());
+            index += 1;
+        }
+        at = skip_ws(bytes, empty_lists_in(text, at, object, path, out)?);
+        path.truncate(len);
+        match bytes.get(at)? {
+            b',' => at = skip_ws(bytes, at + 1),
+            b if *b == close => return Some(at + 1),
+            _ => return None,
+        }
+    }
+}
+
 /// Whether the JSON text `text` is `compact` (`serde_json`'s compact encoding) written with
 /// whitespace between its tokens (as a request written indented has it) or with strings
 /// escaped otherwise (Go's encoder, and so CAPI's manager, writes `<`, `>` and `&` as
@@ -151,7 +209,21 @@ fn same_string(a: &[u8], b: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{same_text, top_level_string};
+    use super::{empty_lists, same_text, top_level_string};
+
+    #[test]
+    fn finds_the_empty_lists_that_are_members_with_their_pointers() {
+        let text = r#" { "a": [ ], "b/c": {"d~e": [], "s": "[]", "n": 1},
+            "l": [[], {"x": []}, [1], {"y": [ 2 ]}], "\u0066": [] } "#;
+        assert_eq!(
+            empty_lists(text).unwrap(),
+            ["/a", "/b~1c/d~0e", "/l/1/x", "/f"],
+            "a list's own empty items are not members"
+        );
+        assert_eq!(empty_lists("[]").unwrap(), Vec::<String>::new());
+        assert_eq!(empty_lists(r#"{"a": 1}"#).unwrap(), Vec::<String>::new());
+        assert_eq!(empty_lists(r#"{"a" 1}"#), None);
+    }
 
     #[test]
     fn finds_a_top_level_string_member_wherever_it_is_and_only_there() {

@@ -4,7 +4,9 @@
 //!
 //! The request is the one `make bench-compare` builds with `capi-ext render --write-requests`
 //! and writes compact, as CAPI's client sends it (results/<timestamp>/testext-payload/); its
-//! `payload` phase writes only that. Name it in `CAPI_TEST_EXTENSION_REQUEST`:
+//! `payload` phase writes only that. Name it in `CAPI_TEST_EXTENSION_REQUEST` (a relative path
+//! is read from the workspace's root, where the command runs, not from this package's folder,
+//! where cargo runs the bench):
 //!
 //! ```text
 //! BENCH_PHASES=payload make bench-compare
@@ -25,8 +27,8 @@ fn bench(c: &mut Criterion) {
         );
         std::process::exit(2);
     };
-    let body =
-        std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.to_string_lossy()));
+    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join(path);
+    let body = std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let extension = capi_ext_example_capi_test_extension::extension(Clusters::infer())
         .build()
         .expect("the test extension builds");

@@ -112,31 +112,10 @@ pub fn patch_set() -> PatchSet<Variables> {
 /// of CAPI's runtimesdk quick-start). v1beta1 types keep some empty lists and write others
 /// as `null`; the port does not imitate them.
 fn as_go_encodes(template: &mut Template, _: &PatchContext<Variables>) -> Result<(), PatchError> {
-    if template.api_version().ends_with("/v1beta2") && has_empty_list(template.object()) {
-        drop_empty_lists(template.object_mut());
+    if template.api_version().ends_with("/v1beta2") {
+        template.remove_empty_lists();
     }
     Ok(())
-}
-
-fn has_empty_list(value: &Value) -> bool {
-    match value {
-        Value::Object(map) => map
-            .values()
-            .any(|v| v.as_array().is_some_and(Vec::is_empty) || has_empty_list(v)),
-        Value::Array(items) => items.iter().any(has_empty_list),
-        _ => false,
-    }
-}
-
-fn drop_empty_lists(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.retain(|_, v| !v.as_array().is_some_and(Vec::is_empty));
-            map.values_mut().for_each(drop_empty_lists);
-        }
-        Value::Array(items) => items.iter_mut().for_each(drop_empty_lists),
-        _ => {}
-    }
 }
 
 /// Go's `FailForUnknownTypes`: a template its decoder cannot decode fails the answer.

@@ -5,12 +5,14 @@
 //!
 //! See [`PatchSet`] for a complete example.
 
+mod difference;
 mod selector;
 mod set;
 mod template;
 mod typed;
 
+pub use difference::{Difference, Differences};
 pub use selector::{HOLDER_FIELD_PATHS, Part, Selector};
 pub use set::{NamedPatch, PatchContext, PatchError, PatchSet};
 pub use template::{EditError, MAX_POINTER_DEPTH, Template, diff};
-pub use typed::{TypedTemplate, UnknownFields};
+pub use typed::{TypedDifference, TypedTemplate, UnknownFields};

@@ -440,7 +440,7 @@ impl<V: DeserializeOwned> PatchSet<V> {
         for item in &request.items {
             match self.apply_with(item, &globals, &request.settings) {
                 Ok(Some(template)) => {
-                    let ops = template.changes();
+                    let ops = template.into_changes();
                     if !ops.is_empty() {
                         response = response.patch(item.uid.clone(), Patch::Json(ops));
                     }

@@ -6,6 +6,7 @@ use crate::hooks::v1alpha1::{JsonPatchOp, TemplateObject, push_escaped_token, un
 use crate::json_text::same_text;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 /// Why an edit could not be made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -34,8 +35,19 @@ pub struct EditError {
 pub struct Template {
     /// The template as CAPI sent it: its text, decoded on first read.
     sent: TemplateObject,
-    /// The template as the edits left it; `None` until the first edit.
+    /// The template as the edits left it; `None` until the first edit (or while the only
+    /// edit is `typed`).
     edited: Option<Value>,
+    /// The edit of a typed patch that found its own difference, while no other edit followed.
+    typed: Option<TypedEdit>,
+}
+
+/// A typed patch's edit kept as its JSON Patch from the template as sent; the object it
+/// makes is built only when something reads the template.
+#[derive(Debug, Clone)]
+struct TypedEdit {
+    ops: Vec<JsonPatchOp>,
+    object: OnceLock<Value>,
 }
 
 impl PartialEq for Template {
@@ -89,6 +101,7 @@ impl Template {
         Template {
             sent: TemplateObject::new(object),
             edited: None,
+            typed: None,
         }
     }
 
@@ -98,22 +111,41 @@ impl Template {
         Template {
             sent: object.clone(),
             edited: None,
+            typed: None,
         }
     }
 
     /// The object as it is now.
     pub fn object(&self) -> &Value {
-        self.edited.as_ref().unwrap_or_else(|| self.sent.value())
+        if let Some(edited) = &self.edited {
+            return edited;
+        }
+        match &self.typed {
+            Some(typed) => typed
+                .object
+                .get_or_init(|| apply_changes(self.sent.value().clone(), &typed.ops)),
+            None => self.sent.value(),
+        }
     }
 
     /// The object, to edit directly.
     pub fn object_mut(&mut self) -> &mut Value {
+        if let Some(typed) = self.typed.take() {
+            let object = typed
+                .object
+                .into_inner()
+                .unwrap_or_else(|| apply_changes(self.sent.value().clone(), &typed.ops));
+            self.edited = Some(object);
+        }
         let sent = &self.sent;
         self.edited.get_or_insert_with(|| sent.value().clone())
     }
 
     /// The object, consumed.
-    pub fn into_object(self) -> Value {
+    pub fn into_object(mut self) -> Value {
+        if self.typed.is_some() {
+            self.object_mut();
+        }
         match self.edited {
             Some(object) => object,
             None => self.sent.into_value(),
@@ -123,9 +155,21 @@ impl Template {
     /// The JSON Patch from the template as sent to the template now: empty when it was not
     /// edited (see [`diff`]).
     pub fn changes(&self) -> Vec<JsonPatchOp> {
-        match &self.edited {
-            Some(now) => diff(self.sent.value(), now),
-            None => Vec::new(),
+        match (&self.edited, &self.typed) {
+            (Some(now), _) => diff(self.sent.value(), now),
+            (None, Some(typed)) => typed.ops.clone(),
+            (None, None) => Vec::new(),
+        }
+    }
+
+    /// [`Self::changes`], consuming the template.
+    pub fn into_changes(self) -> Vec<JsonPatchOp> {
+        match (self.edited, self.typed) {
+            (None, Some(typed)) => typed.ops,
+            (edited, _) => match edited {
+                Some(now) => diff(self.sent.value(), &now),
+                None => Vec::new(),
+            },
         }
     }
 
@@ -144,7 +188,12 @@ impl Template {
         key: &str,
         scan: fn(&'a TemplateObject) -> Cow<'a, str>,
     ) -> &'a str {
+        let unchanged = match &self.typed {
+            Some(typed) => !typed.ops.iter().any(|op| op_path(op).get(1..) == Some(key)),
+            None => true,
+        };
         if self.edited.is_none()
+            && unchanged
             && let Cow::Borrowed(text) = scan(&self.sent)
         {
             return text;
@@ -157,10 +206,30 @@ impl Template {
 
     /// The text CAPI sent, while the template is unedited and not yet decoded.
     pub(crate) fn unedited_text(&self) -> Option<&str> {
-        match (&self.edited, self.sent.decoded()) {
-            (None, None) => self.sent.raw(),
+        match (&self.edited, &self.typed, self.sent.decoded()) {
+            (None, None, None) => self.sent.raw(),
             _ => None,
         }
+    }
+
+    /// Whether `typed` encodes as the text CAPI sent (see [`Self::is_sent`]), while the
+    /// template is unedited and not yet decoded.
+    pub(crate) fn encodes_as_sent(&self, typed: &impl serde::Serialize) -> bool {
+        let Some(text) = self.unedited_text() else {
+            return false;
+        };
+        let mut encoded = Vec::with_capacity(text.len());
+        serde_json::to_writer(&mut encoded, typed).is_ok() && same_text(&encoded, text)
+    }
+
+    /// Records a typed patch's edit as its JSON Patch from the template as sent (which
+    /// [`Self::encodes_as_sent`] said the typed value encodes as).
+    pub(crate) fn set_changes(&mut self, ops: Vec<JsonPatchOp>) {
+        debug_assert!(self.edited.is_none() && self.typed.is_none());
+        self.typed = Some(TypedEdit {
+            ops,
+            object: OnceLock::new(),
+        });
     }
 
     /// Whether `object` is the template as sent: its text compared first (Kubernetes' and
@@ -320,6 +389,40 @@ impl Template {
         merge(self.object_mut(), document);
     }
 
+    /// Removes every empty list (`[]`) from the template, at any depth: what Go's encoder
+    /// does to a list field declared `omitempty` (every list of Cluster API's v1beta2 types
+    /// is), so an extension ported from Go answers with the objects Go's answers make. A
+    /// template a typed patch edited is not built for it: the lists are found in the text
+    /// CAPI sent and in the typed patch's changes.
+    ///
+    /// ```
+    /// use capi_ext::patches::Template;
+    /// use serde_json::json;
+    ///
+    /// let mut t = Template::new(json!({"spec": {"images": [], "files": [{"args": []}], "name": "a"}}));
+    /// t.remove_empty_lists();
+    /// assert_eq!(t.object(), &json!({"spec": {"files": [{}], "name": "a"}}));
+    /// ```
+    pub fn remove_empty_lists(&mut self) {
+        if self.edited.is_none()
+            && let Some(text) = self.sent.raw()
+            && let Some(lists) = crate::json_text::empty_lists(text)
+        {
+            match &mut self.typed {
+                Some(typed) => {
+                    remove_empty_lists_from_changes(&mut typed.ops, lists);
+                    typed.object = OnceLock::new();
+                    return;
+                }
+                None if lists.is_empty() => return,
+                None => {}
+            }
+        }
+        if has_empty_list(self.object()) {
+            drop_empty_lists(self.object_mut());
+        }
+    }
+
     /// Sets a label on the template object's own metadata.
     pub fn label(&mut self, key: &str, value: &str) -> Result<(), EditError> {
         self.set(
@@ -335,6 +438,91 @@ impl Template {
             value,
         )
     }
+}
+
+/// The changes of a typed edit made to also remove the empty lists: those of the template as
+/// sent (`lists`, pointers) that no change replaces or removes, and those of the changes'
+/// values.
+fn remove_empty_lists_from_changes(ops: &mut Vec<JsonPatchOp>, lists: Vec<String>) {
+    let covered = |list: &str, ops: &[JsonPatchOp]| {
+        ops.iter().any(|op| {
+            let path = op_path(op);
+            list.strip_prefix(path)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+    };
+    let removals: Vec<JsonPatchOp> = lists
+        .into_iter()
+        .filter(|list| !covered(list, ops))
+        .map(|path| JsonPatchOp::Remove { path })
+        .collect();
+    ops.retain_mut(|op| match op {
+        JsonPatchOp::Add { value, .. } if value.as_array().is_some_and(Vec::is_empty) => false,
+        JsonPatchOp::Replace { path, value } if value.as_array().is_some_and(Vec::is_empty) => {
+            *op = JsonPatchOp::Remove {
+                path: std::mem::take(path),
+            };
+            true
+        }
+        JsonPatchOp::Add { value, .. } | JsonPatchOp::Replace { value, .. } => {
+            drop_empty_lists(value);
+            true
+        }
+        _ => true,
+    });
+    ops.extend(removals);
+}
+
+fn has_empty_list(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map
+            .values()
+            .any(|v| v.as_array().is_some_and(Vec::is_empty) || has_empty_list(v)),
+        Value::Array(items) => items.iter().any(has_empty_list),
+        _ => false,
+    }
+}
+
+fn drop_empty_lists(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.as_array().is_some_and(Vec::is_empty));
+            map.values_mut().for_each(drop_empty_lists);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_empty_lists),
+        _ => {}
+    }
+}
+
+/// The pointer an operation changes.
+fn op_path(op: &JsonPatchOp) -> &str {
+    match op {
+        JsonPatchOp::Add { path, .. }
+        | JsonPatchOp::Remove { path }
+        | JsonPatchOp::Replace { path, .. }
+        | JsonPatchOp::Move { path, .. }
+        | JsonPatchOp::Copy { path, .. }
+        | JsonPatchOp::Test { path, .. } => path,
+    }
+}
+
+/// `object` with the operations of a typed difference applied (adds and replaces of object
+/// members, removals; their parents exist).
+fn apply_changes(object: Value, ops: &[JsonPatchOp]) -> Value {
+    let mut template = Template::new(object);
+    for op in ops {
+        match op {
+            JsonPatchOp::Add { path, value } | JsonPatchOp::Replace { path, value } => {
+                // A difference's pointers lead to members of objects that are there.
+                let _ = template.set(path, value.clone());
+            }
+            JsonPatchOp::Remove { path } => {
+                template.remove(path);
+            }
+            _ => {}
+        }
+    }
+    template.into_object()
 }
 
 /// A list index as RFC 6901 writes it: `0`, or digits without a leading zero (no sign). Rust's
@@ -395,39 +583,7 @@ pub fn diff(before: &Value, after: &Value) -> Vec<JsonPatchOp> {
 /// deepest members once for every level above them); anything else is compared whole.
 fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<JsonPatchOp>) {
     match (before, after) {
-        (Value::Object(b), Value::Object(a)) => {
-            for (key, old) in b {
-                let new = a.get(key);
-                // A member's pointer is written only for an op or an object to walk into:
-                // most members are equal leaves (label keys, say, which need escaping).
-                let walk = matches!((old, new), (Value::Object(_), Some(Value::Object(_))));
-                if !walk && new == Some(old) {
-                    continue;
-                }
-                let len = path.len();
-                push_token(path, key);
-                match new {
-                    Some(new) if walk => diff_into(old, new, path, ops),
-                    Some(new) => ops.push(JsonPatchOp::Replace {
-                        path: path.clone(),
-                        value: new.clone(),
-                    }),
-                    None => ops.push(JsonPatchOp::Remove { path: path.clone() }),
-                }
-                path.truncate(len);
-            }
-            for (key, new) in a {
-                if !b.contains_key(key) {
-                    let len = path.len();
-                    push_token(path, key);
-                    ops.push(JsonPatchOp::Add {
-                        path: path.clone(),
-                        value: new.clone(),
-                    });
-                    path.truncate(len);
-                }
-            }
-        }
+        (Value::Object(b), Value::Object(a)) => diff_members(b, a, path, ops),
         _ if before == after => {}
         _ => ops.push(JsonPatchOp::Replace {
             path: path.clone(),
@@ -436,9 +592,50 @@ fn diff_into(before: &Value, after: &Value, path: &mut String, ops: &mut Vec<Jso
     }
 }
 
+/// The members of two objects at `path`: removals and changes in `before`'s order, then
+/// additions.
+pub(crate) fn diff_members(
+    b: &Map<String, Value>,
+    a: &Map<String, Value>,
+    path: &mut String,
+    ops: &mut Vec<JsonPatchOp>,
+) {
+    for (key, old) in b {
+        let new = a.get(key);
+        // A member's pointer is written only for an op or an object to walk into:
+        // most members are equal leaves (label keys, say, which need escaping).
+        let walk = matches!((old, new), (Value::Object(_), Some(Value::Object(_))));
+        if !walk && new == Some(old) {
+            continue;
+        }
+        let len = path.len();
+        push_token(path, key);
+        match new {
+            Some(new) if walk => diff_into(old, new, path, ops),
+            Some(new) => ops.push(JsonPatchOp::Replace {
+                path: path.clone(),
+                value: new.clone(),
+            }),
+            None => ops.push(JsonPatchOp::Remove { path: path.clone() }),
+        }
+        path.truncate(len);
+    }
+    for (key, new) in a {
+        if !b.contains_key(key) {
+            let len = path.len();
+            push_token(path, key);
+            ops.push(JsonPatchOp::Add {
+                path: path.clone(),
+                value: new.clone(),
+            });
+            path.truncate(len);
+        }
+    }
+}
+
 /// Appends `/key` to a JSON pointer, escaped (most keys need no escaping, and are not copied
 /// to find out).
-fn push_token(path: &mut String, key: &str) {
+pub(crate) fn push_token(path: &mut String, key: &str) {
     path.push('/');
     push_escaped_token(path, key);
 }

@@ -7,10 +7,14 @@
 //! What that costs is kept low for the usual case, a template no patch has edited yet: it is
 //! decoded into the type straight from the text CAPI sent (no `Value` tree first), and when the
 //! type's encoding is that text (compared byte for byte, whitespace between tokens and the
-//! spelling of escapes aside, else as values), the typed value after the edit becomes the template, with nothing replayed.
+//! spelling of escapes aside, else as values), the typed value after the edit becomes the
+//! template, with nothing replayed. A type that finds its own difference ([`Difference`], as
+//! the generated types do) is not encoded to a tree at all: its encoding is written once, for
+//! that comparison, and the answer is the difference of the two typed values, kept as the
+//! template's changes until something reads the template.
 
 use super::set::{NamedPatch, PatchContext, PatchError};
-use super::{Selector, Template, diff};
+use super::{Difference, Differences, Selector, Template, diff};
 use crate::hooks::v1alpha1::JsonPatchOp;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -22,6 +26,49 @@ pub trait TypedTemplate: Serialize + DeserializeOwned {
     const API_VERSION: &'static str;
     /// The kind, e.g. `KubeadmControlPlaneTemplate`.
     const KIND: &'static str;
+
+    /// How a typed patch finds the difference of its edit: `None` (the default) from the
+    /// type's encodings before and after the edit; [`TypedDifference::of`] for a type that
+    /// finds it on its values ([`Difference`]), without encoding them whole. The types
+    /// `capi-ext generate types` writes give the latter.
+    fn typed_difference() -> Option<TypedDifference<Self>> {
+        None
+    }
+}
+
+/// The difference of a typed patch's edit found on the typed values ([`Difference`]): a copy
+/// of the value before the edit, compared with the value after it.
+pub struct TypedDifference<T> {
+    copy: fn(&T) -> T,
+    difference: fn(&T, &T, &mut Differences),
+}
+
+impl<T: Clone + Difference> TypedDifference<T> {
+    /// `T`'s own `Clone` and [`Difference`].
+    ///
+    /// ```
+    /// # use capi_ext::patches::{Difference, Differences, TypedDifference, TypedTemplate};
+    /// # #[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+    /// # struct Widget { size: i64 }
+    /// # impl Difference for Widget {
+    /// #     fn difference(&self, after: &Self, out: &mut Differences) {
+    /// #         out.member("size", &self.size, true, &after.size, true);
+    /// #     }
+    /// # }
+    /// impl TypedTemplate for Widget {
+    ///     const API_VERSION: &'static str = "example.com/v1";
+    ///     const KIND: &'static str = "Widget";
+    ///     fn typed_difference() -> Option<TypedDifference<Self>> {
+    ///         Some(TypedDifference::of())
+    ///     }
+    /// }
+    /// ```
+    pub fn of() -> Self {
+        TypedDifference {
+            copy: T::clone,
+            difference: T::difference,
+        }
+    }
 }
 
 /// One operation of [`diff`] (add or replace an object member, remove, replace a list) on the
@@ -148,6 +195,20 @@ impl<V: 'static> NamedPatch<V> {
                 Some(typed) => typed,
                 None => decode()?,
             };
+            // A type that finds its own difference, on a template it gives back as sent:
+            // the answer is that difference, and neither value is encoded whole.
+            if decoded_from_text
+                && let Some(found) = T::typed_difference()
+                && template.encodes_as_sent(&typed)
+            {
+                let before = (found.copy)(&typed);
+                apply(&mut typed, ctx)?;
+                let mut differences = Differences::new();
+                (found.difference)(&before, &typed, &mut differences);
+                let ops = differences.finish().map_err(PatchError::from)?;
+                template.set_changes(ops);
+                return Ok(());
+            }
             let before = serde_json::to_value(&typed).map_err(PatchError::from)?;
             let as_sent = decoded_from_text && template.is_sent(&before);
             apply(&mut typed, ctx)?;

@@ -37,6 +37,13 @@ capi_ext::__deserialize_keeping_unknown!(DevClusterTemplate, "struct DevClusterT
     spec: "spec" option_in_place,
 });
 
+capi_ext::__difference!(DevClusterTemplate, unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for DevClusterTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -49,6 +56,10 @@ impl capi_ext::patches::UnknownFields for DevClusterTemplate {
 impl capi_ext::patches::TypedTemplate for DevClusterTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DevClusterTemplate";
+
+    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {
+        Some(capi_ext::patches::TypedDifference::of())
+    }
 }
 
 /// DevClusterTemplateSpec defines the desired state of DevClusterTemplate.
@@ -62,6 +73,10 @@ pub struct DevClusterTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevClusterTemplateSpec, "struct DevClusterTemplateSpec", unknown, {
+    template: "template" in_place,
+});
+
+capi_ext::__difference!(DevClusterTemplateSpec, unknown, {
     template: "template" in_place,
 });
 
@@ -88,6 +103,11 @@ pub struct Template {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Template, "struct Template", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
+});
+
+capi_ext::__difference!(Template, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" in_place,
 });
@@ -128,6 +148,11 @@ capi_ext::__deserialize_keeping_unknown!(Metadata, "struct Metadata", unknown, {
     labels: "labels",
 });
 
+capi_ext::__difference!(Metadata, unknown, {
+    annotations: "annotations",
+    labels: "labels",
+});
+
 impl capi_ext::patches::UnknownFields for Metadata {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -151,6 +176,11 @@ pub struct Spec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Spec, "struct Spec", unknown, {
+    backend: "backend" in_place,
+    control_plane_endpoint: "controlPlaneEndpoint" option_in_place,
+});
+
+capi_ext::__difference!(Spec, unknown, {
     backend: "backend" in_place,
     control_plane_endpoint: "controlPlaneEndpoint" option_in_place,
 });
@@ -185,6 +215,11 @@ capi_ext::__deserialize_keeping_unknown!(Backend, "struct Backend", unknown, {
     in_memory: "inMemory",
 });
 
+capi_ext::__difference!(Backend, unknown, {
+    docker: "docker" option_in_place,
+    in_memory: "inMemory",
+});
+
 impl capi_ext::patches::UnknownFields for Backend {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -212,6 +247,11 @@ pub struct Docker {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Docker, "struct Docker", unknown, {
+    failure_domains: "failureDomains",
+    load_balancer: "loadBalancer" option_in_place,
+});
+
+capi_ext::__difference!(Docker, unknown, {
     failure_domains: "failureDomains",
     load_balancer: "loadBalancer" option_in_place,
 });
@@ -252,6 +292,12 @@ pub struct FailureDomain {
 }
 
 capi_ext::__deserialize_keeping_unknown!(FailureDomain, "struct FailureDomain", unknown, {
+    attributes: "attributes",
+    control_plane: "controlPlane",
+    name: "name",
+});
+
+capi_ext::__difference!(FailureDomain, unknown, {
     attributes: "attributes",
     control_plane: "controlPlane",
     name: "name",
@@ -298,6 +344,12 @@ capi_ext::__deserialize_keeping_unknown!(LoadBalancer, "struct LoadBalancer", un
     image_tag: "imageTag",
 });
 
+capi_ext::__difference!(LoadBalancer, unknown, {
+    custom_ha_proxy_config_template_ref: "customHAProxyConfigTemplateRef" option_in_place,
+    image_repository: "imageRepository",
+    image_tag: "imageTag",
+});
+
 impl capi_ext::patches::UnknownFields for LoadBalancer {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -333,6 +385,10 @@ capi_ext::__deserialize_keeping_unknown!(CustomHAProxyConfigTemplateRef, "struct
     name: "name",
 });
 
+capi_ext::__difference!(CustomHAProxyConfigTemplateRef, unknown, {
+    name: "name",
+});
+
 impl capi_ext::patches::UnknownFields for CustomHAProxyConfigTemplateRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -354,6 +410,11 @@ pub struct ControlPlaneEndpoint {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ControlPlaneEndpoint, "struct ControlPlaneEndpoint", unknown, {
+    host: "host",
+    port: "port",
+});
+
+capi_ext::__difference!(ControlPlaneEndpoint, unknown, {
     host: "host",
     port: "port",
 });
@@ -397,6 +458,13 @@ capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplate, "struct DevMach
     spec: "spec" option_in_place,
 });
 
+capi_ext::__difference!(DevMachinePoolTemplate, unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -409,6 +477,10 @@ impl capi_ext::patches::UnknownFields for DevMachinePoolTemplate {
 impl capi_ext::patches::TypedTemplate for DevMachinePoolTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DevMachinePoolTemplate";
+
+    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {
+        Some(capi_ext::patches::TypedDifference::of())
+    }
 }
 
 /// DevMachinePoolTemplateSpec defines the desired state of DevMachinePoolTemplate.
@@ -422,6 +494,10 @@ pub struct DevMachinePoolTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpec, "struct DevMachinePoolTemplateSpec", unknown, {
+    template: "template" in_place,
+});
+
+capi_ext::__difference!(DevMachinePoolTemplateSpec, unknown, {
     template: "template" in_place,
 });
 
@@ -448,6 +524,11 @@ pub struct DevMachinePoolTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplate, "struct DevMachinePoolTemplateSpecTemplate", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
+});
+
+capi_ext::__difference!(DevMachinePoolTemplateSpecTemplate, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" in_place,
 });
@@ -485,6 +566,12 @@ capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplateSpec,
     provider_id_list: "providerIDList",
 });
 
+capi_ext::__difference!(DevMachinePoolTemplateSpecTemplateSpec, unknown, {
+    backend: "backend" option_in_place,
+    provider_id: "providerID",
+    provider_id_list: "providerIDList",
+});
+
 impl capi_ext::patches::UnknownFields for DevMachinePoolTemplateSpecTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -506,6 +593,10 @@ pub struct DevMachinePoolTemplateSpecTemplateSpecBackend {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplateSpecBackend, "struct DevMachinePoolTemplateSpecTemplateSpecBackend", unknown, {
+    docker: "docker" option_in_place,
+});
+
+capi_ext::__difference!(DevMachinePoolTemplateSpecTemplateSpecBackend, unknown, {
     docker: "docker" option_in_place,
 });
 
@@ -539,6 +630,12 @@ pub struct DevMachinePoolTemplateSpecTemplateSpecBackendDocker {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachinePoolTemplateSpecTemplateSpecBackendDocker, "struct DevMachinePoolTemplateSpecTemplateSpecBackendDocker", unknown, {
+    custom_image: "customImage",
+    extra_mounts: "extraMounts",
+    pre_load_images: "preLoadImages",
+});
+
+capi_ext::__difference!(DevMachinePoolTemplateSpecTemplateSpecBackendDocker, unknown, {
     custom_image: "customImage",
     extra_mounts: "extraMounts",
     pre_load_images: "preLoadImages",
@@ -579,6 +676,12 @@ pub struct ExtraMount {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ExtraMount, "struct ExtraMount", unknown, {
+    container_path: "containerPath",
+    host_path: "hostPath",
+    read_only: "readOnly",
+});
+
+capi_ext::__difference!(ExtraMount, unknown, {
     container_path: "containerPath",
     host_path: "hostPath",
     read_only: "readOnly",
@@ -627,6 +730,14 @@ capi_ext::__deserialize_keeping_unknown!(DevMachineTemplate, "struct DevMachineT
     status: "status" option_in_place,
 });
 
+capi_ext::__difference!(DevMachineTemplate, unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec" option_in_place,
+    status: "status" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for DevMachineTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -642,6 +753,10 @@ impl capi_ext::patches::UnknownFields for DevMachineTemplate {
 impl capi_ext::patches::TypedTemplate for DevMachineTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DevMachineTemplate";
+
+    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {
+        Some(capi_ext::patches::TypedDifference::of())
+    }
 }
 
 /// DevMachineTemplateSpec defines the desired state of DevMachineTemplate.
@@ -655,6 +770,10 @@ pub struct DevMachineTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpec, "struct DevMachineTemplateSpec", unknown, {
+    template: "template" in_place,
+});
+
+capi_ext::__difference!(DevMachineTemplateSpec, unknown, {
     template: "template" in_place,
 });
 
@@ -681,6 +800,11 @@ pub struct DevMachineTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplate, "struct DevMachineTemplateSpecTemplate", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
+});
+
+capi_ext::__difference!(DevMachineTemplateSpecTemplate, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" in_place,
 });
@@ -713,6 +837,11 @@ capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplateSpec, "st
     provider_id: "providerID",
 });
 
+capi_ext::__difference!(DevMachineTemplateSpecTemplateSpec, unknown, {
+    backend: "backend" in_place,
+    provider_id: "providerID",
+});
+
 impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -736,6 +865,11 @@ pub struct DevMachineTemplateSpecTemplateSpecBackend {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplateSpecBackend, "struct DevMachineTemplateSpecTemplateSpecBackend", unknown, {
+    docker: "docker" option_in_place,
+    in_memory: "inMemory" option_in_place,
+});
+
+capi_ext::__difference!(DevMachineTemplateSpecTemplateSpecBackend, unknown, {
     docker: "docker" option_in_place,
     in_memory: "inMemory" option_in_place,
 });
@@ -783,6 +917,13 @@ capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateSpecTemplateSpecBacke
     pre_load_images: "preLoadImages",
 });
 
+capi_ext::__difference!(DevMachineTemplateSpecTemplateSpecBackendDocker, unknown, {
+    bootstrap_timeout: "bootstrapTimeout",
+    custom_image: "customImage",
+    extra_mounts: "extraMounts",
+    pre_load_images: "preLoadImages",
+});
+
 impl capi_ext::patches::UnknownFields for DevMachineTemplateSpecTemplateSpecBackendDocker {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -824,6 +965,13 @@ capi_ext::__deserialize_keeping_unknown!(InMemory, "struct InMemory", unknown, {
     vm: "vm" option_in_place,
 });
 
+capi_ext::__difference!(InMemory, unknown, {
+    api_server: "apiServer" option_in_place,
+    etcd: "etcd" option_in_place,
+    node: "node" option_in_place,
+    vm: "vm" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for InMemory {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -858,6 +1006,10 @@ capi_ext::__deserialize_keeping_unknown!(ApiServer, "struct ApiServer", unknown,
     provisioning: "provisioning" option_in_place,
 });
 
+capi_ext::__difference!(ApiServer, unknown, {
+    provisioning: "provisioning" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for ApiServer {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -889,6 +1041,11 @@ capi_ext::__deserialize_keeping_unknown!(Provisioning, "struct Provisioning", un
     startup_jitter: "startupJitter",
 });
 
+capi_ext::__difference!(Provisioning, unknown, {
+    startup_duration: "startupDuration",
+    startup_jitter: "startupJitter",
+});
+
 impl capi_ext::patches::UnknownFields for Provisioning {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -908,6 +1065,10 @@ pub struct Etcd {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Etcd, "struct Etcd", unknown, {
+    provisioning: "provisioning" option_in_place,
+});
+
+capi_ext::__difference!(Etcd, unknown, {
     provisioning: "provisioning" option_in_place,
 });
 
@@ -936,6 +1097,10 @@ capi_ext::__deserialize_keeping_unknown!(Node, "struct Node", unknown, {
     provisioning: "provisioning" option_in_place,
 });
 
+capi_ext::__difference!(Node, unknown, {
+    provisioning: "provisioning" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for Node {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -958,6 +1123,10 @@ pub struct Vm {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Vm, "struct Vm", unknown, {
+    provisioning: "provisioning" option_in_place,
+});
+
+capi_ext::__difference!(Vm, unknown, {
     provisioning: "provisioning" option_in_place,
 });
 
@@ -984,6 +1153,10 @@ pub struct DevMachineTemplateStatus {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DevMachineTemplateStatus, "struct DevMachineTemplateStatus", unknown, {
+    capacity: "capacity",
+});
+
+capi_ext::__difference!(DevMachineTemplateStatus, unknown, {
     capacity: "capacity",
 });
 
@@ -1028,6 +1201,13 @@ capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplate, "struct DockerCl
     spec: "spec" option_in_place,
 });
 
+capi_ext::__difference!(DockerClusterTemplate, unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for DockerClusterTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1040,6 +1220,10 @@ impl capi_ext::patches::UnknownFields for DockerClusterTemplate {
 impl capi_ext::patches::TypedTemplate for DockerClusterTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DockerClusterTemplate";
+
+    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {
+        Some(capi_ext::patches::TypedDifference::of())
+    }
 }
 
 /// DockerClusterTemplateSpec defines the desired state of DockerClusterTemplate.
@@ -1053,6 +1237,10 @@ pub struct DockerClusterTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplateSpec, "struct DockerClusterTemplateSpec", unknown, {
+    template: "template" in_place,
+});
+
+capi_ext::__difference!(DockerClusterTemplateSpec, unknown, {
     template: "template" in_place,
 });
 
@@ -1079,6 +1267,11 @@ pub struct DockerClusterTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplateSpecTemplate, "struct DockerClusterTemplateSpecTemplate", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
+});
+
+capi_ext::__difference!(DockerClusterTemplateSpecTemplate, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" in_place,
 });
@@ -1117,6 +1310,12 @@ pub struct DockerClusterTemplateSpecTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerClusterTemplateSpecTemplateSpec, "struct DockerClusterTemplateSpecTemplateSpec", unknown, {
+    control_plane_endpoint: "controlPlaneEndpoint" option_in_place,
+    failure_domains: "failureDomains",
+    load_balancer: "loadBalancer" option_in_place,
+});
+
+capi_ext::__difference!(DockerClusterTemplateSpecTemplateSpec, unknown, {
     control_plane_endpoint: "controlPlaneEndpoint" option_in_place,
     failure_domains: "failureDomains",
     load_balancer: "loadBalancer" option_in_place,
@@ -1177,6 +1376,13 @@ capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplate, "struct Dock
     spec: "spec" option_in_place,
 });
 
+capi_ext::__difference!(DockerMachinePoolTemplate, unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1189,6 +1395,10 @@ impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplate {
 impl capi_ext::patches::TypedTemplate for DockerMachinePoolTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DockerMachinePoolTemplate";
+
+    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {
+        Some(capi_ext::patches::TypedDifference::of())
+    }
 }
 
 /// DockerMachinePoolTemplateSpec defines the desired state of DockerMachinePoolTemplate.
@@ -1202,6 +1412,10 @@ pub struct DockerMachinePoolTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpec, "struct DockerMachinePoolTemplateSpec", unknown, {
+    template: "template" in_place,
+});
+
+capi_ext::__difference!(DockerMachinePoolTemplateSpec, unknown, {
     template: "template" in_place,
 });
 
@@ -1228,6 +1442,11 @@ pub struct DockerMachinePoolTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpecTemplate, "struct DockerMachinePoolTemplateSpecTemplate", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
+});
+
+capi_ext::__difference!(DockerMachinePoolTemplateSpecTemplate, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" in_place,
 });
@@ -1265,6 +1484,12 @@ capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpecTemplateSp
     template: "template" option_in_place,
 });
 
+capi_ext::__difference!(DockerMachinePoolTemplateSpecTemplateSpec, unknown, {
+    provider_id: "providerID",
+    provider_id_list: "providerIDList",
+    template: "template" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for DockerMachinePoolTemplateSpecTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1295,6 +1520,12 @@ pub struct DockerMachinePoolTemplateSpecTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerMachinePoolTemplateSpecTemplateSpecTemplate, "struct DockerMachinePoolTemplateSpecTemplateSpecTemplate", unknown, {
+    custom_image: "customImage",
+    extra_mounts: "extraMounts",
+    pre_load_images: "preLoadImages",
+});
+
+capi_ext::__difference!(DockerMachinePoolTemplateSpecTemplateSpecTemplate, unknown, {
     custom_image: "customImage",
     extra_mounts: "extraMounts",
     pre_load_images: "preLoadImages",
@@ -1353,6 +1584,14 @@ capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplate, "struct DockerMa
     status: "status" option_in_place,
 });
 
+capi_ext::__difference!(DockerMachineTemplate, unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec" option_in_place,
+    status: "status" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for DockerMachineTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1368,6 +1607,10 @@ impl capi_ext::patches::UnknownFields for DockerMachineTemplate {
 impl capi_ext::patches::TypedTemplate for DockerMachineTemplate {
     const API_VERSION: &'static str = "infrastructure.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "DockerMachineTemplate";
+
+    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {
+        Some(capi_ext::patches::TypedDifference::of())
+    }
 }
 
 /// DockerMachineTemplateSpec defines the desired state of DockerMachineTemplate.
@@ -1381,6 +1624,10 @@ pub struct DockerMachineTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplateSpec, "struct DockerMachineTemplateSpec", unknown, {
+    template: "template" in_place,
+});
+
+capi_ext::__difference!(DockerMachineTemplateSpec, unknown, {
     template: "template" in_place,
 });
 
@@ -1407,6 +1654,11 @@ pub struct DockerMachineTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplateSpecTemplate, "struct DockerMachineTemplateSpecTemplate", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
+});
+
+capi_ext::__difference!(DockerMachineTemplateSpecTemplate, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" in_place,
 });
@@ -1456,6 +1708,14 @@ capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplateSpecTemplateSpec, 
     provider_id: "providerID",
 });
 
+capi_ext::__difference!(DockerMachineTemplateSpecTemplateSpec, unknown, {
+    bootstrap_timeout: "bootstrapTimeout",
+    custom_image: "customImage",
+    extra_mounts: "extraMounts",
+    pre_load_images: "preLoadImages",
+    provider_id: "providerID",
+});
+
 impl capi_ext::patches::UnknownFields for DockerMachineTemplateSpecTemplateSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1484,6 +1744,10 @@ pub struct DockerMachineTemplateStatus {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DockerMachineTemplateStatus, "struct DockerMachineTemplateStatus", unknown, {
+    capacity: "capacity",
+});
+
+capi_ext::__difference!(DockerMachineTemplateStatus, unknown, {
     capacity: "capacity",
 });
 

@@ -37,6 +37,13 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmConfigTemplate, "struct KubeadmC
     spec: "spec" option_in_place,
 });
 
+capi_ext::__difference!(KubeadmConfigTemplate, unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for KubeadmConfigTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -49,6 +56,10 @@ impl capi_ext::patches::UnknownFields for KubeadmConfigTemplate {
 impl capi_ext::patches::TypedTemplate for KubeadmConfigTemplate {
     const API_VERSION: &'static str = "bootstrap.cluster.x-k8s.io/v1beta1";
     const KIND: &'static str = "KubeadmConfigTemplate";
+
+    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {
+        Some(capi_ext::patches::TypedDifference::of())
+    }
 }
 
 /// spec is the desired state of KubeadmConfigTemplate.
@@ -62,6 +73,10 @@ pub struct KubeadmConfigTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmConfigTemplateSpec, "struct KubeadmConfigTemplateSpec", unknown, {
+    template: "template" in_place,
+});
+
+capi_ext::__difference!(KubeadmConfigTemplateSpec, unknown, {
     template: "template" in_place,
 });
 
@@ -89,6 +104,11 @@ pub struct Template {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Template, "struct Template", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" option_in_place,
+});
+
+capi_ext::__difference!(Template, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" option_in_place,
 });
@@ -127,6 +147,11 @@ pub struct Metadata {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Metadata, "struct Metadata", unknown, {
+    annotations: "annotations",
+    labels: "labels",
+});
+
+capi_ext::__difference!(Metadata, unknown, {
     annotations: "annotations",
     labels: "labels",
 });
@@ -219,6 +244,24 @@ pub struct Spec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Spec, "struct Spec", unknown, {
+    boot_commands: "bootCommands",
+    cluster_configuration: "clusterConfiguration" option_in_place,
+    disk_setup: "diskSetup" option_in_place,
+    files: "files",
+    format: "format",
+    ignition: "ignition" option_in_place,
+    init_configuration: "initConfiguration" option_in_place,
+    join_configuration: "joinConfiguration" option_in_place,
+    mounts: "mounts",
+    ntp: "ntp" option_in_place,
+    post_kubeadm_commands: "postKubeadmCommands",
+    pre_kubeadm_commands: "preKubeadmCommands",
+    use_experimental_retry_join: "useExperimentalRetryJoin",
+    users: "users",
+    verbosity: "verbosity",
+});
+
+capi_ext::__difference!(Spec, unknown, {
     boot_commands: "bootCommands",
     cluster_configuration: "clusterConfiguration" option_in_place,
     disk_setup: "diskSetup" option_in_place,
@@ -403,6 +446,26 @@ capi_ext::__deserialize_keeping_unknown!(ClusterConfiguration, "struct ClusterCo
     scheduler: "scheduler" option_in_place,
 });
 
+capi_ext::__difference!(ClusterConfiguration, unknown, {
+    api_server: "apiServer" option_in_place,
+    api_version: "apiVersion",
+    ca_certificate_validity_period_days: "caCertificateValidityPeriodDays",
+    certificate_validity_period_days: "certificateValidityPeriodDays",
+    certificates_dir: "certificatesDir",
+    cluster_name: "clusterName",
+    control_plane_endpoint: "controlPlaneEndpoint",
+    controller_manager: "controllerManager" option_in_place,
+    dns: "dns" option_in_place,
+    encryption_algorithm: "encryptionAlgorithm",
+    etcd: "etcd" option_in_place,
+    feature_gates: "featureGates",
+    image_repository: "imageRepository",
+    kind: "kind",
+    kubernetes_version: "kubernetesVersion",
+    networking: "networking" option_in_place,
+    scheduler: "scheduler" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for ClusterConfiguration {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -463,6 +526,14 @@ capi_ext::__deserialize_keeping_unknown!(ApiServer, "struct ApiServer", unknown,
     timeout_for_control_plane: "timeoutForControlPlane",
 });
 
+capi_ext::__difference!(ApiServer, unknown, {
+    cert_sans: "certSANs",
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    extra_volumes: "extraVolumes",
+    timeout_for_control_plane: "timeoutForControlPlane",
+});
+
 impl capi_ext::patches::UnknownFields for ApiServer {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -515,6 +586,12 @@ capi_ext::__deserialize_keeping_unknown!(ExtraEnv, "struct ExtraEnv", unknown, {
     value_from: "valueFrom" option_in_place,
 });
 
+capi_ext::__difference!(ExtraEnv, unknown, {
+    name: "name",
+    value: "value",
+    value_from: "valueFrom" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for ExtraEnv {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -551,6 +628,14 @@ pub struct ValueFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ValueFrom, "struct ValueFrom", unknown, {
+    config_map_key_ref: "configMapKeyRef" option_in_place,
+    field_ref: "fieldRef" option_in_place,
+    file_key_ref: "fileKeyRef" option_in_place,
+    resource_field_ref: "resourceFieldRef" option_in_place,
+    secret_key_ref: "secretKeyRef" option_in_place,
+});
+
+capi_ext::__difference!(ValueFrom, unknown, {
     config_map_key_ref: "configMapKeyRef" option_in_place,
     field_ref: "fieldRef" option_in_place,
     file_key_ref: "fileKeyRef" option_in_place,
@@ -606,6 +691,12 @@ capi_ext::__deserialize_keeping_unknown!(ConfigMapKeyRef, "struct ConfigMapKeyRe
     optional: "optional",
 });
 
+capi_ext::__difference!(ConfigMapKeyRef, unknown, {
+    key: "key",
+    name: "name",
+    optional: "optional",
+});
+
 impl capi_ext::patches::UnknownFields for ConfigMapKeyRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -628,6 +719,11 @@ pub struct FieldRef {
 }
 
 capi_ext::__deserialize_keeping_unknown!(FieldRef, "struct FieldRef", unknown, {
+    api_version: "apiVersion",
+    field_path: "fieldPath",
+});
+
+capi_ext::__difference!(FieldRef, unknown, {
     api_version: "apiVersion",
     field_path: "fieldPath",
 });
@@ -675,6 +771,13 @@ capi_ext::__deserialize_keeping_unknown!(FileKeyRef, "struct FileKeyRef", unknow
     volume_name: "volumeName",
 });
 
+capi_ext::__difference!(FileKeyRef, unknown, {
+    key: "key",
+    optional: "optional",
+    path: "path",
+    volume_name: "volumeName",
+});
+
 impl capi_ext::patches::UnknownFields for FileKeyRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -700,6 +803,12 @@ pub struct ResourceFieldRef {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ResourceFieldRef, "struct ResourceFieldRef", unknown, {
+    container_name: "containerName",
+    divisor: "divisor",
+    resource: "resource",
+});
+
+capi_ext::__difference!(ResourceFieldRef, unknown, {
     container_name: "containerName",
     divisor: "divisor",
     resource: "resource",
@@ -733,6 +842,12 @@ pub struct SecretKeyRef {
 }
 
 capi_ext::__deserialize_keeping_unknown!(SecretKeyRef, "struct SecretKeyRef", unknown, {
+    key: "key",
+    name: "name",
+    optional: "optional",
+});
+
+capi_ext::__difference!(SecretKeyRef, unknown, {
     key: "key",
     name: "name",
     optional: "optional",
@@ -777,6 +892,14 @@ capi_ext::__deserialize_keeping_unknown!(ExtraVolume, "struct ExtraVolume", unkn
     read_only: "readOnly",
 });
 
+capi_ext::__difference!(ExtraVolume, unknown, {
+    host_path: "hostPath",
+    mount_path: "mountPath",
+    name: "name",
+    path_type: "pathType",
+    read_only: "readOnly",
+});
+
 impl capi_ext::patches::UnknownFields for ExtraVolume {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -803,6 +926,12 @@ pub struct ControllerManager {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ControllerManager, "struct ControllerManager", unknown, {
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    extra_volumes: "extraVolumes",
+});
+
+capi_ext::__difference!(ControllerManager, unknown, {
     extra_args: "extraArgs",
     extra_envs: "extraEnvs",
     extra_volumes: "extraVolumes",
@@ -845,6 +974,11 @@ pub struct Dns {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Dns, "struct Dns", unknown, {
+    image_repository: "imageRepository",
+    image_tag: "imageTag",
+});
+
+capi_ext::__difference!(Dns, unknown, {
     image_repository: "imageRepository",
     image_tag: "imageTag",
 });
@@ -898,6 +1032,8 @@ impl EncryptionAlgorithm {
     }
 }
 
+capi_ext::__difference!(@leaf EncryptionAlgorithm);
+
 /// etcd holds configuration for etcd.
 /// NB: This value defaults to a Local (stacked) etcd
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
@@ -916,6 +1052,11 @@ pub struct Etcd {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Etcd, "struct Etcd", unknown, {
+    external: "external" option_in_place,
+    local: "local" option_in_place,
+});
+
+capi_ext::__difference!(Etcd, unknown, {
     external: "external" option_in_place,
     local: "local" option_in_place,
 });
@@ -957,6 +1098,13 @@ pub struct External {
 }
 
 capi_ext::__deserialize_keeping_unknown!(External, "struct External", unknown, {
+    ca_file: "caFile",
+    cert_file: "certFile",
+    endpoints: "endpoints",
+    key_file: "keyFile",
+});
+
+capi_ext::__difference!(External, unknown, {
     ca_file: "caFile",
     cert_file: "certFile",
     endpoints: "endpoints",
@@ -1015,6 +1163,16 @@ capi_ext::__deserialize_keeping_unknown!(Local, "struct Local", unknown, {
     server_cert_sans: "serverCertSANs",
 });
 
+capi_ext::__difference!(Local, unknown, {
+    data_dir: "dataDir",
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    image_repository: "imageRepository",
+    image_tag: "imageTag",
+    peer_cert_sans: "peerCertSANs",
+    server_cert_sans: "serverCertSANs",
+});
+
 impl capi_ext::patches::UnknownFields for Local {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1055,6 +1213,12 @@ capi_ext::__deserialize_keeping_unknown!(Networking, "struct Networking", unknow
     service_subnet: "serviceSubnet",
 });
 
+capi_ext::__difference!(Networking, unknown, {
+    dns_domain: "dnsDomain",
+    pod_subnet: "podSubnet",
+    service_subnet: "serviceSubnet",
+});
+
 impl capi_ext::patches::UnknownFields for Networking {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1081,6 +1245,12 @@ pub struct Scheduler {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Scheduler, "struct Scheduler", unknown, {
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    extra_volumes: "extraVolumes",
+});
+
+capi_ext::__difference!(Scheduler, unknown, {
     extra_args: "extraArgs",
     extra_envs: "extraEnvs",
     extra_volumes: "extraVolumes",
@@ -1121,6 +1291,11 @@ pub struct DiskSetup {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DiskSetup, "struct DiskSetup", unknown, {
+    filesystems: "filesystems",
+    partitions: "partitions",
+});
+
+capi_ext::__difference!(DiskSetup, unknown, {
     filesystems: "filesystems",
     partitions: "partitions",
 });
@@ -1188,6 +1363,16 @@ capi_ext::__deserialize_keeping_unknown!(Filesystem, "struct Filesystem", unknow
     replace_fs: "replaceFS",
 });
 
+capi_ext::__difference!(Filesystem, unknown, {
+    device: "device",
+    extra_opts: "extraOpts",
+    filesystem: "filesystem",
+    label: "label",
+    overwrite: "overwrite",
+    partition: "partition",
+    replace_fs: "replaceFS",
+});
+
 impl capi_ext::patches::UnknownFields for Filesystem {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1231,6 +1416,14 @@ capi_ext::__deserialize_keeping_unknown!(Partition, "struct Partition", unknown,
     table_type: "tableType",
 });
 
+capi_ext::__difference!(Partition, unknown, {
+    device: "device",
+    disk_layout: "diskLayout",
+    layout: "layout",
+    overwrite: "overwrite",
+    table_type: "tableType",
+});
+
 impl capi_ext::patches::UnknownFields for Partition {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1262,6 +1455,11 @@ pub struct DiskLayout {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DiskLayout, "struct DiskLayout", unknown, {
+    partition_type: "partitionType",
+    percentage: "percentage",
+});
+
+capi_ext::__difference!(DiskLayout, unknown, {
     partition_type: "partitionType",
     percentage: "percentage",
 });
@@ -1302,6 +1500,8 @@ impl TableType {
     }
 }
 
+capi_ext::__difference!(@leaf TableType);
+
 /// File defines the input for generating write_files in cloud-init.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct File {
@@ -1340,6 +1540,17 @@ pub struct File {
 }
 
 capi_ext::__deserialize_keeping_unknown!(File, "struct File", unknown, {
+    append: "append",
+    content: "content",
+    content_format: "contentFormat",
+    content_from: "contentFrom" option_in_place,
+    encoding: "encoding",
+    owner: "owner",
+    path: "path",
+    permissions: "permissions",
+});
+
+capi_ext::__difference!(File, unknown, {
     append: "append",
     content: "content",
     content_format: "contentFormat",
@@ -1392,6 +1603,8 @@ impl ContentFormat {
     }
 }
 
+capi_ext::__difference!(@leaf ContentFormat);
+
 /// contentFrom is a referenced source of content to populate the file.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ContentFrom {
@@ -1403,6 +1616,10 @@ pub struct ContentFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ContentFrom, "struct ContentFrom", unknown, {
+    secret: "secret" in_place,
+});
+
+capi_ext::__difference!(ContentFrom, unknown, {
     secret: "secret" in_place,
 });
 
@@ -1429,6 +1646,11 @@ pub struct Secret {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Secret, "struct Secret", unknown, {
+    key: "key",
+    name: "name",
+});
+
+capi_ext::__difference!(Secret, unknown, {
     key: "key",
     name: "name",
 });
@@ -1470,6 +1692,8 @@ impl Encoding {
     }
 }
 
+capi_ext::__difference!(@leaf Encoding);
+
 /// format specifies the output format of the bootstrap data
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Format {
@@ -1498,6 +1722,8 @@ impl Format {
     }
 }
 
+capi_ext::__difference!(@leaf Format);
+
 /// ignition contains Ignition specific configuration.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Ignition {
@@ -1513,6 +1739,10 @@ pub struct Ignition {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Ignition, "struct Ignition", unknown, {
+    container_linux_config: "containerLinuxConfig" option_in_place,
+});
+
+capi_ext::__difference!(Ignition, unknown, {
     container_linux_config: "containerLinuxConfig" option_in_place,
 });
 
@@ -1543,6 +1773,11 @@ pub struct ContainerLinuxConfig {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ContainerLinuxConfig, "struct ContainerLinuxConfig", unknown, {
+    additional_config: "additionalConfig",
+    strict: "strict",
+});
+
+capi_ext::__difference!(ContainerLinuxConfig, unknown, {
     additional_config: "additionalConfig",
     strict: "strict",
 });
@@ -1601,6 +1836,16 @@ pub struct InitConfiguration {
 }
 
 capi_ext::__deserialize_keeping_unknown!(InitConfiguration, "struct InitConfiguration", unknown, {
+    api_version: "apiVersion",
+    bootstrap_tokens: "bootstrapTokens",
+    kind: "kind",
+    local_api_endpoint: "localAPIEndpoint" option_in_place,
+    node_registration: "nodeRegistration" option_in_place,
+    patches: "patches" option_in_place,
+    skip_phases: "skipPhases",
+});
+
+capi_ext::__difference!(InitConfiguration, unknown, {
     api_version: "apiVersion",
     bootstrap_tokens: "bootstrapTokens",
     kind: "kind",
@@ -1674,6 +1919,15 @@ capi_ext::__deserialize_keeping_unknown!(BootstrapToken, "struct BootstrapToken"
     usages: "usages",
 });
 
+capi_ext::__difference!(BootstrapToken, unknown, {
+    description: "description",
+    expires: "expires",
+    groups: "groups",
+    token: "token",
+    ttl: "ttl",
+    usages: "usages",
+});
+
 impl capi_ext::patches::UnknownFields for BootstrapToken {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1701,6 +1955,11 @@ pub struct LocalAPIEndpoint {
 }
 
 capi_ext::__deserialize_keeping_unknown!(LocalAPIEndpoint, "struct LocalAPIEndpoint", unknown, {
+    advertise_address: "advertiseAddress",
+    bind_port: "bindPort",
+});
+
+capi_ext::__difference!(LocalAPIEndpoint, unknown, {
     advertise_address: "advertiseAddress",
     bind_port: "bindPort",
 });
@@ -1767,6 +2026,16 @@ capi_ext::__deserialize_keeping_unknown!(NodeRegistration, "struct NodeRegistrat
     taints: "taints",
 });
 
+capi_ext::__difference!(NodeRegistration, unknown, {
+    cri_socket: "criSocket",
+    ignore_preflight_errors: "ignorePreflightErrors",
+    image_pull_policy: "imagePullPolicy",
+    image_pull_serial: "imagePullSerial",
+    kubelet_extra_args: "kubeletExtraArgs",
+    name: "name",
+    taints: "taints",
+});
+
 impl capi_ext::patches::UnknownFields for NodeRegistration {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1813,6 +2082,8 @@ impl ImagePullPolicy {
     }
 }
 
+capi_ext::__difference!(@leaf ImagePullPolicy);
+
 /// The node this Taint is attached to has the "effect" on
 /// any pod that does not tolerate the Taint.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
@@ -1837,6 +2108,13 @@ pub struct Taint {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Taint, "struct Taint", unknown, {
+    effect: "effect",
+    key: "key",
+    time_added: "timeAdded",
+    value: "value",
+});
+
+capi_ext::__difference!(Taint, unknown, {
     effect: "effect",
     key: "key",
     time_added: "timeAdded",
@@ -1871,6 +2149,10 @@ pub struct Patches {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Patches, "struct Patches", unknown, {
+    directory: "directory",
+});
+
+capi_ext::__difference!(Patches, unknown, {
     directory: "directory",
 });
 
@@ -1938,6 +2220,17 @@ capi_ext::__deserialize_keeping_unknown!(JoinConfiguration, "struct JoinConfigur
     skip_phases: "skipPhases",
 });
 
+capi_ext::__difference!(JoinConfiguration, unknown, {
+    api_version: "apiVersion",
+    ca_cert_path: "caCertPath",
+    control_plane: "controlPlane" option_in_place,
+    discovery: "discovery" option_in_place,
+    kind: "kind",
+    node_registration: "nodeRegistration" option_in_place,
+    patches: "patches" option_in_place,
+    skip_phases: "skipPhases",
+});
+
 impl capi_ext::patches::UnknownFields for JoinConfiguration {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1969,6 +2262,10 @@ pub struct ControlPlane {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ControlPlane, "struct ControlPlane", unknown, {
+    local_api_endpoint: "localAPIEndpoint" option_in_place,
+});
+
+capi_ext::__difference!(ControlPlane, unknown, {
     local_api_endpoint: "localAPIEndpoint" option_in_place,
 });
 
@@ -2006,6 +2303,13 @@ pub struct Discovery {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Discovery, "struct Discovery", unknown, {
+    bootstrap_token: "bootstrapToken" option_in_place,
+    file: "file" option_in_place,
+    timeout: "timeout",
+    tls_bootstrap_token: "tlsBootstrapToken",
+});
+
+capi_ext::__difference!(Discovery, unknown, {
     bootstrap_token: "bootstrapToken" option_in_place,
     file: "file" option_in_place,
     timeout: "timeout",
@@ -2065,6 +2369,13 @@ capi_ext::__deserialize_keeping_unknown!(DiscoveryBootstrapToken, "struct Discov
     unsafe_skip_ca_verification: "unsafeSkipCAVerification",
 });
 
+capi_ext::__difference!(DiscoveryBootstrapToken, unknown, {
+    api_server_endpoint: "apiServerEndpoint",
+    ca_cert_hashes: "caCertHashes",
+    token: "token",
+    unsafe_skip_ca_verification: "unsafeSkipCAVerification",
+});
+
 impl capi_ext::patches::UnknownFields for DiscoveryBootstrapToken {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2091,6 +2402,11 @@ pub struct DiscoveryFile {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DiscoveryFile, "struct DiscoveryFile", unknown, {
+    kube_config: "kubeConfig" option_in_place,
+    kube_config_path: "kubeConfigPath",
+});
+
+capi_ext::__difference!(DiscoveryFile, unknown, {
     kube_config: "kubeConfig" option_in_place,
     kube_config_path: "kubeConfigPath",
 });
@@ -2127,6 +2443,11 @@ pub struct KubeConfig {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeConfig, "struct KubeConfig", unknown, {
+    cluster: "cluster" option_in_place,
+    user: "user" in_place,
+});
+
+capi_ext::__difference!(KubeConfig, unknown, {
     cluster: "cluster" option_in_place,
     user: "user" in_place,
 });
@@ -2194,6 +2515,14 @@ capi_ext::__deserialize_keeping_unknown!(Cluster, "struct Cluster", unknown, {
     tls_server_name: "tlsServerName",
 });
 
+capi_ext::__difference!(Cluster, unknown, {
+    certificate_authority_data: "certificateAuthorityData",
+    insecure_skip_tls_verify: "insecureSkipTLSVerify",
+    proxy_url: "proxyURL",
+    server: "server",
+    tls_server_name: "tlsServerName",
+});
+
 impl capi_ext::patches::UnknownFields for Cluster {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2216,6 +2545,11 @@ pub struct User {
 }
 
 capi_ext::__deserialize_keeping_unknown!(User, "struct User", unknown, {
+    auth_provider: "authProvider" option_in_place,
+    exec: "exec" option_in_place,
+});
+
+capi_ext::__difference!(User, unknown, {
     auth_provider: "authProvider" option_in_place,
     exec: "exec" option_in_place,
 });
@@ -2247,6 +2581,11 @@ pub struct AuthProvider {
 }
 
 capi_ext::__deserialize_keeping_unknown!(AuthProvider, "struct AuthProvider", unknown, {
+    config: "config",
+    name: "name",
+});
+
+capi_ext::__difference!(AuthProvider, unknown, {
     config: "config",
     name: "name",
 });
@@ -2296,6 +2635,14 @@ capi_ext::__deserialize_keeping_unknown!(Exec, "struct Exec", unknown, {
     provide_cluster_info: "provideClusterInfo",
 });
 
+capi_ext::__difference!(Exec, unknown, {
+    api_version: "apiVersion",
+    args: "args",
+    command: "command",
+    env: "env",
+    provide_cluster_info: "provideClusterInfo",
+});
+
 impl capi_ext::patches::UnknownFields for Exec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2327,6 +2674,11 @@ capi_ext::__deserialize_keeping_unknown!(Env, "struct Env", unknown, {
     value: "value",
 });
 
+capi_ext::__difference!(Env, unknown, {
+    name: "name",
+    value: "value",
+});
+
 impl capi_ext::patches::UnknownFields for Env {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2348,6 +2700,11 @@ pub struct Ntp {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Ntp, "struct Ntp", unknown, {
+    enabled: "enabled",
+    servers: "servers",
+});
+
+capi_ext::__difference!(Ntp, unknown, {
     enabled: "enabled",
     servers: "servers",
 });
@@ -2417,6 +2774,21 @@ capi_ext::__deserialize_keeping_unknown!(SpecUser, "struct SpecUser", unknown, {
     sudo: "sudo",
 });
 
+capi_ext::__difference!(SpecUser, unknown, {
+    gecos: "gecos",
+    groups: "groups",
+    home_dir: "homeDir",
+    inactive: "inactive",
+    lock_password: "lockPassword",
+    name: "name",
+    passwd: "passwd",
+    passwd_from: "passwdFrom" option_in_place,
+    primary_group: "primaryGroup",
+    shell: "shell",
+    ssh_authorized_keys: "sshAuthorizedKeys",
+    sudo: "sudo",
+});
+
 impl capi_ext::patches::UnknownFields for SpecUser {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2437,6 +2809,10 @@ pub struct PasswdFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(PasswdFrom, "struct PasswdFrom", unknown, {
+    secret: "secret" in_place,
+});
+
+capi_ext::__difference!(PasswdFrom, unknown, {
     secret: "secret" in_place,
 });
 
@@ -2481,6 +2857,13 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplate, "struct Ku
     spec: "spec" option_in_place,
 });
 
+capi_ext::__difference!(KubeadmControlPlaneTemplate, unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2493,6 +2876,10 @@ impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplate {
 impl capi_ext::patches::TypedTemplate for KubeadmControlPlaneTemplate {
     const API_VERSION: &'static str = "controlplane.cluster.x-k8s.io/v1beta1";
     const KIND: &'static str = "KubeadmControlPlaneTemplate";
+
+    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {
+        Some(capi_ext::patches::TypedDifference::of())
+    }
 }
 
 /// spec is the desired state of KubeadmControlPlaneTemplate.
@@ -2506,6 +2893,10 @@ pub struct KubeadmControlPlaneTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpec, "struct KubeadmControlPlaneTemplateSpec", unknown, {
+    template: "template" in_place,
+});
+
+capi_ext::__difference!(KubeadmControlPlaneTemplateSpec, unknown, {
     template: "template" in_place,
 });
 
@@ -2532,6 +2923,11 @@ pub struct KubeadmControlPlaneTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpecTemplate, "struct KubeadmControlPlaneTemplateSpecTemplate", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" in_place,
+});
+
+capi_ext::__difference!(KubeadmControlPlaneTemplateSpecTemplate, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" in_place,
 });
@@ -2589,6 +2985,16 @@ pub struct KubeadmControlPlaneTemplateSpecTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpecTemplateSpec, "struct KubeadmControlPlaneTemplateSpecTemplateSpec", unknown, {
+    kubeadm_config_spec: "kubeadmConfigSpec" in_place,
+    machine_naming_strategy: "machineNamingStrategy" option_in_place,
+    machine_template: "machineTemplate" option_in_place,
+    remediation_strategy: "remediationStrategy" option_in_place,
+    rollout_after: "rolloutAfter",
+    rollout_before: "rolloutBefore" option_in_place,
+    rollout_strategy: "rolloutStrategy" option_in_place,
+});
+
+capi_ext::__difference!(KubeadmControlPlaneTemplateSpecTemplateSpec, unknown, {
     kubeadm_config_spec: "kubeadmConfigSpec" in_place,
     machine_naming_strategy: "machineNamingStrategy" option_in_place,
     machine_template: "machineTemplate" option_in_place,
@@ -2721,6 +3127,24 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmConfigSpec, "struct KubeadmConfi
     verbosity: "verbosity",
 });
 
+capi_ext::__difference!(KubeadmConfigSpec, unknown, {
+    boot_commands: "bootCommands",
+    cluster_configuration: "clusterConfiguration" option_in_place,
+    disk_setup: "diskSetup" option_in_place,
+    files: "files",
+    format: "format",
+    ignition: "ignition" option_in_place,
+    init_configuration: "initConfiguration" option_in_place,
+    join_configuration: "joinConfiguration" option_in_place,
+    mounts: "mounts",
+    ntp: "ntp" option_in_place,
+    post_kubeadm_commands: "postKubeadmCommands",
+    pre_kubeadm_commands: "preKubeadmCommands",
+    use_experimental_retry_join: "useExperimentalRetryJoin",
+    users: "users",
+    verbosity: "verbosity",
+});
+
 impl capi_ext::patches::UnknownFields for KubeadmConfigSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2814,6 +3238,21 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmConfigSpecUser, "struct KubeadmC
     sudo: "sudo",
 });
 
+capi_ext::__difference!(KubeadmConfigSpecUser, unknown, {
+    gecos: "gecos",
+    groups: "groups",
+    home_dir: "homeDir",
+    inactive: "inactive",
+    lock_password: "lockPassword",
+    name: "name",
+    passwd: "passwd",
+    passwd_from: "passwdFrom" option_in_place,
+    primary_group: "primaryGroup",
+    shell: "shell",
+    ssh_authorized_keys: "sshAuthorizedKeys",
+    sudo: "sudo",
+});
+
 impl capi_ext::patches::UnknownFields for KubeadmConfigSpecUser {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2845,6 +3284,10 @@ pub struct MachineNamingStrategy {
 }
 
 capi_ext::__deserialize_keeping_unknown!(MachineNamingStrategy, "struct MachineNamingStrategy", unknown, {
+    template: "template",
+});
+
+capi_ext::__difference!(MachineNamingStrategy, unknown, {
     template: "template",
 });
 
@@ -2906,6 +3349,14 @@ capi_ext::__deserialize_keeping_unknown!(MachineTemplate, "struct MachineTemplat
     taints: "taints",
 });
 
+capi_ext::__difference!(MachineTemplate, unknown, {
+    metadata: "metadata" option_in_place,
+    node_deletion_timeout: "nodeDeletionTimeout",
+    node_drain_timeout: "nodeDrainTimeout",
+    node_volume_detach_timeout: "nodeVolumeDetachTimeout",
+    taints: "taints",
+});
+
 impl capi_ext::patches::UnknownFields for MachineTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2954,6 +3405,13 @@ capi_ext::__deserialize_keeping_unknown!(MachineTemplateTaint, "struct MachineTe
     value: "value",
 });
 
+capi_ext::__difference!(MachineTemplateTaint, unknown, {
+    effect: "effect",
+    key: "key",
+    propagation: "propagation",
+    value: "value",
+});
+
 impl capi_ext::patches::UnknownFields for MachineTemplateTaint {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2991,6 +3449,8 @@ impl Effect {
     }
 }
 
+capi_ext::__difference!(@leaf Effect);
+
 /// propagation defines how this taint should be propagated to nodes.
 /// Valid values are 'Always' and 'OnInitialization'.
 /// Always: The taint will be continuously reconciled. If it is not set for a node, it will be added during reconciliation.
@@ -3021,6 +3481,8 @@ impl Propagation {
         matches!(self, Propagation::Other(value) if value.is_empty())
     }
 }
+
+capi_ext::__difference!(@leaf Propagation);
 
 /// remediationStrategy is the RemediationStrategy that controls how control plane machine remediation happens.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
@@ -3074,6 +3536,12 @@ capi_ext::__deserialize_keeping_unknown!(RemediationStrategy, "struct Remediatio
     retry_period: "retryPeriod",
 });
 
+capi_ext::__difference!(RemediationStrategy, unknown, {
+    max_retry: "maxRetry",
+    min_healthy_period: "minHealthyPeriod",
+    retry_period: "retryPeriod",
+});
+
 impl capi_ext::patches::UnknownFields for RemediationStrategy {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -3097,6 +3565,10 @@ pub struct RolloutBefore {
 }
 
 capi_ext::__deserialize_keeping_unknown!(RolloutBefore, "struct RolloutBefore", unknown, {
+    certificates_expiry_days: "certificatesExpiryDays",
+});
+
+capi_ext::__difference!(RolloutBefore, unknown, {
     certificates_expiry_days: "certificatesExpiryDays",
 });
 
@@ -3129,6 +3601,11 @@ capi_ext::__deserialize_keeping_unknown!(RolloutStrategy, "struct RolloutStrateg
     type_: "type",
 });
 
+capi_ext::__difference!(RolloutStrategy, unknown, {
+    rolling_update: "rollingUpdate" option_in_place,
+    type_: "type",
+});
+
 impl capi_ext::patches::UnknownFields for RolloutStrategy {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -3156,6 +3633,10 @@ pub struct RollingUpdate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(RollingUpdate, "struct RollingUpdate", unknown, {
+    max_surge: "maxSurge",
+});
+
+capi_ext::__difference!(RollingUpdate, unknown, {
     max_surge: "maxSurge",
 });
 
@@ -3191,3 +3672,5 @@ impl Type {
         matches!(self, Type::Other(value) if value.is_empty())
     }
 }
+
+capi_ext::__difference!(@leaf Type);

@@ -37,6 +37,13 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmConfigTemplate, "struct KubeadmC
     spec: "spec" option_in_place,
 });
 
+capi_ext::__difference!(KubeadmConfigTemplate, unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for KubeadmConfigTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -49,6 +56,10 @@ impl capi_ext::patches::UnknownFields for KubeadmConfigTemplate {
 impl capi_ext::patches::TypedTemplate for KubeadmConfigTemplate {
     const API_VERSION: &'static str = "bootstrap.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "KubeadmConfigTemplate";
+
+    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {
+        Some(capi_ext::patches::TypedDifference::of())
+    }
 }
 
 /// spec is the desired state of KubeadmConfigTemplate.
@@ -62,6 +73,10 @@ pub struct KubeadmConfigTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmConfigTemplateSpec, "struct KubeadmConfigTemplateSpec", unknown, {
+    template: "template" in_place,
+});
+
+capi_ext::__difference!(KubeadmConfigTemplateSpec, unknown, {
     template: "template" in_place,
 });
 
@@ -89,6 +104,11 @@ pub struct Template {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Template, "struct Template", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" option_in_place,
+});
+
+capi_ext::__difference!(Template, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" option_in_place,
 });
@@ -127,6 +147,11 @@ pub struct Metadata {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Metadata, "struct Metadata", unknown, {
+    annotations: "annotations",
+    labels: "labels",
+});
+
+capi_ext::__difference!(Metadata, unknown, {
     annotations: "annotations",
     labels: "labels",
 });
@@ -202,6 +227,23 @@ pub struct Spec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Spec, "struct Spec", unknown, {
+    boot_commands: "bootCommands",
+    cluster_configuration: "clusterConfiguration" option_in_place,
+    disk_setup: "diskSetup" option_in_place,
+    files: "files",
+    format: "format",
+    ignition: "ignition" option_in_place,
+    init_configuration: "initConfiguration" option_in_place,
+    join_configuration: "joinConfiguration" option_in_place,
+    mounts: "mounts",
+    ntp: "ntp" option_in_place,
+    post_kubeadm_commands: "postKubeadmCommands",
+    pre_kubeadm_commands: "preKubeadmCommands",
+    users: "users",
+    verbosity: "verbosity",
+});
+
+capi_ext::__difference!(Spec, unknown, {
     boot_commands: "bootCommands",
     cluster_configuration: "clusterConfiguration" option_in_place,
     disk_setup: "diskSetup" option_in_place,
@@ -347,6 +389,21 @@ capi_ext::__deserialize_keeping_unknown!(ClusterConfiguration, "struct ClusterCo
     scheduler: "scheduler" option_in_place,
 });
 
+capi_ext::__difference!(ClusterConfiguration, unknown, {
+    api_server: "apiServer" option_in_place,
+    ca_certificate_validity_period_days: "caCertificateValidityPeriodDays",
+    certificate_validity_period_days: "certificateValidityPeriodDays",
+    certificates_dir: "certificatesDir",
+    control_plane_endpoint: "controlPlaneEndpoint",
+    controller_manager: "controllerManager" option_in_place,
+    dns: "dns" option_in_place,
+    encryption_algorithm: "encryptionAlgorithm",
+    etcd: "etcd" option_in_place,
+    feature_gates: "featureGates",
+    image_repository: "imageRepository",
+    scheduler: "scheduler" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for ClusterConfiguration {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -399,6 +456,13 @@ capi_ext::__deserialize_keeping_unknown!(ApiServer, "struct ApiServer", unknown,
     extra_volumes: "extraVolumes",
 });
 
+capi_ext::__difference!(ApiServer, unknown, {
+    cert_sans: "certSANs",
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    extra_volumes: "extraVolumes",
+});
+
 impl capi_ext::patches::UnknownFields for ApiServer {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -444,6 +508,11 @@ capi_ext::__deserialize_keeping_unknown!(ExtraArg, "struct ExtraArg", unknown, {
     value: "value",
 });
 
+capi_ext::__difference!(ExtraArg, unknown, {
+    name: "name",
+    value: "value",
+});
+
 impl capi_ext::patches::UnknownFields for ExtraArg {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -477,6 +546,12 @@ pub struct ExtraEnv {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ExtraEnv, "struct ExtraEnv", unknown, {
+    name: "name",
+    value: "value",
+    value_from: "valueFrom" option_in_place,
+});
+
+capi_ext::__difference!(ExtraEnv, unknown, {
     name: "name",
     value: "value",
     value_from: "valueFrom" option_in_place,
@@ -518,6 +593,14 @@ pub struct ValueFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ValueFrom, "struct ValueFrom", unknown, {
+    config_map_key_ref: "configMapKeyRef" option_in_place,
+    field_ref: "fieldRef" option_in_place,
+    file_key_ref: "fileKeyRef" option_in_place,
+    resource_field_ref: "resourceFieldRef" option_in_place,
+    secret_key_ref: "secretKeyRef" option_in_place,
+});
+
+capi_ext::__difference!(ValueFrom, unknown, {
     config_map_key_ref: "configMapKeyRef" option_in_place,
     field_ref: "fieldRef" option_in_place,
     file_key_ref: "fileKeyRef" option_in_place,
@@ -573,6 +656,12 @@ capi_ext::__deserialize_keeping_unknown!(ConfigMapKeyRef, "struct ConfigMapKeyRe
     optional: "optional",
 });
 
+capi_ext::__difference!(ConfigMapKeyRef, unknown, {
+    key: "key",
+    name: "name",
+    optional: "optional",
+});
+
 impl capi_ext::patches::UnknownFields for ConfigMapKeyRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -595,6 +684,11 @@ pub struct FieldRef {
 }
 
 capi_ext::__deserialize_keeping_unknown!(FieldRef, "struct FieldRef", unknown, {
+    api_version: "apiVersion",
+    field_path: "fieldPath",
+});
+
+capi_ext::__difference!(FieldRef, unknown, {
     api_version: "apiVersion",
     field_path: "fieldPath",
 });
@@ -642,6 +736,13 @@ capi_ext::__deserialize_keeping_unknown!(FileKeyRef, "struct FileKeyRef", unknow
     volume_name: "volumeName",
 });
 
+capi_ext::__difference!(FileKeyRef, unknown, {
+    key: "key",
+    optional: "optional",
+    path: "path",
+    volume_name: "volumeName",
+});
+
 impl capi_ext::patches::UnknownFields for FileKeyRef {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -667,6 +768,12 @@ pub struct ResourceFieldRef {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ResourceFieldRef, "struct ResourceFieldRef", unknown, {
+    container_name: "containerName",
+    divisor: "divisor",
+    resource: "resource",
+});
+
+capi_ext::__difference!(ResourceFieldRef, unknown, {
     container_name: "containerName",
     divisor: "divisor",
     resource: "resource",
@@ -700,6 +807,12 @@ pub struct SecretKeyRef {
 }
 
 capi_ext::__deserialize_keeping_unknown!(SecretKeyRef, "struct SecretKeyRef", unknown, {
+    key: "key",
+    name: "name",
+    optional: "optional",
+});
+
+capi_ext::__difference!(SecretKeyRef, unknown, {
     key: "key",
     name: "name",
     optional: "optional",
@@ -744,6 +857,14 @@ capi_ext::__deserialize_keeping_unknown!(ExtraVolume, "struct ExtraVolume", unkn
     read_only: "readOnly",
 });
 
+capi_ext::__difference!(ExtraVolume, unknown, {
+    host_path: "hostPath",
+    mount_path: "mountPath",
+    name: "name",
+    path_type: "pathType",
+    read_only: "readOnly",
+});
+
 impl capi_ext::patches::UnknownFields for ExtraVolume {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -772,6 +893,12 @@ pub struct ControllerManager {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ControllerManager, "struct ControllerManager", unknown, {
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    extra_volumes: "extraVolumes",
+});
+
+capi_ext::__difference!(ControllerManager, unknown, {
     extra_args: "extraArgs",
     extra_envs: "extraEnvs",
     extra_volumes: "extraVolumes",
@@ -820,6 +947,11 @@ pub struct Dns {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Dns, "struct Dns", unknown, {
+    image_repository: "imageRepository",
+    image_tag: "imageTag",
+});
+
+capi_ext::__difference!(Dns, unknown, {
     image_repository: "imageRepository",
     image_tag: "imageTag",
 });
@@ -873,6 +1005,8 @@ impl EncryptionAlgorithm {
     }
 }
 
+capi_ext::__difference!(@leaf EncryptionAlgorithm);
+
 /// etcd holds configuration for etcd.
 /// NB: This value defaults to a Local (stacked) etcd
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
@@ -891,6 +1025,11 @@ pub struct Etcd {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Etcd, "struct Etcd", unknown, {
+    external: "external" option_in_place,
+    local: "local" option_in_place,
+});
+
+capi_ext::__difference!(Etcd, unknown, {
     external: "external" option_in_place,
     local: "local" option_in_place,
 });
@@ -932,6 +1071,13 @@ pub struct External {
 }
 
 capi_ext::__deserialize_keeping_unknown!(External, "struct External", unknown, {
+    ca_file: "caFile",
+    cert_file: "certFile",
+    endpoints: "endpoints",
+    key_file: "keyFile",
+});
+
+capi_ext::__difference!(External, unknown, {
     ca_file: "caFile",
     cert_file: "certFile",
     endpoints: "endpoints",
@@ -991,6 +1137,16 @@ capi_ext::__deserialize_keeping_unknown!(Local, "struct Local", unknown, {
     server_cert_sans: "serverCertSANs",
 });
 
+capi_ext::__difference!(Local, unknown, {
+    data_dir: "dataDir",
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    image_repository: "imageRepository",
+    image_tag: "imageTag",
+    peer_cert_sans: "peerCertSANs",
+    server_cert_sans: "serverCertSANs",
+});
+
 impl capi_ext::patches::UnknownFields for Local {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1031,6 +1187,12 @@ pub struct Scheduler {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Scheduler, "struct Scheduler", unknown, {
+    extra_args: "extraArgs",
+    extra_envs: "extraEnvs",
+    extra_volumes: "extraVolumes",
+});
+
+capi_ext::__difference!(Scheduler, unknown, {
     extra_args: "extraArgs",
     extra_envs: "extraEnvs",
     extra_volumes: "extraVolumes",
@@ -1077,6 +1239,11 @@ pub struct DiskSetup {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DiskSetup, "struct DiskSetup", unknown, {
+    filesystems: "filesystems",
+    partitions: "partitions",
+});
+
+capi_ext::__difference!(DiskSetup, unknown, {
     filesystems: "filesystems",
     partitions: "partitions",
 });
@@ -1144,6 +1311,16 @@ capi_ext::__deserialize_keeping_unknown!(Filesystem, "struct Filesystem", unknow
     replace_fs: "replaceFS",
 });
 
+capi_ext::__difference!(Filesystem, unknown, {
+    device: "device",
+    extra_opts: "extraOpts",
+    filesystem: "filesystem",
+    label: "label",
+    overwrite: "overwrite",
+    partition: "partition",
+    replace_fs: "replaceFS",
+});
+
 impl capi_ext::patches::UnknownFields for Filesystem {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1190,6 +1367,14 @@ capi_ext::__deserialize_keeping_unknown!(Partition, "struct Partition", unknown,
     table_type: "tableType",
 });
 
+capi_ext::__difference!(Partition, unknown, {
+    device: "device",
+    disk_layout: "diskLayout",
+    layout: "layout",
+    overwrite: "overwrite",
+    table_type: "tableType",
+});
+
 impl capi_ext::patches::UnknownFields for Partition {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1221,6 +1406,11 @@ pub struct DiskLayout {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DiskLayout, "struct DiskLayout", unknown, {
+    partition_type: "partitionType",
+    percentage: "percentage",
+});
+
+capi_ext::__difference!(DiskLayout, unknown, {
     partition_type: "partitionType",
     percentage: "percentage",
 });
@@ -1261,6 +1451,8 @@ impl TableType {
     }
 }
 
+capi_ext::__difference!(@leaf TableType);
+
 /// File defines the input for generating write_files in cloud-init.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct File {
@@ -1299,6 +1491,17 @@ pub struct File {
 }
 
 capi_ext::__deserialize_keeping_unknown!(File, "struct File", unknown, {
+    append: "append",
+    content: "content",
+    content_format: "contentFormat",
+    content_from: "contentFrom" option_in_place,
+    encoding: "encoding",
+    owner: "owner",
+    path: "path",
+    permissions: "permissions",
+});
+
+capi_ext::__difference!(File, unknown, {
     append: "append",
     content: "content",
     content_format: "contentFormat",
@@ -1351,6 +1554,8 @@ impl ContentFormat {
     }
 }
 
+capi_ext::__difference!(@leaf ContentFormat);
+
 /// contentFrom is a referenced source of content to populate the file.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct ContentFrom {
@@ -1362,6 +1567,10 @@ pub struct ContentFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ContentFrom, "struct ContentFrom", unknown, {
+    secret: "secret" in_place,
+});
+
+capi_ext::__difference!(ContentFrom, unknown, {
     secret: "secret" in_place,
 });
 
@@ -1388,6 +1597,11 @@ pub struct Secret {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Secret, "struct Secret", unknown, {
+    key: "key",
+    name: "name",
+});
+
+capi_ext::__difference!(Secret, unknown, {
     key: "key",
     name: "name",
 });
@@ -1429,6 +1643,8 @@ impl Encoding {
     }
 }
 
+capi_ext::__difference!(@leaf Encoding);
+
 /// format specifies the output format of the bootstrap data.
 /// Defaults to cloud-config if not set.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -1458,6 +1674,8 @@ impl Format {
     }
 }
 
+capi_ext::__difference!(@leaf Format);
+
 /// ignition contains Ignition specific configuration.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct Ignition {
@@ -1473,6 +1691,10 @@ pub struct Ignition {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Ignition, "struct Ignition", unknown, {
+    container_linux_config: "containerLinuxConfig" option_in_place,
+});
+
+capi_ext::__difference!(Ignition, unknown, {
     container_linux_config: "containerLinuxConfig" option_in_place,
 });
 
@@ -1503,6 +1725,11 @@ pub struct ContainerLinuxConfig {
 }
 
 capi_ext::__deserialize_keeping_unknown!(ContainerLinuxConfig, "struct ContainerLinuxConfig", unknown, {
+    additional_config: "additionalConfig",
+    strict: "strict",
+});
+
+capi_ext::__difference!(ContainerLinuxConfig, unknown, {
     additional_config: "additionalConfig",
     strict: "strict",
 });
@@ -1551,6 +1778,15 @@ pub struct InitConfiguration {
 }
 
 capi_ext::__deserialize_keeping_unknown!(InitConfiguration, "struct InitConfiguration", unknown, {
+    bootstrap_tokens: "bootstrapTokens",
+    local_api_endpoint: "localAPIEndpoint" option_in_place,
+    node_registration: "nodeRegistration" option_in_place,
+    patches: "patches" option_in_place,
+    skip_phases: "skipPhases",
+    timeouts: "timeouts" option_in_place,
+});
+
+capi_ext::__difference!(InitConfiguration, unknown, {
     bootstrap_tokens: "bootstrapTokens",
     local_api_endpoint: "localAPIEndpoint" option_in_place,
     node_registration: "nodeRegistration" option_in_place,
@@ -1626,6 +1862,15 @@ capi_ext::__deserialize_keeping_unknown!(BootstrapToken, "struct BootstrapToken"
     usages: "usages",
 });
 
+capi_ext::__difference!(BootstrapToken, unknown, {
+    description: "description",
+    expires: "expires",
+    groups: "groups",
+    token: "token",
+    ttl_seconds: "ttlSeconds",
+    usages: "usages",
+});
+
 impl capi_ext::patches::UnknownFields for BootstrapToken {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1653,6 +1898,11 @@ pub struct LocalAPIEndpoint {
 }
 
 capi_ext::__deserialize_keeping_unknown!(LocalAPIEndpoint, "struct LocalAPIEndpoint", unknown, {
+    advertise_address: "advertiseAddress",
+    bind_port: "bindPort",
+});
+
+capi_ext::__difference!(LocalAPIEndpoint, unknown, {
     advertise_address: "advertiseAddress",
     bind_port: "bindPort",
 });
@@ -1719,6 +1969,16 @@ capi_ext::__deserialize_keeping_unknown!(NodeRegistration, "struct NodeRegistrat
     taints: "taints",
 });
 
+capi_ext::__difference!(NodeRegistration, unknown, {
+    cri_socket: "criSocket",
+    ignore_preflight_errors: "ignorePreflightErrors",
+    image_pull_policy: "imagePullPolicy",
+    image_pull_serial: "imagePullSerial",
+    kubelet_extra_args: "kubeletExtraArgs",
+    name: "name",
+    taints: "taints",
+});
+
 impl capi_ext::patches::UnknownFields for NodeRegistration {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1772,6 +2032,8 @@ impl ImagePullPolicy {
     }
 }
 
+capi_ext::__difference!(@leaf ImagePullPolicy);
+
 /// Arg represents an argument with a name and a value.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct KubeletExtraArg {
@@ -1787,6 +2049,11 @@ pub struct KubeletExtraArg {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeletExtraArg, "struct KubeletExtraArg", unknown, {
+    name: "name",
+    value: "value",
+});
+
+capi_ext::__difference!(KubeletExtraArg, unknown, {
     name: "name",
     value: "value",
 });
@@ -1827,6 +2094,13 @@ capi_ext::__deserialize_keeping_unknown!(Taint, "struct Taint", unknown, {
     value: "value",
 });
 
+capi_ext::__difference!(Taint, unknown, {
+    effect: "effect",
+    key: "key",
+    time_added: "timeAdded",
+    value: "value",
+});
+
 impl capi_ext::patches::UnknownFields for Taint {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1855,6 +2129,10 @@ pub struct Patches {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Patches, "struct Patches", unknown, {
+    directory: "directory",
+});
+
+capi_ext::__difference!(Patches, unknown, {
     directory: "directory",
 });
 
@@ -1923,6 +2201,15 @@ capi_ext::__deserialize_keeping_unknown!(Timeouts, "struct Timeouts", unknown, {
     tls_bootstrap_seconds: "tlsBootstrapSeconds",
 });
 
+capi_ext::__difference!(Timeouts, unknown, {
+    control_plane_component_health_check_seconds: "controlPlaneComponentHealthCheckSeconds",
+    discovery_seconds: "discoverySeconds",
+    etcd_api_call_seconds: "etcdAPICallSeconds",
+    kubelet_health_check_seconds: "kubeletHealthCheckSeconds",
+    kubernetes_api_call_seconds: "kubernetesAPICallSeconds",
+    tls_bootstrap_seconds: "tlsBootstrapSeconds",
+});
+
 impl capi_ext::patches::UnknownFields for Timeouts {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -1976,6 +2263,16 @@ capi_ext::__deserialize_keeping_unknown!(JoinConfiguration, "struct JoinConfigur
     timeouts: "timeouts" option_in_place,
 });
 
+capi_ext::__difference!(JoinConfiguration, unknown, {
+    ca_cert_path: "caCertPath",
+    control_plane: "controlPlane" option_in_place,
+    discovery: "discovery" option_in_place,
+    node_registration: "nodeRegistration" option_in_place,
+    patches: "patches" option_in_place,
+    skip_phases: "skipPhases",
+    timeouts: "timeouts" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for JoinConfiguration {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2013,6 +2310,10 @@ capi_ext::__deserialize_keeping_unknown!(ControlPlane, "struct ControlPlane", un
     local_api_endpoint: "localAPIEndpoint" option_in_place,
 });
 
+capi_ext::__difference!(ControlPlane, unknown, {
+    local_api_endpoint: "localAPIEndpoint" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for ControlPlane {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2044,6 +2345,12 @@ pub struct Discovery {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Discovery, "struct Discovery", unknown, {
+    bootstrap_token: "bootstrapToken" option_in_place,
+    file: "file" option_in_place,
+    tls_bootstrap_token: "tlsBootstrapToken",
+});
+
+capi_ext::__difference!(Discovery, unknown, {
     bootstrap_token: "bootstrapToken" option_in_place,
     file: "file" option_in_place,
     tls_bootstrap_token: "tlsBootstrapToken",
@@ -2102,6 +2409,13 @@ capi_ext::__deserialize_keeping_unknown!(DiscoveryBootstrapToken, "struct Discov
     unsafe_skip_ca_verification: "unsafeSkipCAVerification",
 });
 
+capi_ext::__difference!(DiscoveryBootstrapToken, unknown, {
+    api_server_endpoint: "apiServerEndpoint",
+    ca_cert_hashes: "caCertHashes",
+    token: "token",
+    unsafe_skip_ca_verification: "unsafeSkipCAVerification",
+});
+
 impl capi_ext::patches::UnknownFields for DiscoveryBootstrapToken {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2128,6 +2442,11 @@ pub struct DiscoveryFile {
 }
 
 capi_ext::__deserialize_keeping_unknown!(DiscoveryFile, "struct DiscoveryFile", unknown, {
+    kube_config: "kubeConfig" option_in_place,
+    kube_config_path: "kubeConfigPath",
+});
+
+capi_ext::__difference!(DiscoveryFile, unknown, {
     kube_config: "kubeConfig" option_in_place,
     kube_config_path: "kubeConfigPath",
 });
@@ -2164,6 +2483,11 @@ pub struct KubeConfig {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeConfig, "struct KubeConfig", unknown, {
+    cluster: "cluster" option_in_place,
+    user: "user" in_place,
+});
+
+capi_ext::__difference!(KubeConfig, unknown, {
     cluster: "cluster" option_in_place,
     user: "user" in_place,
 });
@@ -2231,6 +2555,14 @@ capi_ext::__deserialize_keeping_unknown!(Cluster, "struct Cluster", unknown, {
     tls_server_name: "tlsServerName",
 });
 
+capi_ext::__difference!(Cluster, unknown, {
+    certificate_authority_data: "certificateAuthorityData",
+    insecure_skip_tls_verify: "insecureSkipTLSVerify",
+    proxy_url: "proxyURL",
+    server: "server",
+    tls_server_name: "tlsServerName",
+});
+
 impl capi_ext::patches::UnknownFields for Cluster {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2253,6 +2585,11 @@ pub struct User {
 }
 
 capi_ext::__deserialize_keeping_unknown!(User, "struct User", unknown, {
+    auth_provider: "authProvider" option_in_place,
+    exec: "exec" option_in_place,
+});
+
+capi_ext::__difference!(User, unknown, {
     auth_provider: "authProvider" option_in_place,
     exec: "exec" option_in_place,
 });
@@ -2284,6 +2621,11 @@ pub struct AuthProvider {
 }
 
 capi_ext::__deserialize_keeping_unknown!(AuthProvider, "struct AuthProvider", unknown, {
+    config: "config",
+    name: "name",
+});
+
+capi_ext::__difference!(AuthProvider, unknown, {
     config: "config",
     name: "name",
 });
@@ -2333,6 +2675,14 @@ capi_ext::__deserialize_keeping_unknown!(Exec, "struct Exec", unknown, {
     provide_cluster_info: "provideClusterInfo",
 });
 
+capi_ext::__difference!(Exec, unknown, {
+    api_version: "apiVersion",
+    args: "args",
+    command: "command",
+    env: "env",
+    provide_cluster_info: "provideClusterInfo",
+});
+
 impl capi_ext::patches::UnknownFields for Exec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2364,6 +2714,11 @@ capi_ext::__deserialize_keeping_unknown!(Env, "struct Env", unknown, {
     value: "value",
 });
 
+capi_ext::__difference!(Env, unknown, {
+    name: "name",
+    value: "value",
+});
+
 impl capi_ext::patches::UnknownFields for Env {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2385,6 +2740,11 @@ pub struct Ntp {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Ntp, "struct Ntp", unknown, {
+    enabled: "enabled",
+    servers: "servers",
+});
+
+capi_ext::__difference!(Ntp, unknown, {
     enabled: "enabled",
     servers: "servers",
 });
@@ -2454,6 +2814,21 @@ capi_ext::__deserialize_keeping_unknown!(SpecUser, "struct SpecUser", unknown, {
     sudo: "sudo",
 });
 
+capi_ext::__difference!(SpecUser, unknown, {
+    gecos: "gecos",
+    groups: "groups",
+    home_dir: "homeDir",
+    inactive: "inactive",
+    lock_password: "lockPassword",
+    name: "name",
+    passwd: "passwd",
+    passwd_from: "passwdFrom" option_in_place,
+    primary_group: "primaryGroup",
+    shell: "shell",
+    ssh_authorized_keys: "sshAuthorizedKeys",
+    sudo: "sudo",
+});
+
 impl capi_ext::patches::UnknownFields for SpecUser {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2474,6 +2849,10 @@ pub struct PasswdFrom {
 }
 
 capi_ext::__deserialize_keeping_unknown!(PasswdFrom, "struct PasswdFrom", unknown, {
+    secret: "secret" in_place,
+});
+
+capi_ext::__difference!(PasswdFrom, unknown, {
     secret: "secret" in_place,
 });
 
@@ -2519,6 +2898,13 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplate, "struct Ku
     spec: "spec" option_in_place,
 });
 
+capi_ext::__difference!(KubeadmControlPlaneTemplate, unknown, {
+    api_version: "apiVersion" required,
+    kind: "kind" required,
+    metadata: "metadata",
+    spec: "spec" option_in_place,
+});
+
 impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplate {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2531,6 +2917,10 @@ impl capi_ext::patches::UnknownFields for KubeadmControlPlaneTemplate {
 impl capi_ext::patches::TypedTemplate for KubeadmControlPlaneTemplate {
     const API_VERSION: &'static str = "controlplane.cluster.x-k8s.io/v1beta2";
     const KIND: &'static str = "KubeadmControlPlaneTemplate";
+
+    fn typed_difference() -> Option<capi_ext::patches::TypedDifference<Self>> {
+        Some(capi_ext::patches::TypedDifference::of())
+    }
 }
 
 /// spec is the desired state of KubeadmControlPlaneTemplate.
@@ -2544,6 +2934,10 @@ pub struct KubeadmControlPlaneTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpec, "struct KubeadmControlPlaneTemplateSpec", unknown, {
+    template: "template" in_place,
+});
+
+capi_ext::__difference!(KubeadmControlPlaneTemplateSpec, unknown, {
     template: "template" in_place,
 });
 
@@ -2571,6 +2965,11 @@ pub struct KubeadmControlPlaneTemplateSpecTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpecTemplate, "struct KubeadmControlPlaneTemplateSpecTemplate", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" option_in_place,
+});
+
+capi_ext::__difference!(KubeadmControlPlaneTemplateSpecTemplate, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" option_in_place,
 });
@@ -2616,6 +3015,14 @@ pub struct KubeadmControlPlaneTemplateSpecTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(KubeadmControlPlaneTemplateSpecTemplateSpec, "struct KubeadmControlPlaneTemplateSpecTemplateSpec", unknown, {
+    kubeadm_config_spec: "kubeadmConfigSpec" option_in_place,
+    machine_naming: "machineNaming" option_in_place,
+    machine_template: "machineTemplate" option_in_place,
+    remediation: "remediation" option_in_place,
+    rollout: "rollout" option_in_place,
+});
+
+capi_ext::__difference!(KubeadmControlPlaneTemplateSpecTemplateSpec, unknown, {
     kubeadm_config_spec: "kubeadmConfigSpec" option_in_place,
     machine_naming: "machineNaming" option_in_place,
     machine_template: "machineTemplate" option_in_place,
@@ -2726,6 +3133,23 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmConfigSpec, "struct KubeadmConfi
     verbosity: "verbosity",
 });
 
+capi_ext::__difference!(KubeadmConfigSpec, unknown, {
+    boot_commands: "bootCommands",
+    cluster_configuration: "clusterConfiguration" option_in_place,
+    disk_setup: "diskSetup" option_in_place,
+    files: "files",
+    format: "format",
+    ignition: "ignition" option_in_place,
+    init_configuration: "initConfiguration" option_in_place,
+    join_configuration: "joinConfiguration" option_in_place,
+    mounts: "mounts",
+    ntp: "ntp" option_in_place,
+    post_kubeadm_commands: "postKubeadmCommands",
+    pre_kubeadm_commands: "preKubeadmCommands",
+    users: "users",
+    verbosity: "verbosity",
+});
+
 impl capi_ext::patches::UnknownFields for KubeadmConfigSpec {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2819,6 +3243,21 @@ capi_ext::__deserialize_keeping_unknown!(KubeadmConfigSpecUser, "struct KubeadmC
     sudo: "sudo",
 });
 
+capi_ext::__difference!(KubeadmConfigSpecUser, unknown, {
+    gecos: "gecos",
+    groups: "groups",
+    home_dir: "homeDir",
+    inactive: "inactive",
+    lock_password: "lockPassword",
+    name: "name",
+    passwd: "passwd",
+    passwd_from: "passwdFrom" option_in_place,
+    primary_group: "primaryGroup",
+    shell: "shell",
+    ssh_authorized_keys: "sshAuthorizedKeys",
+    sudo: "sudo",
+});
+
 impl capi_ext::patches::UnknownFields for KubeadmConfigSpecUser {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2853,6 +3292,10 @@ capi_ext::__deserialize_keeping_unknown!(MachineNaming, "struct MachineNaming", 
     template: "template",
 });
 
+capi_ext::__difference!(MachineNaming, unknown, {
+    template: "template",
+});
+
 impl capi_ext::patches::UnknownFields for MachineNaming {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -2877,6 +3320,11 @@ pub struct MachineTemplate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(MachineTemplate, "struct MachineTemplate", unknown, {
+    metadata: "metadata" option_in_place,
+    spec: "spec" option_in_place,
+});
+
+capi_ext::__difference!(MachineTemplate, unknown, {
     metadata: "metadata" option_in_place,
     spec: "spec" option_in_place,
 });
@@ -2917,6 +3365,11 @@ pub struct MachineTemplateSpec {
 }
 
 capi_ext::__deserialize_keeping_unknown!(MachineTemplateSpec, "struct MachineTemplateSpec", unknown, {
+    deletion: "deletion" option_in_place,
+    taints: "taints",
+});
+
+capi_ext::__difference!(MachineTemplateSpec, unknown, {
     deletion: "deletion" option_in_place,
     taints: "taints",
 });
@@ -2972,6 +3425,12 @@ capi_ext::__deserialize_keeping_unknown!(Deletion, "struct Deletion", unknown, {
     node_volume_detach_timeout_seconds: "nodeVolumeDetachTimeoutSeconds",
 });
 
+capi_ext::__difference!(Deletion, unknown, {
+    node_deletion_timeout_seconds: "nodeDeletionTimeoutSeconds",
+    node_drain_timeout_seconds: "nodeDrainTimeoutSeconds",
+    node_volume_detach_timeout_seconds: "nodeVolumeDetachTimeoutSeconds",
+});
+
 impl capi_ext::patches::UnknownFields for Deletion {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -3006,6 +3465,13 @@ pub struct MachineTemplateSpecTaint {
 }
 
 capi_ext::__deserialize_keeping_unknown!(MachineTemplateSpecTaint, "struct MachineTemplateSpecTaint", unknown, {
+    effect: "effect",
+    key: "key",
+    propagation: "propagation",
+    value: "value",
+});
+
+capi_ext::__difference!(MachineTemplateSpecTaint, unknown, {
     effect: "effect",
     key: "key",
     propagation: "propagation",
@@ -3049,6 +3515,8 @@ impl Effect {
     }
 }
 
+capi_ext::__difference!(@leaf Effect);
+
 /// propagation defines how this taint should be propagated to nodes.
 /// Valid values are 'Always' and 'OnInitialization'.
 /// Always: The taint will be continuously reconciled. If it is not set for a node, it will be added during reconciliation.
@@ -3079,6 +3547,8 @@ impl Propagation {
         matches!(self, Propagation::Other(value) if value.is_empty())
     }
 }
+
+capi_ext::__difference!(@leaf Propagation);
 
 /// remediation controls how unhealthy Machines are remediated.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
@@ -3135,6 +3605,12 @@ capi_ext::__deserialize_keeping_unknown!(Remediation, "struct Remediation", unkn
     retry_period_seconds: "retryPeriodSeconds",
 });
 
+capi_ext::__difference!(Remediation, unknown, {
+    max_retry: "maxRetry",
+    min_healthy_period_seconds: "minHealthyPeriodSeconds",
+    retry_period_seconds: "retryPeriodSeconds",
+});
+
 impl capi_ext::patches::UnknownFields for Remediation {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -3167,6 +3643,12 @@ pub struct Rollout {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Rollout, "struct Rollout", unknown, {
+    after: "after",
+    before: "before" option_in_place,
+    strategy: "strategy" option_in_place,
+});
+
+capi_ext::__difference!(Rollout, unknown, {
     after: "after",
     before: "before" option_in_place,
     strategy: "strategy" option_in_place,
@@ -3205,6 +3687,10 @@ capi_ext::__deserialize_keeping_unknown!(Before, "struct Before", unknown, {
     certificates_expiry_days: "certificatesExpiryDays",
 });
 
+capi_ext::__difference!(Before, unknown, {
+    certificates_expiry_days: "certificatesExpiryDays",
+});
+
 impl capi_ext::patches::UnknownFields for Before {
     fn collect_unknown_fields(&self, at: &str, out: &mut Vec<String>) {
         out.extend(self.unknown.keys().map(|key| format!("{at}.{key}")));
@@ -3229,6 +3715,11 @@ pub struct Strategy {
 }
 
 capi_ext::__deserialize_keeping_unknown!(Strategy, "struct Strategy", unknown, {
+    rolling_update: "rollingUpdate" option_in_place,
+    type_: "type",
+});
+
+capi_ext::__difference!(Strategy, unknown, {
     rolling_update: "rollingUpdate" option_in_place,
     type_: "type",
 });
@@ -3260,6 +3751,10 @@ pub struct RollingUpdate {
 }
 
 capi_ext::__deserialize_keeping_unknown!(RollingUpdate, "struct RollingUpdate", unknown, {
+    max_surge: "maxSurge",
+});
+
+capi_ext::__difference!(RollingUpdate, unknown, {
     max_surge: "maxSurge",
 });
 
@@ -3295,3 +3790,5 @@ impl Type {
         matches!(self, Type::Other(value) if value.is_empty())
     }
 }
+
+capi_ext::__difference!(@leaf Type);
