@@ -112,18 +112,49 @@ pub(crate) fn value_end(bytes: &[u8], at: usize) -> Option<usize> {
 pub(crate) fn empty_lists(text: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let bytes = text.as_bytes();
+    // Most templates have none: a `[` followed by `]` (whitespace aside) is looked for first,
+    // strings and all; only a text with one is walked.
+    let maybe = bytes
+        .iter()
+        .enumerate()
+        .any(|(i, b)| *b == b'[' && bytes.get(skip_ws(bytes, i + 1)) == Some(&b']'));
+    if !maybe {
+        return Some(out);
+    }
     let at = skip_ws(bytes, 0);
-    empty_lists_in(text, at, false, &mut String::new(), &mut out)?;
+    empty_lists_in(text, at, false, &mut Vec::new(), &mut out)?;
     Some(out)
 }
 
-/// [`empty_lists`] of the value at `at`, below `path` (a member of an object when `member`:
-/// only those are counted, as lists of lists keep their empty items); just past the value.
-fn empty_lists_in(
-    text: &str,
+/// A step of the way to a value: a member's key (its string literal) or a list index.
+enum Step<'t> {
+    Key(&'t str),
+    Index(usize),
+}
+
+/// The JSON pointer of `steps`.
+fn pointer(steps: &[Step<'_>]) -> Option<String> {
+    let mut path = String::new();
+    for step in steps {
+        path.push('/');
+        match step {
+            Step::Key(literal) => {
+                crate::hooks::v1alpha1::push_escaped_token(&mut path, &decode_string(literal)?)
+            }
+            Step::Index(i) => path.push_str(&i.to_string()),
+        }
+    }
+    Some(path)
+}
+
+/// [`empty_lists`] of the value at `at`, reached by `steps` (a member of an object when
+/// `member`: only those are counted, as lists of lists keep their empty items); just past the
+/// value.
+fn empty_lists_in<'t>(
+    text: &'t str,
     at: usize,
     member: bool,
-    path: &mut String,
+    steps: &mut Vec<Step<'t>>,
     out: &mut Vec<String>,
 ) -> Option<usize> {
     let bytes = text.as_bytes();
@@ -135,28 +166,26 @@ fn empty_lists_in(
     let mut at = skip_ws(bytes, at + 1);
     if bytes.get(at) == Some(&close) {
         if !object && member {
-            out.push(path.clone());
+            out.push(pointer(steps)?);
         }
         return Some(at + 1);
     }
     let mut index = 0usize;
     loop {
-        let len = path.len();
-        path.push('/');
         if object {
             let key_end = string_end(bytes, at)?;
-            crate::hooks::v1alpha1::push_escaped_token(path, &decode_string(&text[at..key_end])?);
+            steps.push(Step::Key(&text[at..key_end]));
             at = skip_ws(bytes, key_end);
             if bytes.get(at) != Some(&b':') {
                 return None;
             }
             at = skip_ws(bytes, at + 1);
         } else {
-            path.push_str(&index.to_string());
+            steps.push(Step::Index(index));
             index += 1;
         }
-        at = skip_ws(bytes, empty_lists_in(text, at, object, path, out)?);
-        path.truncate(len);
+        at = skip_ws(bytes, empty_lists_in(text, at, object, steps, out)?);
+        steps.pop();
         match bytes.get(at)? {
             b',' => at = skip_ws(bytes, at + 1),
             b if *b == close => return Some(at + 1),
@@ -222,7 +251,7 @@ mod tests {
         );
         assert_eq!(empty_lists("[]").unwrap(), Vec::<String>::new());
         assert_eq!(empty_lists(r#"{"a": 1}"#).unwrap(), Vec::<String>::new());
-        assert_eq!(empty_lists(r#"{"a" 1}"#), None);
+        assert_eq!(empty_lists(r#"{"a" []}"#), None, "not JSON");
     }
 
     #[test]

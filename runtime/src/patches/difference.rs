@@ -9,19 +9,24 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-/// Where a difference is being written: the pointer of the value being compared, the
-/// operations found so far, and the first value that did not encode.
+/// Where a difference is being written: the members that lead to the value being compared
+/// (made into a JSON pointer only for an operation), the operations found so far, and the
+/// first value that did not encode.
 #[derive(Debug, Default)]
-pub struct Differences {
-    path: String,
+pub struct Differences<'a> {
+    keys: Vec<&'a str>,
     ops: Vec<JsonPatchOp>,
     failed: Option<serde_json::Error>,
 }
 
-impl Differences {
+impl<'a> Differences<'a> {
     /// Nothing found yet, at the object's root.
     pub fn new() -> Self {
-        Self::default()
+        Differences {
+            keys: Vec::new(),
+            ops: Vec::new(),
+            failed: None,
+        }
     }
 
     /// The operations, or the error of a value that did not encode.
@@ -32,6 +37,15 @@ impl Differences {
         }
     }
 
+    /// The JSON pointer of the value being compared.
+    fn path(&self) -> String {
+        let mut path = String::new();
+        for key in &self.keys {
+            push_token(&mut path, key);
+        }
+        path
+    }
+
     fn encode(&mut self, value: &impl Serialize) -> Value {
         serde_json::to_value(value).unwrap_or_else(|e| {
             self.failed.get_or_insert(e);
@@ -39,11 +53,11 @@ impl Differences {
         })
     }
 
-    /// `replace` of the value at the current pointer.
+    /// `replace` of the value being compared.
     pub fn replace(&mut self, after: &impl Serialize) {
         let value = self.encode(after);
         self.ops.push(JsonPatchOp::Replace {
-            path: self.path.clone(),
+            path: self.path(),
             value,
         });
     }
@@ -52,37 +66,39 @@ impl Differences {
     /// `after_present`: removed, added, or compared below.
     pub fn member<T: Difference>(
         &mut self,
-        key: &str,
-        before: &T,
+        key: &'a str,
+        before: &'a T,
         before_present: bool,
-        after: &T,
+        after: &'a T,
         after_present: bool,
     ) {
         if !before_present && !after_present {
             return;
         }
-        let len = self.path.len();
-        push_token(&mut self.path, key);
+        self.keys.push(key);
         match (before_present, after_present) {
             (true, true) => before.difference(after, self),
-            (true, false) => self.ops.push(JsonPatchOp::Remove {
-                path: self.path.clone(),
-            }),
+            (true, false) => {
+                let path = self.path();
+                self.ops.push(JsonPatchOp::Remove { path });
+            }
             _ => {
                 let value = self.encode(after);
-                self.ops.push(JsonPatchOp::Add {
-                    path: self.path.clone(),
-                    value,
-                });
+                let path = self.path();
+                self.ops.push(JsonPatchOp::Add { path, value });
             }
         }
-        self.path.truncate(len);
+        self.keys.pop();
     }
 
     /// The members a type keeps as JSON (its unknown fields), compared as [`diff`](super::diff)
     /// compares objects.
     pub fn members(&mut self, before: &Map<String, Value>, after: &Map<String, Value>) {
-        diff_members(before, after, &mut self.path, &mut self.ops);
+        if before.is_empty() && after.is_empty() {
+            return;
+        }
+        let mut path = self.path();
+        diff_members(before, after, &mut path, &mut self.ops);
     }
 }
 
@@ -108,7 +124,7 @@ impl Differences {
 /// ```
 pub trait Difference: Serialize {
     /// Adds the operations that turn `self` into `after`, at `out`'s pointer.
-    fn difference(&self, after: &Self, out: &mut Differences);
+    fn difference<'a>(&'a self, after: &'a Self, out: &mut Differences<'a>);
 
     /// Whether a struct field of this type is left out of its encoding: `None`, or (for the
     /// types Go's encoder omits when empty, as the generated types declare them) empty.
@@ -121,7 +137,7 @@ pub trait Difference: Serialize {
 macro_rules! leaf {
     ($($ty:ty),* $(,)?) => {$(
         impl Difference for $ty {
-            fn difference(&self, after: &Self, out: &mut Differences) {
+            fn difference<'a>(&'a self, after: &'a Self, out: &mut Differences<'a>) {
                 if self != after {
                     out.replace(after);
                 }
@@ -134,7 +150,7 @@ leaf!(bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
 leaf!(crate::schema::IntOrString);
 
 impl Difference for String {
-    fn difference(&self, after: &Self, out: &mut Differences) {
+    fn difference<'a>(&'a self, after: &'a Self, out: &mut Differences<'a>) {
         if self != after {
             out.replace(after);
         }
@@ -146,7 +162,7 @@ impl Difference for String {
 
 /// A list is replaced whole when it differs, as [`diff`](super::diff) replaces lists.
 impl<T: Serialize + PartialEq> Difference for Vec<T> {
-    fn difference(&self, after: &Self, out: &mut Differences) {
+    fn difference<'a>(&'a self, after: &'a Self, out: &mut Differences<'a>) {
         if self != after {
             out.replace(after);
         }
@@ -158,7 +174,7 @@ impl<T: Serialize + PartialEq> Difference for Vec<T> {
 
 /// `None` is `null` where it is written at all.
 impl<T: Difference> Difference for Option<T> {
-    fn difference(&self, after: &Self, out: &mut Differences) {
+    fn difference<'a>(&'a self, after: &'a Self, out: &mut Differences<'a>) {
         match (self, after) {
             (Some(before), Some(after)) => before.difference(after, out),
             (None, None) => {}
@@ -172,7 +188,7 @@ impl<T: Difference> Difference for Option<T> {
 
 /// An object: member by member.
 impl<V: Difference> Difference for BTreeMap<String, V> {
-    fn difference(&self, after: &Self, out: &mut Differences) {
+    fn difference<'a>(&'a self, after: &'a Self, out: &mut Differences<'a>) {
         for (key, old) in self {
             match after.get(key) {
                 Some(new) => out.member(key, old, true, new, true),
@@ -191,13 +207,13 @@ impl<V: Difference> Difference for BTreeMap<String, V> {
 }
 
 impl Difference for Map<String, Value> {
-    fn difference(&self, after: &Self, out: &mut Differences) {
+    fn difference<'a>(&'a self, after: &'a Self, out: &mut Differences<'a>) {
         out.members(self, after);
     }
 }
 
 impl Difference for Value {
-    fn difference(&self, after: &Self, out: &mut Differences) {
+    fn difference<'a>(&'a self, after: &'a Self, out: &mut Differences<'a>) {
         match (self, after) {
             (Value::Object(before), Value::Object(after)) => out.members(before, after),
             _ if self == after => {}
@@ -216,7 +232,7 @@ impl Difference for Value {
 macro_rules! __difference {
     (@leaf $ty:ident) => {
         impl $crate::patches::Difference for $ty {
-            fn difference(&self, after: &Self, out: &mut $crate::patches::Differences) {
+            fn difference<'a>(&'a self, after: &'a Self, out: &mut $crate::patches::Differences<'a>) {
                 if self != after {
                     out.replace(after);
                 }
@@ -228,7 +244,7 @@ macro_rules! __difference {
     };
     ($ty:ident, $unknown:ident, { $($field:ident: $key:literal $($flag:ident)?),* $(,)? }) => {
         impl $crate::patches::Difference for $ty {
-            fn difference(&self, after: &Self, out: &mut $crate::patches::Differences) {
+            fn difference<'a>(&'a self, after: &'a Self, out: &mut $crate::patches::Differences<'a>) {
                 $(out.member(
                     $key,
                     &self.$field,

@@ -40,7 +40,7 @@ pub trait TypedTemplate: Serialize + DeserializeOwned {
 /// of the value before the edit, compared with the value after it.
 pub struct TypedDifference<T> {
     copy: fn(&T) -> T,
-    difference: fn(&T, &T, &mut Differences),
+    difference: for<'a> fn(&'a T, &'a T, &mut Differences<'a>),
 }
 
 impl<T: Clone + Difference> TypedDifference<T> {
@@ -51,7 +51,7 @@ impl<T: Clone + Difference> TypedDifference<T> {
     /// # #[derive(Clone, PartialEq, serde::Serialize, serde::Deserialize)]
     /// # struct Widget { size: i64 }
     /// # impl Difference for Widget {
-    /// #     fn difference(&self, after: &Self, out: &mut Differences) {
+    /// #     fn difference<'a>(&'a self, after: &'a Self, out: &mut Differences<'a>) {
     /// #         out.member("size", &self.size, true, &after.size, true);
     /// #     }
     /// # }
