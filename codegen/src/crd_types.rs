@@ -10,6 +10,9 @@
 //! first copy the whole object into a tree of its own), and a struct field where it will stay
 //! (a kind's types nest kilobytes of structs, which each level returned by value would copy
 //! again); a missing field is its default, but a kind's `apiVersion` and `kind` are required.
+//! Each struct's `capi_ext::patches::Difference` is `capi_ext::__difference!` over the same
+//! fields (each enum's `__difference!(@leaf ..)`), so a typed patch finds its answer on the
+//! typed values; a field counts as written as its `skip_serializing_if` here says.
 //!
 //! Structs are named after their field (`KubeadmConfigSpec`, `ClusterConfiguration`); two
 //! different objects under the same name get their parent's name in front. Identical objects
