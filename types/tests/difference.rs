@@ -124,6 +124,23 @@ fn edit(value: &mut Value, draw: &mut Draw) {
     }
 }
 
+/// `object` with a difference's operations (adds, replaces, removals) applied.
+fn applied(object: &Value, ops: &[JsonPatchOp]) -> Value {
+    let mut template = Template::new(object.clone());
+    for op in ops {
+        match op {
+            JsonPatchOp::Add { path, value } | JsonPatchOp::Replace { path, value } => {
+                template.set(path, value.clone()).unwrap();
+            }
+            JsonPatchOp::Remove { path } => {
+                template.remove(path).expect("removes what is there");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    template.into_object()
+}
+
 /// `before` and `after` decoded into `T`, and the typed difference applied to `before`'s
 /// encoding: `after`'s encoding.
 fn check<T: DeserializeOwned + Serialize + Difference>(before: &Value, after: &Value) -> bool {
@@ -140,19 +157,7 @@ fn check<T: DeserializeOwned + Serialize + Difference>(before: &Value, after: &V
         serde_json::to_value(&b).unwrap(),
         serde_json::to_value(&a).unwrap(),
     );
-    let mut template = Template::new(b.clone());
-    for op in &ops {
-        match op {
-            JsonPatchOp::Add { path, value } | JsonPatchOp::Replace { path, value } => {
-                template.set(path, value.clone()).unwrap();
-            }
-            JsonPatchOp::Remove { path } => {
-                template.remove(path).expect("removes what is there");
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-    assert_eq!(template.object(), &a, "{ops:#?}\nfrom {b}");
+    assert_eq!(applied(&b, &ops), a, "{ops:#?}\nfrom {b}");
     // Not more operations than the difference of the encodings (lists and enums are
     // replaced whole by both).
     assert!(ops.len() <= diff(&b, &a).len().max(1), "{ops:#?}");
@@ -253,24 +258,15 @@ where
     .unwrap();
     let response = set.generate(&request);
     assert!(response.message.is_empty(), "{}", response.message);
-    let mut template = Template::new(before.clone());
-    if let Some(item) = response.items.first() {
-        let Patch::Json(ops) = &item.patch else {
-            panic!("{:?}", item.patch)
-        };
-        for op in ops {
-            match op {
-                JsonPatchOp::Add { path, value } | JsonPatchOp::Replace { path, value } => {
-                    template.set(path, value.clone()).unwrap();
-                }
-                JsonPatchOp::Remove { path } => {
-                    template.remove(path).expect("removes what is there");
-                }
-                other => panic!("{other:?}"),
-            }
+    match response.items.first() {
+        Some(item) => {
+            let Patch::Json(ops) = &item.patch else {
+                panic!("{:?}", item.patch)
+            };
+            applied(before, ops)
         }
+        None => before.clone(),
     }
-    template.into_object()
 }
 
 /// A typed patch's edit kept as its difference, then the empty lists removed (found in the

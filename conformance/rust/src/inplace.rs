@@ -32,17 +32,6 @@ pub const IN_PLACE_FIELD: &str = "inPlace";
 /// in place: [`IN_PLACE_FIELD`], and the files a bootstrap config writes on the node.
 pub const IN_PLACE_FIELDS: [&str; 2] = [IN_PLACE_FIELD, "files"];
 
-fn path(op: &JsonPatchOp) -> &str {
-    match op {
-        JsonPatchOp::Add { path, .. }
-        | JsonPatchOp::Remove { path }
-        | JsonPatchOp::Replace { path, .. }
-        | JsonPatchOp::Move { path, .. }
-        | JsonPatchOp::Copy { path, .. }
-        | JsonPatchOp::Test { path, .. } => path,
-    }
-}
-
 /// The patch from `current` to `desired` when every difference of the object at `root`
 /// (`/spec/template/spec` of a template, `/spec` of a Machine's object) is under one of
 /// [`IN_PLACE_FIELDS`] (`Ok(None)`: nothing differs); `Err` lists the other paths.
@@ -68,7 +57,7 @@ fn in_place_patch(
     };
     let refused: Vec<String> = ops
         .iter()
-        .map(path)
+        .map(JsonPatchOp::path)
         .filter(|p| !in_place(p))
         .map(str::to_owned)
         .collect();
@@ -164,7 +153,7 @@ async fn can_update_machine(r: CanUpdateMachineRequest) -> CanUpdateMachineRespo
             ("bootstrapConfig", &bootstrap),
         ] {
             if let Some(Patch::Json(ops)) = patch {
-                patched.extend(ops.iter().map(|op| format!("{kind}{}", path(op))));
+                patched.extend(ops.iter().map(|op| format!("{kind}{}", op.path())));
             }
         }
         response.infrastructure_machine_patch = infrastructure;

@@ -165,11 +165,9 @@ impl Template {
     /// [`Self::changes`], consuming the template.
     pub fn into_changes(self) -> Vec<JsonPatchOp> {
         match (self.edited, self.typed) {
+            (Some(now), _) => diff(self.sent.value(), &now),
             (None, Some(typed)) => typed.ops,
-            (edited, _) => match edited {
-                Some(now) => diff(self.sent.value(), &now),
-                None => Vec::new(),
-            },
+            (None, None) => Vec::new(),
         }
     }
 
@@ -189,7 +187,7 @@ impl Template {
         scan: fn(&'a TemplateObject) -> Cow<'a, str>,
     ) -> &'a str {
         let unchanged = match &self.typed {
-            Some(typed) => !typed.ops.iter().any(|op| op_path(op).get(1..) == Some(key)),
+            Some(typed) => !typed.ops.iter().any(|op| op.path().get(1..) == Some(key)),
             None => true,
         };
         if self.edited.is_none()
@@ -446,7 +444,7 @@ impl Template {
 fn remove_empty_lists_from_changes(ops: &mut Vec<JsonPatchOp>, lists: Vec<String>) {
     let covered = |list: &str, ops: &[JsonPatchOp]| {
         ops.iter().any(|op| {
-            let path = op_path(op);
+            let path = op.path();
             list.strip_prefix(path)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
         })
@@ -491,18 +489,6 @@ fn drop_empty_lists(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(drop_empty_lists),
         _ => {}
-    }
-}
-
-/// The pointer an operation changes.
-fn op_path(op: &JsonPatchOp) -> &str {
-    match op {
-        JsonPatchOp::Add { path, .. }
-        | JsonPatchOp::Remove { path }
-        | JsonPatchOp::Replace { path, .. }
-        | JsonPatchOp::Move { path, .. }
-        | JsonPatchOp::Copy { path, .. }
-        | JsonPatchOp::Test { path, .. } => path,
     }
 }
 

@@ -68,6 +68,26 @@ pub enum JsonPatchOp {
     },
 }
 
+impl JsonPatchOp {
+    /// The JSON pointer the operation changes (its target; not a move's or copy's `from`).
+    ///
+    /// ```
+    /// use capi_ext::hooks::v1alpha1::JsonPatchOp;
+    ///
+    /// assert_eq!(JsonPatchOp::Remove { path: "/spec/a".into() }.path(), "/spec/a");
+    /// ```
+    pub fn path(&self) -> &str {
+        match self {
+            JsonPatchOp::Add { path, .. }
+            | JsonPatchOp::Remove { path }
+            | JsonPatchOp::Replace { path, .. }
+            | JsonPatchOp::Move { path, .. }
+            | JsonPatchOp::Copy { path, .. }
+            | JsonPatchOp::Test { path, .. } => path,
+        }
+    }
+}
+
 /// A patch with its type. Serializes as `{"patchType": ..., "patch": "<base64>"}`.
 ///
 /// ```
