@@ -78,7 +78,7 @@ fn template_value(
 fn as_map(variables: &[capi_ext::hooks::v1alpha1::Variable]) -> Map<String, Value> {
     variables
         .iter()
-        .map(|v| (v.name.clone(), v.value.clone()))
+        .map(|v| (v.name.clone(), v.value.value().clone()))
         .collect()
 }
 

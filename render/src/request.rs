@@ -172,7 +172,7 @@ fn user_variables(list: Option<&Value>, declared: &[&str]) -> Vec<Variable> {
                 })
                 .map(|e| Variable {
                     name: string(e, &["name"]).into(),
-                    value: e["value"].clone(),
+                    value: e["value"].clone().into(),
                 })
                 .collect()
         })
@@ -182,7 +182,9 @@ fn user_variables(list: Option<&Value>, declared: &[&str]) -> Vec<Variable> {
 fn builtin(builtins: Builtins) -> Variable {
     Variable {
         name: "builtin".into(),
-        value: serde_json::to_value(builtins).expect("builtins serialize"),
+        value: serde_json::to_value(builtins)
+            .expect("builtins serialize")
+            .into(),
     }
 }
 

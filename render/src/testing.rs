@@ -192,7 +192,7 @@ impl TemplateCase {
         self.variables.retain(|v| v.name != name);
         self.variables.push(Variable {
             name: name.into(),
-            value,
+            value: value.into(),
         });
         self
     }
@@ -241,7 +241,7 @@ impl TemplateCase {
         request.variables = self.variables.clone();
         request.variables.push(Variable {
             name: "builtin".into(),
-            value: json!({"cluster": self.cluster}),
+            value: json!({"cluster": self.cluster}).into(),
         });
         let own = self.own.as_object().filter(|o| !o.is_empty());
         request.items.push(GeneratePatchesRequestItem {
@@ -252,7 +252,7 @@ impl TemplateCase {
                 .map(|o| {
                     vec![Variable {
                         name: "builtin".into(),
-                        value: Value::Object(o.clone()),
+                        value: Value::Object(o.clone()).into(),
                     }]
                 })
                 .unwrap_or_default(),

@@ -1,5 +1,5 @@
 //! Reading JSON text without decoding it: a top-level string member (a template's `kind` and
-//! `apiVersion`), and whether a text is another's encoding with other whitespace or escapes.
+//! `apiVersion`), the top-level keys, and whether a text is another's encoding with other whitespace or escapes.
 //! The text is valid JSON (a `RawValue`, or `serde_json`'s output); on anything else the
 //! readers stop with `None` or `false` rather than panic.
 
@@ -10,33 +10,68 @@ use std::borrow::Cow;
 /// value is not a string. Stops at the member: Kubernetes' encoders write `apiVersion`
 /// and `kind` first.
 pub(crate) fn top_level_string<'a>(text: &'a str, key: &str) -> Option<Cow<'a, str>> {
-    let bytes = text.as_bytes();
-    let mut at = skip_ws(bytes, 0);
-    if bytes.get(at) != Some(&b'{') {
-        return None;
+    let (_, value) =
+        Members::of(text)?.find(|(name, _)| decode_string(name).as_deref() == Some(key))?;
+    value
+        .starts_with('"')
+        .then(|| decode_string(value))
+        .flatten()
+}
+
+/// The keys of the top-level members of the object `text` (valid JSON), in its order; `None`
+/// when `text` is not an object.
+pub(crate) fn top_level_keys(text: &str) -> Option<Vec<Cow<'_, str>>> {
+    Members::of(text)?
+        .map(|(name, _)| decode_string(name))
+        .collect()
+}
+
+/// The top-level members of an object's text: each key's string literal and its value's text.
+/// Ends at the object's end, or early on text that is not valid JSON.
+struct Members<'a> {
+    text: &'a str,
+    at: usize,
+    done: bool,
+}
+
+impl<'a> Members<'a> {
+    /// The members of `text`, `None` when it is not an object.
+    fn of(text: &'a str) -> Option<Self> {
+        let at = skip_ws(text.as_bytes(), 0);
+        (text.as_bytes().get(at) == Some(&b'{')).then_some(Members {
+            text,
+            at: at + 1,
+            done: false,
+        })
     }
-    at += 1;
-    loop {
-        at = skip_ws(bytes, at);
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        self.done = true;
+        let (text, bytes) = (self.text, self.text.as_bytes());
+        let at = skip_ws(bytes, self.at);
         if bytes.get(at) != Some(&b'"') {
-            return None; // `}`: no such member
+            return None; // `}`: no more members
         }
         let key_end = string_end(bytes, at)?;
-        let name = &text[at..key_end];
-        at = skip_ws(bytes, key_end);
-        debug_assert_eq!(bytes.get(at), Some(&b':'));
-        at = skip_ws(bytes, at + 1);
-        let value_end = value_end(bytes, at)?;
-        if decode_string(name).as_deref() == Some(key) {
-            return (bytes[at] == b'"')
-                .then(|| decode_string(&text[at..value_end]))
-                .flatten();
+        let colon = skip_ws(bytes, key_end);
+        if bytes.get(colon) != Some(&b':') {
+            return None;
         }
-        at = skip_ws(bytes, value_end);
-        match bytes.get(at) {
-            Some(b',') => at += 1,
-            _ => return None,
+        let value_at = skip_ws(bytes, colon + 1);
+        let value_end = value_end(bytes, value_at)?;
+        let next = skip_ws(bytes, value_end);
+        if bytes.get(next) == Some(&b',') {
+            self.at = next + 1;
+            self.done = false;
         }
+        Some((&text[at..key_end], &text[value_at..value_end]))
     }
 }
 
@@ -238,7 +273,7 @@ fn same_string(a: &[u8], b: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{empty_lists, same_text, top_level_string};
+    use super::{empty_lists, same_text, top_level_keys, top_level_string};
 
     #[test]
     fn finds_the_empty_lists_that_are_members_with_their_pointers() {
@@ -252,6 +287,19 @@ mod tests {
         assert_eq!(empty_lists("[]").unwrap(), Vec::<String>::new());
         assert_eq!(empty_lists(r#"{"a": 1}"#).unwrap(), Vec::<String>::new());
         assert_eq!(empty_lists(r#"{"a" []}"#), None, "not JSON");
+    }
+
+    #[test]
+    fn lists_the_top_level_keys_in_the_order_of_the_text() {
+        let text = r#" { "machineDeployment": {"class": "a", "x": {"cluster": 1}},
+            "l": [{"y": 2}], "c\u006custer" : "s,}", "n": -1 } "#;
+        assert_eq!(
+            top_level_keys(text).unwrap(),
+            ["machineDeployment", "l", "cluster", "n"]
+        );
+        assert_eq!(top_level_keys(" {} ").unwrap(), Vec::<&str>::new());
+        assert_eq!(top_level_keys("[{\"a\": 1}]"), None, "not an object");
+        assert_eq!(top_level_keys("\"a\""), None);
     }
 
     #[test]

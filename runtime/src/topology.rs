@@ -30,7 +30,7 @@
 //! ```
 
 use crate::hooks::v1alpha1::{
-    Builtins, GeneratePatchesRequest, GeneratePatchesRequestItem, HolderReference,
+    Builtins, GeneratePatchesRequest, GeneratePatchesRequestItem, HolderReference, LazyValue,
     ValidateTopologyRequest, ValidateTopologyRequestItem, Variable,
 };
 use serde::de::DeserializeOwned;
@@ -67,6 +67,15 @@ fn describe(name: &str, path: &str, source: &serde_json::Error) -> String {
     }
 }
 
+/// Decodes a variable's value into `T` (from the text CAPI sent while it has not been read
+/// as a `Value`), keeping the path where it failed as [`decode`] does.
+fn decode_lazy<T: DeserializeOwned>(value: &LazyValue) -> Result<T, (String, serde_json::Error)> {
+    match value.decode() {
+        Ok(decoded) => Ok(decoded),
+        Err(_) => decode(value.value()),
+    }
+}
+
 /// Decodes `value` into `T`, keeping the path where it failed (`a.b[0].c`): decoded once
 /// without tracking the path (what every request pays), and again with it only when that fails.
 fn decode<T: DeserializeOwned>(value: &Value) -> Result<T, (String, serde_json::Error)> {
@@ -90,7 +99,7 @@ pub fn variable<T: DeserializeOwned>(
         .rev()
         .find(|v| v.name == name)
         .map(|v| {
-            decode(&v.value).map_err(|(path, source)| VariableError {
+            decode_lazy(&v.value).map_err(|(path, source)| VariableError {
                 name: name.to_string(),
                 path: if path.is_empty() {
                     String::new()
@@ -111,7 +120,7 @@ pub fn variables_as<T: DeserializeOwned>(variables: &[Variable]) -> Result<T, Va
     let object: serde_json::Map<String, Value> = variables
         .iter()
         .filter(|v| v.name != BUILTIN)
-        .map(|v| (v.name.clone(), v.value.clone()))
+        .map(|v| (v.name.clone(), v.value.value().clone()))
         .collect();
     decode(&Value::Object(object)).map_err(|(path, source)| VariableError {
         name: path
@@ -273,7 +282,7 @@ mod tests {
     fn var(name: &str, value: Value) -> Variable {
         Variable {
             name: name.into(),
-            value,
+            value: value.into(),
         }
     }
 
@@ -355,5 +364,42 @@ mod tests {
         )];
         assert_eq!(cluster_key(&vars).as_deref(), Some("ns/c1"));
         assert_eq!(cluster_key(&[]), None);
+        let sent = |text: &str| -> Vec<Variable> { serde_json::from_str(text).unwrap() };
+        let vars = sent(
+            r#"[{"name": "builtin", "value": {"cluster": {"topology": {"version": "v1.33.0"},
+                "namespace": "ns", "name": "c\u0031", "uid": "u"}}}]"#,
+        );
+        assert_eq!(cluster_key(&vars).as_deref(), Some("ns/c1"));
+        assert!(!vars[0].value.is_decoded(), "read from the text");
+        let no_namespace = sent(r#"[{"name": "builtin", "value": {"cluster": {"name": "c1"}}}]"#);
+        assert_eq!(cluster_key(&no_namespace).as_deref(), Some("/c1"));
+        for text in [
+            r#"[{"name": "builtin", "value": {"cluster": "c1"}}]"#,
+            r#"[{"name": "builtin", "value": {"cluster": {"name": 1}}}]"#,
+            r#"[{"name": "builtin", "value": {"controlPlane": {"name": "cp"}}}]"#,
+            r#"[{"name": "builtin", "value": 5}]"#,
+            r#"[{"name": "other", "value": {"cluster": {"name": "c1"}}}]"#,
+        ] {
+            assert_eq!(cluster_key(&sent(text)), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_variable_read_into_a_type_is_read_from_its_text_and_errors_name_the_path() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Zone {
+            name: String,
+        }
+        let vars: Vec<Variable> = serde_json::from_str(
+            r#"[{"name": "zones", "value": [{"name": "a"}, {"name": 2}]},
+                {"name": "builtin", "value": {"machineDeployment": {"class": "w", "name": "md"}}}]"#,
+        )
+        .unwrap();
+        let builtins = builtins(&vars).unwrap();
+        assert_eq!(builtins.machine_deployment.unwrap().class, "w");
+        assert!(!vars[1].value.is_decoded(), "read from the text");
+        let err = variable::<Vec<Zone>>(&vars, "zones").unwrap_err();
+        assert_eq!(err.path, "zones[1].name");
     }
 }

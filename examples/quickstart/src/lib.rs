@@ -430,7 +430,7 @@ mod tests {
                 .status,
             ResponseStatus::Success
         );
-        req.variables[0].value = json!("docker.io/library");
+        req.variables[0].value = "docker.io/library".into();
         let resp = ext()
             .call(ValidateTopology, "validate", &req)
             .await
@@ -440,7 +440,7 @@ mod tests {
             resp.message,
             "imageRepository docker.io/library is on docker.io, which is rate limited"
         );
-        req.variables[0].value = json!(42);
+        req.variables[0].value = 42.into();
         let resp = ext()
             .call(ValidateTopology, "validate", &req)
             .await

@@ -6,7 +6,6 @@ use crate::hooks::v1alpha1::{
     HolderReference, Patch, Settings, Variable,
 };
 use crate::topology::{BUILTIN, TemplateItem, builtins, merge_variables, variables_as};
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use std::fmt::Display;
 use std::sync::{Arc, OnceLock};
@@ -83,17 +82,18 @@ impl<'r, V: DeserializeOwned> Globals<'r, V> {
             (Some(first), None) => first,
             _ => return self.merged_builtins(item),
         };
+        // The item's keys read from its text: its value is decoded straight into the type.
         let mut global = self.variables.iter().filter(|v| v.name == BUILTIN);
-        let disjoint = match (global.next(), global.next(), first.value.as_object()) {
+        let disjoint = match (global.next(), global.next(), first.value.keys()) {
             (None, _, Some(_)) => true,
             (Some(g), None, Some(own)) => g
                 .value
                 .as_object()
-                .is_some_and(|g| own.keys().all(|k| !g.contains_key(k))),
+                .is_some_and(|g| own.iter().all(|k| !g.contains_key(k.as_ref()))),
             _ => false,
         };
         if disjoint
-            && let (Ok(own), Ok(global)) = (Builtins::deserialize(&first.value), self.builtins())
+            && let (Ok(own), Ok(global)) = (first.value.decode::<Builtins>(), self.builtins())
         {
             return Ok(MaybeOwned::Owned(own.or(global)));
         }
@@ -111,7 +111,15 @@ impl<'r, V: DeserializeOwned> Globals<'r, V> {
         if item.iter().all(|v| v.name == BUILTIN) {
             return self.typed().map(MaybeOwned::Borrowed);
         }
-        variables_as(&merge_variables(self.variables, item))
+        // `builtin` is not among them: left out of the merge, it is not decoded for it.
+        let user = |variables: &[Variable]| -> Vec<Variable> {
+            variables
+                .iter()
+                .filter(|v| v.name != BUILTIN)
+                .cloned()
+                .collect()
+        };
+        variables_as(&merge_variables(&user(self.variables), &user(item)))
             .map(MaybeOwned::Owned)
             .map_err(|e| e.to_string())
     }
@@ -584,7 +592,7 @@ mod tests {
             "patch `broken` failed: /spec/replicas: is a number, not an object (template MT used by MachineDeployment md-0 at spec.template.spec.infrastructureRef)"
         );
         let mut bad = request();
-        bad.variables[0].value = json!("three");
+        bad.variables[0].value = json!("three").into();
         let response = set().generate(&bad);
         assert!(
             response.message.contains("variable `")
@@ -626,8 +634,12 @@ mod tests {
         let mut request = request();
         request.items.remove(0);
         assert_eq!(seen(&request), Patch::json().add("/seen", "ns/c1 gpu"));
+        assert!(
+            !request.items[0].variables[1].value.is_decoded(),
+            "the item's own builtin is read into the type from its text"
+        );
         request.items[0].variables[1].value =
-            json!({"machineDeployment": {"class": "gpu"}, "cluster": {"name": "c2"}});
+            json!({"machineDeployment": {"class": "gpu"}, "cluster": {"name": "c2"}}).into();
         assert_eq!(seen(&request), Patch::json().add("/seen", "ns/c2 gpu"));
     }
 

@@ -7,18 +7,24 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 /// `namespace/name` of the Cluster named by the `builtin` variable, if any (the subject of a
-/// topology request in logs and metrics; `capi_ext::topology::cluster_key`).
+/// topology request in logs and metrics; `capi_ext::topology::cluster_key`). Read from the
+/// variable's text: only the two strings are decoded.
 pub(crate) fn builtin_cluster_key(variables: &[Variable]) -> Option<String> {
-    let cluster = variables
-        .iter()
-        .find(|v| v.name == "builtin")?
-        .value
-        .get("cluster")?;
-    let name = cluster.get("name")?.as_str()?;
-    let namespace = cluster
-        .get("namespace")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    #[derive(Deserialize)]
+    struct Builtin {
+        cluster: Option<Key>,
+    }
+    #[derive(Deserialize)]
+    struct Key {
+        #[serde(default)]
+        name: Value,
+        #[serde(default)]
+        namespace: Value,
+    }
+    let builtin = variables.iter().find(|v| v.name == "builtin")?;
+    let cluster = builtin.value.decode::<Builtin>().ok()?.cluster?;
+    let name = cluster.name.as_str()?;
+    let namespace = cluster.namespace.as_str().unwrap_or_default();
     Some(format!("{namespace}/{name}"))
 }
 

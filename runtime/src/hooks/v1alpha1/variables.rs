@@ -1,7 +1,7 @@
 //! Variables: values passed to topology hooks, builtin variables, and variable definitions
 //! (ClusterClassVariable with its OpenAPI schema subset).
 
-use super::ObjectMeta;
+use super::{LazyValue, ObjectMeta};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -12,9 +12,10 @@ pub struct Variable {
     /// Variable name (`builtin` for the builtin variables).
     #[serde(default)]
     pub name: String,
-    /// Any JSON value.
+    /// Any JSON value, kept as the text CAPI sent until it is read (a [`LazyValue`] reads as a
+    /// `Value`; [`LazyValue::decode`] reads a type straight from the text).
     #[serde(default)]
-    pub value: Value,
+    pub value: LazyValue,
 }
 
 /// The value of the `builtin` variable. The global variable carries only `cluster`; item

@@ -1,8 +1,10 @@
-//! [`TemplateObject`]: a template of a topology request, kept as the JSON text CAPI sent until a
-//! handler reads it. A GeneratePatches request carries every template of the Cluster (tens of
-//! KiB each) and a handler usually patches a few: decoding each into a tree first was most of
-//! the server's CPU. Reading `kind` and `apiVersion` (what a selector looks at) scans only the
-//! start of the text; the first read of anything else decodes the whole object once.
+//! [`LazyValue`]: a JSON value of a request kept as the text CAPI sent until a handler reads it.
+//! A GeneratePatches request carries every template of the Cluster (tens of KiB each, the
+//! [`LazyValue`]s) and each template's variables, and a handler usually patches a few
+//! templates and reads a few variables: decoding each into a tree first was most of the
+//! server's CPU. Reading a top-level string (a template's `kind` and `apiVersion`, what a
+//! selector looks at) or the top-level keys scans the text; decoding into a type reads the
+//! text (no tree); the first read as a `Value` decodes the whole value once.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -13,8 +15,10 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::sync::OnceLock;
 
-/// A template object as CAPI sent it: the JSON text, decoded into a [`Value`] on first read
-/// (through `Deref`) and edited as one (through `DerefMut`, which drops the text).
+/// A JSON value as CAPI sent it: the text, decoded into a [`Value`] on first read (through
+/// `Deref`) and edited as one (through `DerefMut`, which drops the text). Template objects
+/// ([`LazyValue`]) and variable values ([`Variable::value`](super::Variable::value)) are
+/// kept this way.
 ///
 /// It reads as a `Value` wherever one is expected:
 ///
@@ -31,44 +35,67 @@ use std::sync::OnceLock;
 /// assert!(item.object["spec"]["template"].is_object()); // decodes once
 /// assert!(item.object.is_decoded());
 /// ```
-pub struct TemplateObject {
-    /// The text as received; `None` once the object was edited or when it was built from a
+pub struct LazyValue {
+    /// The text as received; `None` once the value was edited or when it was built from a
     /// `Value`.
     raw: Option<Box<RawValue>>,
-    /// The decoded object; always set when `raw` is `None`.
+    /// The decoded value; always set when `raw` is `None`.
     value: OnceLock<Value>,
 }
 
-impl TemplateObject {
-    /// An object built from a value (as a test or a request builder has it).
+/// A template of a topology request (`item.object`): a [`LazyValue`] whose `kind` and
+/// `apiVersion` are read from the text.
+pub type TemplateObject = LazyValue;
+
+impl LazyValue {
+    /// A value built from a `Value` (as a test or a request builder has it).
     pub fn new(value: Value) -> Self {
-        TemplateObject {
+        LazyValue {
             raw: None,
             value: OnceLock::from(value),
         }
     }
 
-    /// The JSON text CAPI sent, when the object has not been edited since.
+    /// The JSON text CAPI sent, when the value has not been edited since.
     pub fn raw(&self) -> Option<&str> {
         self.raw.as_deref().map(RawValue::get)
     }
 
-    /// Whether the object has been decoded into a `Value` (read or edited).
+    /// Whether the value has been decoded into a `Value` (read or edited).
     pub fn is_decoded(&self) -> bool {
         self.value.get().is_some()
     }
 
-    /// The object's `kind`, read without decoding the object (`""` when absent).
+    /// The object's `kind`, read without decoding it (`""` when absent or not a string).
     pub fn kind(&self) -> Cow<'_, str> {
         self.top_level_string("kind")
     }
 
-    /// The object's `apiVersion`, read without decoding the object (`""` when absent).
+    /// The object's `apiVersion`, read without decoding it (`""` when absent or not a
+    /// string).
     pub fn api_version(&self) -> Cow<'_, str> {
         self.top_level_string("apiVersion")
     }
 
-    /// Decodes the object into `T`: straight from the text when it has not been decoded yet
+    /// Whether the value is an object with a member `key`, read without decoding it.
+    pub fn has_key(&self, key: &str) -> bool {
+        self.keys()
+            .is_some_and(|keys| keys.iter().any(|k| k == key))
+    }
+
+    /// The keys of the value's members when it is an object (`None` otherwise), read without
+    /// decoding it, in the order of the text (of the map once decoded).
+    pub fn keys(&self) -> Option<Vec<Cow<'_, str>>> {
+        match (self.value.get(), &self.raw) {
+            (None, Some(raw)) => crate::json_text::top_level_keys(raw.get()),
+            _ => self
+                .value()
+                .as_object()
+                .map(|map| map.keys().map(|k| Cow::Borrowed(k.as_str())).collect()),
+        }
+    }
+
+    /// Decodes the value into `T`: straight from the text when it has not been decoded yet
     /// (no intermediate `Value`), else from the value.
     pub fn decode<T: DeserializeOwned>(&self) -> serde_json::Result<T> {
         match (self.value.get(), &self.raw) {
@@ -77,29 +104,29 @@ impl TemplateObject {
         }
     }
 
-    /// The decoded object, if it has been decoded.
+    /// The decoded value, if it has been decoded.
     pub(crate) fn decoded(&self) -> Option<&Value> {
         self.value.get()
     }
 
-    /// Records `value` as the decoded object (the caller knows it equals the text); nothing
+    /// Records `value` as the decoded value (the caller knows it equals the text); nothing
     /// when it is decoded already.
     pub(crate) fn set_decoded(&self, value: Value) {
         let _ = self.value.set(value);
     }
 
-    /// The decoded object.
+    /// The decoded value.
     pub fn value(&self) -> &Value {
         self.value.get_or_init(|| {
             let raw = self
                 .raw
                 .as_ref()
-                .expect("a TemplateObject holds text or a value");
+                .expect("a LazyValue holds text or a value");
             serde_json::from_str(raw.get()).expect("RawValue holds valid JSON")
         })
     }
 
-    /// The decoded object, owned.
+    /// The decoded value, owned.
     pub fn into_value(mut self) -> Value {
         self.value();
         self.value.take().expect("decoded above")
@@ -120,7 +147,7 @@ impl TemplateObject {
     }
 }
 
-impl Deref for TemplateObject {
+impl Deref for LazyValue {
     type Target = Value;
 
     fn deref(&self) -> &Value {
@@ -128,7 +155,7 @@ impl Deref for TemplateObject {
     }
 }
 
-impl DerefMut for TemplateObject {
+impl DerefMut for LazyValue {
     fn deref_mut(&mut self) -> &mut Value {
         self.value();
         self.raw = None;
@@ -136,35 +163,32 @@ impl DerefMut for TemplateObject {
     }
 }
 
-/// `null`, as an absent `object` decodes.
-impl Default for TemplateObject {
+/// `null`, as an absent member decodes.
+impl Default for LazyValue {
     fn default() -> Self {
-        TemplateObject::new(Value::Null)
+        LazyValue::new(Value::Null)
     }
 }
 
-impl From<Value> for TemplateObject {
-    fn from(value: Value) -> Self {
-        TemplateObject::new(value)
+/// Anything a `Value` is made from (`json!(…)`, `42`, `"text"`, a `Vec`, a `Map`): in a test
+/// or a request builder, `variable.value = 42.into()`. The other way is
+/// [`LazyValue::into_value`].
+impl<T: Into<Value>> From<T> for LazyValue {
+    fn from(value: T) -> Self {
+        LazyValue::new(value.into())
     }
 }
 
-impl From<TemplateObject> for Value {
-    fn from(object: TemplateObject) -> Self {
-        object.into_value()
-    }
-}
-
-impl Clone for TemplateObject {
+impl Clone for LazyValue {
     fn clone(&self) -> Self {
-        TemplateObject {
+        LazyValue {
             raw: self.raw.clone(),
             value: self.value.clone(),
         }
     }
 }
 
-impl PartialEq for TemplateObject {
+impl PartialEq for LazyValue {
     fn eq(&self, other: &Self) -> bool {
         match (self.raw(), other.raw()) {
             (Some(a), Some(b)) if a == b => true,
@@ -173,13 +197,13 @@ impl PartialEq for TemplateObject {
     }
 }
 
-impl PartialEq<Value> for TemplateObject {
+impl PartialEq<Value> for LazyValue {
     fn eq(&self, other: &Value) -> bool {
         self.value() == other
     }
 }
 
-impl fmt::Debug for TemplateObject {
+impl fmt::Debug for LazyValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.value(), f)
     }
@@ -187,15 +211,15 @@ impl fmt::Debug for TemplateObject {
 
 /// Encodes the value (keys in the order a `Value` keeps them), so a request read and written
 /// again prints as one built from values does.
-impl Serialize for TemplateObject {
+impl Serialize for LazyValue {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.value().serialize(serializer)
     }
 }
 
-impl<'de> Deserialize<'de> for TemplateObject {
+impl<'de> Deserialize<'de> for LazyValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(TemplateObject {
+        Ok(LazyValue {
             raw: Some(Box::<RawValue>::deserialize(deserializer)?),
             value: OnceLock::new(),
         })
@@ -207,7 +231,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn received(text: &str) -> TemplateObject {
+    fn received(text: &str) -> LazyValue {
         serde_json::from_str(text).unwrap()
     }
 
@@ -235,6 +259,19 @@ mod tests {
     }
 
     #[test]
+    fn lists_keys_from_the_text_or_the_value_alike() {
+        let sent = received(r#"{"cluster": {"name": "c"}, "machineDeployment": {}}"#);
+        assert_eq!(sent.keys().unwrap(), ["cluster", "machineDeployment"]);
+        assert!(sent.has_key("cluster") && !sent.has_key("name"));
+        assert!(!sent.is_decoded());
+        let built = LazyValue::from(json!({"b": 1, "a": 2}));
+        assert_eq!(built.keys().unwrap(), ["a", "b"]);
+        assert_eq!(received("[1]").keys(), None);
+        assert_eq!(LazyValue::from(42).keys(), None);
+        assert_eq!(LazyValue::from("text"), json!("text"));
+    }
+
+    #[test]
     fn decodes_into_a_type_from_the_text_or_the_value_alike() {
         #[derive(Deserialize, PartialEq, Debug)]
         struct Spec {
@@ -254,14 +291,14 @@ mod tests {
     #[test]
     fn equal_by_content_and_encoded_as_values_are() {
         let spaced = received(r#"{ "b": 1, "a": [1, 2] }"#);
-        let built = TemplateObject::new(json!({"a": [1, 2], "b": 1}));
+        let built = LazyValue::new(json!({"a": [1, 2], "b": 1}));
         assert_eq!(spaced, built);
         assert_eq!(spaced, json!({"a": [1, 2], "b": 1}));
         assert_eq!(
             serde_json::to_string(&spaced).unwrap(),
             serde_json::to_string(&built).unwrap()
         );
-        assert_eq!(TemplateObject::default(), TemplateObject::new(Value::Null));
-        assert_eq!(received("null"), TemplateObject::default());
+        assert_eq!(LazyValue::default(), LazyValue::new(Value::Null));
+        assert_eq!(received("null"), LazyValue::default());
     }
 }
