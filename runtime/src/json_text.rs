@@ -92,14 +92,15 @@ pub(crate) fn skip_ws(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
-/// Just past the string literal starting at `at` (a `"`).
+/// Just past the string literal starting at `at` (a `"`). Most of a template's bytes are in
+/// its strings (scripts, files): they are skipped to the next quote or backslash at once.
 pub(crate) fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
     at += 1;
     loop {
-        match bytes.get(at)? {
+        at += memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
+        match bytes[at] {
             b'"' => return Some(at + 1),
-            b'\\' => at += 2,
-            _ => at += 1,
+            _ => at += 2,
         }
     }
 }
@@ -149,10 +150,8 @@ pub(crate) fn empty_lists(text: &str) -> Option<Vec<String>> {
     let bytes = text.as_bytes();
     // Most templates have none: a `[` followed by `]` (whitespace aside) is looked for first,
     // strings and all; only a text with one is walked.
-    let maybe = bytes
-        .iter()
-        .enumerate()
-        .any(|(i, b)| *b == b'[' && bytes.get(skip_ws(bytes, i + 1)) == Some(&b']'));
+    let maybe =
+        memchr::memchr_iter(b'[', bytes).any(|i| bytes.get(skip_ws(bytes, i + 1)) == Some(&b']'));
     if !maybe {
         return Some(out);
     }
