@@ -117,11 +117,6 @@ pub fn variable<T: DeserializeOwned>(
 /// All user variables of a list (not `builtin`) read into one serde type, each variable a field;
 /// an error names the variable and the path in it that did not fit.
 pub fn variables_as<T: DeserializeOwned>(variables: &[Variable]) -> Result<T, VariableError> {
-    if let Some(text) = user_object_text(variables)
-        && let Ok(decoded) = serde_json::from_str(&text)
-    {
-        return Ok(decoded);
-    }
     let object: serde_json::Map<String, Value> = variables
         .iter()
         .filter(|v| v.name != BUILTIN)
@@ -136,27 +131,6 @@ pub fn variables_as<T: DeserializeOwned>(variables: &[Variable]) -> Result<T, Va
         path,
         source,
     })
-}
-
-/// The user variables as the text of one object, each member the text CAPI sent: what
-/// [`variables_as`] decodes first, with no `Value` built. `None` when a value was built or
-/// edited as a `Value`, or a name repeats (the object of values keeps the last).
-fn user_object_text(variables: &[Variable]) -> Option<String> {
-    let mut text = String::from("{");
-    let user = variables.iter().filter(|v| v.name != BUILTIN);
-    for (i, v) in user.clone().enumerate() {
-        if user.clone().take(i).any(|u| u.name == v.name) {
-            return None;
-        }
-        if i > 0 {
-            text.push(',');
-        }
-        text.push_str(&serde_json::to_string(&v.name).ok()?);
-        text.push(':');
-        text.push_str(v.value.raw()?);
-    }
-    text.push('}');
-    Some(text)
 }
 
 /// The typed `builtin` variable of a list (empty when absent).
@@ -427,37 +401,5 @@ mod tests {
         assert!(!vars[1].value.is_decoded(), "read from the text");
         let err = variable::<Vec<Zone>>(&vars, "zones").unwrap_err();
         assert_eq!(err.path, "zones[1].name");
-        #[derive(Debug, serde::Deserialize)]
-        #[allow(dead_code)]
-        struct Vars {
-            zones: Vec<Zone>,
-            #[serde(default)]
-            region: String,
-        }
-        let err = variables_as::<Vars>(&vars).unwrap_err();
-        assert_eq!(
-            err.path, "zones[1].name",
-            "the path kept on the text's way too"
-        );
-        let sent = r#"[{"name": "zones", "value": [{"name": "a"}]}, {"name": "region", "value": "eu"},
-            {"name": "builtin", "value": {"cluster": {"name": "c"}}}"#;
-        let twice: Vec<Variable> =
-            serde_json::from_str(&format!(r#"{sent}, {{"name": "region", "value": "us"}}]"#))
-                .unwrap();
-        assert_eq!(
-            variables_as::<Vars>(&twice).unwrap().region,
-            "us",
-            "the last one wins"
-        );
-        let vars: Vec<Variable> = serde_json::from_str(&format!("{sent}]")).unwrap();
-        let read = variables_as::<Vars>(&vars).unwrap();
-        assert_eq!(
-            (read.zones[0].name.as_str(), read.region.as_str()),
-            ("a", "eu")
-        );
-        assert!(
-            vars.iter().all(|v| !v.value.is_decoded()),
-            "read from the text"
-        );
     }
 }
