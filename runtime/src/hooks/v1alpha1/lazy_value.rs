@@ -1,6 +1,6 @@
 //! [`LazyValue`]: a JSON value of a request kept as the text CAPI sent until a handler reads it.
 //! A GeneratePatches request carries every template of the Cluster (tens of KiB each, the
-//! [`LazyValue`]s) and each template's variables, and a handler usually patches a few
+//! [`TemplateObject`]s) and each template's variables, and a handler usually patches a few
 //! templates and reads a few variables: decoding each into a tree first was most of the
 //! server's CPU. Reading a top-level string (a template's `kind` and `apiVersion`, what a
 //! selector looks at) or the top-level keys scans the text; decoding into a type reads the
@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 /// A JSON value as CAPI sent it: the text, decoded into a [`Value`] on first read (through
 /// `Deref`) and edited as one (through `DerefMut`, which drops the text). Template objects
-/// ([`LazyValue`]) and variable values ([`Variable::value`](super::Variable::value)) are
+/// ([`TemplateObject`]) and variable values ([`Variable::value`](super::Variable::value)) are
 /// kept this way.
 ///
 /// It reads as a `Value` wherever one is expected:
